@@ -1,0 +1,143 @@
+//===- GSScalingOps.td - Gradient-scaling operations -------*- tablegen -*-===//
+//
+// The operations the gradient-scaling pass inserts (see docs/Algorithm.md):
+// statistics of a gradient, a scale from a statistical model of its FP16
+// underflow rate, exact power-of-two rescaling, and the rules at branches
+// and weight updates. Scales are f32 scalars.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GS_DIALECT_GS_IR_GSSCALINGOPS_TD
+#define GS_DIALECT_GS_IR_GSSCALINGOPS_TD
+
+def GS_GradStatsOp : GS_Op<"grad_stats", [Pure]> {
+  let summary = "one-pass statistics of a gradient tensor";
+  let description = [{
+    Gathers, in one pass, the element count, sum, sum of squares and max
+    |x| of `input`, and over its nonzero elements their count and the sum
+    and sum of squares of ln|x| (the log-moments of the log-normal model).
+
+    ```mlir
+    %s = gs.grad_stats %dy : tensor<32x10xf32>
+    ```
+  }];
+  let arguments = (ins GS_FloatTensor:$input);
+  let results = (outs GS_StatsType:$stats);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def GS_ComputeScaleOp : GS_Op<"compute_scale", [Pure,
+    AttrSizedOperandSegments]> {
+  let summary = "power-of-two scale from a model of the FP16 underflow rate";
+  let description = [{
+    Chooses the scale `beta` for one cast or GEMM of the backward pass.
+
+    * `half_normal` (a GEMM producing an FP16 data gradient, case fG):
+      `sigma = sqrt(accum_length) * rms(grad) * rms(weight)`, times
+      `sqrt(1/2)` with `relu_mask`; `beta_uf = 2^-24 / (sqrt(2) * sigma *
+      erfinv(threshold))`; overflow cap `beta_of = 65504 / (accum_length *
+      max|grad| * max|weight|)`. Needs `weight_stats` and `accum_length`.
+    * `log_normal` (an FP32 to FP16 cast of a gradient, case fT): with
+      `ln|grad| ~ N(mu, s^2)` over the nonzeros, `beta_uf = exp(ln 2^-24 -
+      mu - s * sqrt(2) * erfinv(2 * threshold - 1))`; `beta_of = 65504 /
+      max|grad|`.
+
+    Then `beta = min(max(beta_uf, min_scale), beta_of)`, capped by
+    `max_scale` and by `max_accum_scale / alpha` when given, and rounded to
+    a power of two: `beta_uf` by `underflow_rounding` (default up, so the
+    modelled rate stays under the threshold) and `beta_of` by
+    `overflow_rounding` (default down). A scale below `min_scale` (default
+    1) appears only when the overflow cap demands it.
+
+    ```mlir
+    %beta = gs.compute_scale %sdy, %sw {model = #gs.scale_model<half_normal>, accum_length = 256 : i64, relu_mask}
+    ```
+  }];
+  let arguments = (ins GS_StatsType:$grad_stats,
+                   Optional<GS_StatsType>:$weight_stats,
+                   Optional<F32>:$alpha,
+                   GS_ScaleModelAttr:$model,
+                   DefaultValuedAttr<F64Attr, "1e-3">:$threshold,
+                   OptionalAttr<I64Attr>:$accum_length,
+                   UnitAttr:$relu_mask,
+                   DefaultValuedAttr<F64Attr, "1.0">:$min_scale,
+                   OptionalAttr<F64Attr>:$max_scale,
+                   OptionalAttr<F64Attr>:$max_accum_scale,
+                   DefaultValuedAttr<GS_RoundingAttr,
+                       "::mlir::gs::Rounding::up">:$underflow_rounding,
+                   DefaultValuedAttr<GS_RoundingAttr,
+                       "::mlir::gs::Rounding::down">:$overflow_rounding);
+  let results = (outs F32:$scale);
+  let assemblyFormat = [{
+    $grad_stats (`,` $weight_stats^)? (`alpha` `(` $alpha^ `)`)? attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def GS_RescaleOp : GS_Op<"rescale", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "multiply a tensor by a scale";
+  let description = [{
+    `input * scale`, exact when `scale` is a power of two and the result
+    stays in range.
+
+    ```mlir
+    %dy_s = gs.rescale %dy, %beta : tensor<32x10xf16>
+    ```
+  }];
+  let arguments = (ins GS_FloatTensor:$input, F32:$scale);
+  let results = (outs GS_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $scale attr-dict `:` type($input)";
+  let hasFolder = 1;
+}
+
+def GS_UnscaleOp : GS_Op<"unscale", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "divide a parameter gradient by its accumulated scale";
+  let description = [{
+    `input / alpha` in FP32, the last step before a weight update.
+
+    ```mlir
+    %dw = gs.unscale %dw_s, %alpha : tensor<10x256xf32>
+    ```
+  }];
+  let arguments = (ins TensorOf<[F32]>:$input, F32:$alpha);
+  let results = (outs TensorOf<[F32]>:$result);
+  let assemblyFormat = "$input `,` $alpha attr-dict `:` type($input)";
+  let hasFolder = 1;
+}
+
+def GS_UnifyScalesOp : GS_Op<"unify_scales", [Pure,
+    AttrSizedOperandSegments]> {
+  let summary = "common scale for a sum of differently scaled gradients";
+  let description = [{
+    At a branch the gradients `dX_i` arrive with scales `alpha_i`. Returns
+    the first `beta` among the `alpha_j` in descending order with
+    `beta * max|dX_i| / alpha_i < 65504` for every `i`; if none fits, the
+    smallest is halved until one does. The sum is then
+    `sum_i rescale(dX_i, beta / alpha_i)` and carries `beta`.
+
+    ```mlir
+    %beta = gs.unify_scales %a1, %a2 stats %s1, %s2
+    ```
+  }];
+  let arguments = (ins Variadic<F32>:$alphas, Variadic<GS_StatsType>:$stats);
+  let results = (outs F32:$scale);
+  let assemblyFormat = "$alphas `stats` $stats attr-dict";
+  let hasVerifier = 1;
+}
+
+def GS_AllFiniteOp : GS_Op<"all_finite", [Pure]> {
+  let summary = "true when no element of any operand is inf or NaN";
+  let description = [{
+    Guards weight updates: on a non-finite gradient the step is skipped.
+
+    ```mlir
+    %ok = gs.all_finite %g1, %g2 : tensor<256x784xf32>, tensor<10x256xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<GS_FloatTensor>:$inputs);
+  let results = (outs I1:$result);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
+  let hasVerifier = 1;
+}
+
+#endif // GS_DIALECT_GS_IR_GSSCALINGOPS_TD

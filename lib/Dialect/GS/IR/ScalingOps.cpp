@@ -1,0 +1,65 @@
+//===- ScalingOps.cpp - Gradient-scaling operations ------------*- C++ -*-===//
+
+#include "OpUtils.h"
+#include "gs/Dialect/GS/IR/GSOps.h"
+
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace mlir::gs;
+
+LogicalResult ComputeScaleOp::verify() {
+  double threshold = getThreshold().convertToDouble();
+  if (!(threshold > 0.0 && threshold < 1.0))
+    return emitOpError("threshold must be in (0, 1), got ") << threshold;
+  if (getModel() == ScaleModel::half_normal) {
+    if (!getWeightStats())
+      return emitOpError("half_normal model needs the weight's statistics");
+    if (!getAccumLength() || *getAccumLength() < 1)
+      return emitOpError("half_normal model needs accum_length >= 1");
+  } else {
+    if (getWeightStats() || getAccumLength())
+      return emitOpError("log_normal model takes neither weight statistics "
+                         "nor accum_length");
+    if (getReluMask())
+      return emitOpError("relu_mask applies to the half_normal model only");
+  }
+  double minScale = getMinScale().convertToDouble();
+  if (!(minScale > 0.0))
+    return emitOpError("min_scale must be positive, got ") << minScale;
+  if (std::optional<APFloat> maxScale = getMaxScale();
+      maxScale && !(maxScale->convertToDouble() >= minScale))
+    return emitOpError("max_scale must be >= min_scale");
+  if (getMaxAccumScale() && !getAlpha())
+    return emitOpError("max_accum_scale bounds alpha * scale and needs the "
+                       "incoming alpha");
+  return success();
+}
+
+OpFoldResult RescaleOp::fold(FoldAdaptor) {
+  if (matchPattern(getScale(), m_OneFloat()))
+    return getInput();
+  return {};
+}
+
+OpFoldResult UnscaleOp::fold(FoldAdaptor) {
+  if (matchPattern(getAlpha(), m_OneFloat()))
+    return getInput();
+  return {};
+}
+
+LogicalResult UnifyScalesOp::verify() {
+  if (getAlphas().empty())
+    return emitOpError("expects at least one incoming scale");
+  if (getAlphas().size() != getStats().size())
+    return emitOpError("expects one statistics value per incoming scale, got ")
+           << getAlphas().size() << " scales and " << getStats().size()
+           << " statistics";
+  return success();
+}
+
+LogicalResult AllFiniteOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("expects at least one operand");
+  return success();
+}

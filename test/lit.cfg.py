@@ -1,0 +1,28 @@
+# -*- Python -*-
+"""lit configuration of GradScale's regression tests."""
+
+import os
+import sys
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "GradScale"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".onnxtext", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.gs_obj_root, "test")
+config.excludes = ["Unit", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
+                   "Inputs"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%python", sys.executable))
+config.substitutions.append(("%gs_src_root", config.gs_src_root))
+config.substitutions.append(("%gs_obj_root", config.gs_obj_root))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+tools = ["gs-opt"]
+llvm_config.add_tool_substitutions(tools, [config.gs_tools_dir])

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian packages GradScale builds and tests with (see
+# docs/Toolchain.md). Installs only what is missing; uses sudo when not root.
+set -euo pipefail
+
+packages=(
+  # Build tools.
+  cmake ninja-build ccache lld g++ python3
+  # LLVM/MLIR 22: libMLIR.so, libLLVM.so, mlir-tblgen, lit, FileCheck.
+  libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
+  # Unit tests.
+  libgtest-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  sudo="sudo"
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
