@@ -1,0 +1,234 @@
+//===- ImportONNX.cpp - ONNX models into the gs dialect --------*- C++ -*-===//
+//
+// Entry points of the importer: options, loading and checking with libonnx,
+// pinning input shapes, shape inference, then the graph importer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gs/Conversion/ImportONNX/ImportONNX.h"
+
+#include "Importer.h"
+#include "OnnxFrontend.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+using namespace mlir::gs;
+
+//===----------------------------------------------------------------------===//
+// Options
+//===----------------------------------------------------------------------===//
+
+LogicalResult mlir::gs::parseOnnxInputShape(StringRef spec,
+                                            OnnxImportOptions &options,
+                                            std::string &error) {
+  auto [name, dims] = spec.rsplit('=');
+  if (name.empty() || dims.empty() || spec.count('=') == 0) {
+    error = ("input shape '" + spec + "' is not of the form name=1x3x224x224")
+                .str();
+    return failure();
+  }
+  SmallVector<int64_t> shape;
+  SmallVector<StringRef> parts;
+  dims.split(parts, 'x');
+  for (StringRef part : parts) {
+    int64_t size;
+    if (part.trim().getAsInteger(10, size) || size < 0) {
+      error = ("input shape '" + spec + "': '" + part +
+               "' is not a non-negative dimension")
+                  .str();
+      return failure();
+    }
+    shape.push_back(size);
+  }
+  options.inputShapes[name] = shape;
+  return success();
+}
+
+LogicalResult mlir::gs::parseOnnxTrainingOptions(StringRef spec,
+                                                 OnnxImportOptions &options,
+                                                 std::string &error) {
+  OnnxTrainingOptions &training = options.training;
+  SmallVector<StringRef> items;
+  spec.split(items, ' ', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (StringRef item : items) {
+    auto [key, value] = item.split('=');
+    if (value.empty()) {
+      error =
+          ("training option '" + item + "' is not of the form key=value").str();
+      return failure();
+    }
+    training.requested = true;
+    if (key == "loss") {
+      training.loss = value.str();
+      continue;
+    }
+    if (key == "optimizer") {
+      if (!llvm::is_contained(
+              {"sgd", "momentum", "nesterov", "adagrad", "adam"}, value)) {
+        error = ("unknown optimizer '" + value +
+                 "' (expected sgd, momentum, nesterov, adagrad or adam)")
+                    .str();
+        return failure();
+      }
+      training.optimizer = value.str();
+      continue;
+    }
+    double *target = llvm::StringSwitch<double *>(key)
+                         .Case("lr", &training.learningRate)
+                         .Case("momentum", &training.momentum)
+                         .Case("dampening", &training.dampening)
+                         .Case("weight_decay", &training.weightDecay)
+                         .Case("beta1", &training.beta1)
+                         .Case("beta2", &training.beta2)
+                         .Case("epsilon", &training.epsilon)
+                         .Case("lr_decay", &training.lrDecay)
+                         .Default(nullptr);
+    if (!target) {
+      error = ("unknown training option '" + key +
+               "' (expected loss, optimizer, lr, momentum, dampening, "
+               "weight_decay, beta1, beta2, epsilon, lr_decay)")
+                  .str();
+      return failure();
+    }
+    if (!llvm::to_float(value, *target)) {
+      error =
+          ("training option " + key + "=" + value + " is not a number").str();
+      return failure();
+    }
+  }
+  if (!(training.learningRate > 0)) {
+    error = "the learning rate must be positive";
+    return failure();
+  }
+  return success();
+}
+
+/// `file` for a file location, `file: node 'n'` for a node of the model.
+static void printLocation(Location loc, llvm::raw_ostream &os) {
+  if (auto name = dyn_cast<NameLoc>(loc)) {
+    printLocation(name.getChildLoc(), os);
+    os << ": node '" << name.getName().getValue() << "'";
+    return;
+  }
+  if (auto file = dyn_cast<FileLineColLoc>(loc)) {
+    os << file.getFilename().getValue();
+    if (file.getLine() > 1 || !file.getFilename().getValue().ends_with(".onnx"))
+      os << ":" << file.getLine() << ":" << file.getColumn();
+    return;
+  }
+  os << loc;
+}
+
+OnnxDiagnosticPrinter::OnnxDiagnosticPrinter(MLIRContext *context,
+                                             llvm::raw_ostream &os)
+    : ScopedDiagnosticHandler(context, [&os](Diagnostic &diag) {
+        auto print = [&](Diagnostic &d) {
+          printLocation(d.getLocation(), os);
+          switch (d.getSeverity()) {
+          case DiagnosticSeverity::Error:
+            os << ": error: ";
+            break;
+          case DiagnosticSeverity::Warning:
+            os << ": warning: ";
+            break;
+          case DiagnosticSeverity::Note:
+            os << ": note: ";
+            break;
+          case DiagnosticSeverity::Remark:
+            os << ": remark: ";
+            break;
+          }
+          os << d << "\n";
+        };
+        print(diag);
+        for (Diagnostic &note : diag.getNotes())
+          print(note);
+        return success();
+      }) {}
+
+bool mlir::gs::isOnnxFile(StringRef path) {
+  return path.ends_with(".onnx") || path.ends_with(".onnxtext");
+}
+
+//===----------------------------------------------------------------------===//
+// Import
+//===----------------------------------------------------------------------===//
+
+/// Replaces the shapes of the named graph inputs.
+static LogicalResult pinInputShapes(onnx::ModelProto &model,
+                                    const OnnxImportOptions &options,
+                                    Location loc) {
+  llvm::StringSet<> pinned;
+  for (onnx::ValueInfoProto &input : *model.mutable_graph()->mutable_input()) {
+    auto it = options.inputShapes.find(input.name());
+    if (it == options.inputShapes.end())
+      continue;
+    auto *tensor = input.mutable_type()->mutable_tensor_type();
+    int rank = tensor->has_shape() ? tensor->shape().dim_size() : -1;
+    if (rank >= 0 && rank != static_cast<int>(it->second.size()))
+      return emitError(loc)
+             << "input shape for '" << input.name() << "' has rank "
+             << it->second.size() << ", but the input has rank " << rank;
+    auto *shape = tensor->mutable_shape();
+    shape->clear_dim();
+    for (int64_t size : it->second)
+      shape->add_dim()->set_dim_value(size);
+    pinned.insert(input.name());
+  }
+  for (const auto &entry : options.inputShapes)
+    if (!pinned.contains(entry.getKey()))
+      return emitError(loc) << "input shape given for '" << entry.getKey()
+                            << "', which is not a graph input";
+  return success();
+}
+
+OwningOpRef<ModuleOp>
+mlir::gs::importOnnxModel(onnx::ModelProto &model, StringRef modelDir,
+                          StringRef sourceName, MLIRContext *context,
+                          const OnnxImportOptions &options) {
+  context->loadDialect<GSDialect, func::FuncDialect, tensor::TensorDialect>();
+  Location loc = FileLineColLoc::get(context, sourceName, 1, 1);
+  if (std::string error = onnx_frontend::checkModel(model); !error.empty()) {
+    emitError(loc) << error;
+    return nullptr;
+  }
+  if (failed(pinInputShapes(model, options, loc)))
+    return nullptr;
+  if (std::string error = onnx_frontend::inferShapes(model); !error.empty()) {
+    emitError(loc) << error;
+    return nullptr;
+  }
+  onnx_import::ModelImporter importer(context, model, modelDir, sourceName,
+                                      options);
+  return importer.run();
+}
+
+OwningOpRef<ModuleOp>
+mlir::gs::importOnnxFile(StringRef path, MLIRContext *context,
+                         const OnnxImportOptions &options) {
+  Location loc = FileLineColLoc::get(context, path, 1, 1);
+  onnx::ModelProto model;
+  std::string error;
+  if (path.ends_with(".onnxtext")) {
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> text =
+        llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+    if (!text) {
+      emitError(loc) << "cannot read '" << path
+                     << "': " << text.getError().message();
+      return nullptr;
+    }
+    error = onnx_frontend::parseTextModel((*text)->getBuffer().str(), model);
+  } else {
+    error = onnx_frontend::loadBinaryModel(path.str(), model);
+  }
+  if (!error.empty()) {
+    emitError(loc) << error;
+    return nullptr;
+  }
+  return importOnnxModel(model, llvm::sys::path::parent_path(path), path,
+                         context, options);
+}

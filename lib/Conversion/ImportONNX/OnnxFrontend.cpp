@@ -1,0 +1,95 @@
+//===- OnnxFrontend.cpp - libonnx parsing, checking, inference -*- C++ -*-===//
+//
+// Compiled with -fexceptions: every libonnx exception stops here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxFrontend.h"
+
+#include "onnx/checker.h"
+#include "onnx/defs/parser.h"
+#include "onnx/defs/schema.h"
+#include "onnx/shape_inference/implementation.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+using namespace mlir::gs;
+
+std::string onnx_frontend::loadBinaryModel(const std::string &path,
+                                           onnx::ModelProto &model) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return "cannot open '" + path + "': " + std::strerror(errno);
+  bool parsed;
+  {
+    // Parse straight from the file: no copy of the whole file in memory.
+    google::protobuf::io::FileInputStream stream(fd);
+    parsed = model.ParseFromZeroCopyStream(&stream);
+    if (stream.GetErrno() != 0) {
+      std::string message =
+          "cannot read '" + path + "': " + std::strerror(stream.GetErrno());
+      ::close(fd);
+      return message;
+    }
+  }
+  ::close(fd);
+  if (!parsed)
+    return "'" + path +
+           "' is not a valid ONNX model (truncated or not a protobuf)";
+  if (!model.has_graph() || model.ir_version() <= 0)
+    return "'" + path + "' is not an ONNX model (no graph or IR version)";
+  return {};
+}
+
+std::string onnx_frontend::parseTextModel(const std::string &text,
+                                          onnx::ModelProto &model) {
+  try {
+    onnx::OnnxParser parser(text.c_str());
+    onnx::Common::Status status = parser.Parse(model);
+    if (!status.IsOK())
+      return "cannot parse the ONNX text model: " + status.ErrorMessage();
+    if (!parser.EndOfInput())
+      return "cannot parse the ONNX text model: unexpected text after the "
+             "graph";
+  } catch (const std::exception &e) {
+    return std::string("cannot parse the ONNX text model: ") + e.what();
+  }
+  return {};
+}
+
+std::string onnx_frontend::checkModel(const onnx::ModelProto &model) {
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception &e) {
+    return std::string("invalid ONNX model: ") + e.what();
+  }
+  return {};
+}
+
+std::string onnx_frontend::inferShapes(onnx::ModelProto &model) {
+  try {
+    onnx::ShapeInferenceOptions options(/*check_type=*/true,
+                                        /*strict_mode=*/1,
+                                        /*data_prop=*/true);
+    onnx::shape_inference::InferShapes(
+        model, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception &e) {
+    return std::string("ONNX shape inference failed: ") + e.what();
+  }
+  return {};
+}
+
+bool onnx_frontend::hasSchema(const std::string &opType, int opset,
+                              const std::string &domain) {
+  try {
+    return onnx::OpSchemaRegistry::Schema(opType, opset, domain) != nullptr;
+  } catch (const std::exception &) {
+    return false;
+  }
+}
