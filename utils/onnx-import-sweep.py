@@ -19,9 +19,33 @@ import subprocess
 import sys
 
 
-def run(gs_opt, model, timeout):
+def parameter_inputs(model):
+    """Options binding the model's integer, boolean and scalar inputs (axes,
+    shapes, ratios, learning rates) to the test's first data set: ONNX
+    backend tests feed such operands as inputs, GradScale needs them
+    constant."""
+    import onnx  # Debian's python3-onnx
+    proto = onnx.load(str(model), load_external_data=False)
+    initializers = {t.name for t in proto.graph.initializer}
+    inputs = [i for i in proto.graph.input if i.name not in initializers]
+    data = model.parent / "test_data_set_0"
+    options = []
+    for k, value in enumerate(inputs):
+        tensor = value.type.tensor_type
+        integer = tensor.elem_type in (onnx.TensorProto.INT64,
+                                       onnx.TensorProto.INT32,
+                                       onnx.TensorProto.BOOL)
+        scalar = tensor.HasField("shape") and len(tensor.shape.dim) == 0
+        path = data / f"input_{k}.pb"
+        if (integer or scalar) and path.exists():
+            options.append(f"--onnx-constant-input={value.name}={path}")
+    return options
+
+
+def run(gs_opt, model, timeout, bind):
+    extra = parameter_inputs(model) if bind else []
     try:
-        proc = subprocess.run([gs_opt, str(model), "-o", os.devnull],
+        proc = subprocess.run([gs_opt, str(model), "-o", os.devnull, *extra],
                               capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return "crash", "timed out"
@@ -47,6 +71,9 @@ def main():
     parser.add_argument("--require", action="append", default=[],
                         help="regex of test names that must import")
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--bind-parameter-inputs", action="store_true",
+                        help="bind integer, boolean and scalar inputs to "
+                             "the test's data (needs the onnx package)")
     parser.add_argument("roots", nargs="+", type=pathlib.Path)
     args = parser.parse_args()
 
@@ -55,7 +82,8 @@ def main():
     reasons = collections.Counter()
     crashes, missing = [], []
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        futures = {pool.submit(run, args.gs_opt, m, args.timeout): m
+        futures = {pool.submit(run, args.gs_opt, m, args.timeout,
+                               args.bind_parameter_inputs): m
                    for m in models}
         for future in concurrent.futures.as_completed(futures):
             model = futures[future]

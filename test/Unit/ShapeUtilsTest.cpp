@@ -39,10 +39,9 @@ TEST(ShapeUtils, CeilModePooling) {
   // ONNX maxpool_2d_ceil: 4x4, kernel 3, stride 2 -> 2x2 (floor gives 1).
   EXPECT_EQ(windowOutputSize(4, 3, 2, 0, 0, 1, /*ceilMode=*/false), 1);
   EXPECT_EQ(windowOutputSize(4, 3, 2, 0, 0, 1, /*ceilMode=*/true), 2);
-  // A last window that would start in the end padding is dropped:
-  // 5, kernel 2, stride 2, pad 1+1: ceil((5+2-2)/2)+1 = 4, but window 3
-  // starts at 6 >= 5 + 1.
-  EXPECT_EQ(windowOutputSize(5, 2, 2, 1, 1, 1, /*ceilMode=*/true), 3);
+  // ONNX keeps a last window that starts in the end padding (PyTorch drops
+  // it): 5, kernel 2, stride 2, pad 1+1: ceil((5+2-2)/2)+1 = 4.
+  EXPECT_EQ(windowOutputSize(5, 2, 2, 1, 1, 1, /*ceilMode=*/true), 4);
 }
 
 TEST(ShapeUtils, TransposedConvolutionOutputSize) {

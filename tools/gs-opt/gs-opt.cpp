@@ -50,6 +50,12 @@ static cl::list<std::string> trainable(
              "except batch-norm running statistics)"),
     cl::cat(onnxCategory));
 
+static cl::list<std::string> constantInputs(
+    "onnx-constant-input",
+    cl::desc("Replace a graph input by the constant in a TensorProto file: "
+             "name=file.pb (repeatable)"),
+    cl::cat(onnxCategory));
+
 static cl::list<std::string> frozen("onnx-frozen", cl::CommaSeparated,
                                     cl::desc("Initializers to keep fixed"),
                                     cl::cat(onnxCategory));
@@ -66,6 +72,11 @@ static LogicalResult buildImportOptions(gs::OnnxImportOptions &options) {
     llvm::errs() << "gs-opt: --onnx-train: " << error << "\n";
     return failure();
   }
+  for (const std::string &spec : constantInputs)
+    if (failed(gs::parseOnnxConstantInput(spec, options, error))) {
+      llvm::errs() << "gs-opt: --onnx-constant-input: " << error << "\n";
+      return failure();
+    }
   options.trainable.assign(trainable.begin(), trainable.end());
   options.frozen.assign(frozen.begin(), frozen.end());
   return success();

@@ -89,6 +89,21 @@ static LogicalResult importPow(NodeContext &ctx) {
   return success();
 }
 
+/// 1 / x.
+static LogicalResult importReciprocal(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.input(0);
+  FailureOr<RankedTensorType> type = ctx.outputType(0);
+  if (failed(x) || failed(type))
+    return failure();
+  Value one =
+      ctx.splatConstant(RankedTensorType::get({}, type->getElementType()), 1.0);
+  FailureOr<DivOp> op = ctx.create<DivOp>(*type, one, *x);
+  if (failed(op))
+    return failure();
+  ctx.setOutput(0, *op);
+  return success();
+}
+
 static LogicalResult importIdentity(NodeContext &ctx) {
   if (DenseElementsAttr value = ctx.constantInput(0)) {
     ctx.setConstantOutput(0, value);
@@ -212,6 +227,7 @@ ArrayRef<OpImporter> onnx_import::getElementwiseImporters() {
       {"", "Neg", 6, importSimple<NegOp>},
       {"", "Abs", 6, importSimple<AbsOp>},
       {"", "Erf", 9, importSimple<ErfOp>},
+      {"", "Reciprocal", 6, importReciprocal},
       {"", "LeakyRelu", 6, importLeakyRelu},
       {"", "Add", 7, importSimple<AddOp>},
       {"", "Sub", 7, importSimple<SubOp>},

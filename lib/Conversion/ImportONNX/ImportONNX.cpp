@@ -9,6 +9,7 @@
 
 #include "Importer.h"
 #include "OnnxFrontend.h"
+#include "TensorData.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/StringExtras.h"
@@ -150,6 +151,19 @@ OnnxDiagnosticPrinter::OnnxDiagnosticPrinter(MLIRContext *context,
         return success();
       }) {}
 
+LogicalResult mlir::gs::parseOnnxConstantInput(StringRef spec,
+                                               OnnxImportOptions &options,
+                                               std::string &error) {
+  auto [name, path] = spec.split('=');
+  if (name.empty() || path.empty()) {
+    error =
+        ("constant input '" + spec + "' is not of the form name=file.pb").str();
+    return failure();
+  }
+  options.constantInputs[name] = path.str();
+  return success();
+}
+
 bool mlir::gs::isOnnxFile(StringRef path) {
   return path.ends_with(".onnx") || path.ends_with(".onnxtext");
 }
@@ -158,12 +172,15 @@ bool mlir::gs::isOnnxFile(StringRef path) {
 // Import
 //===----------------------------------------------------------------------===//
 
-/// Replaces the shapes of the named graph inputs.
+/// Replaces the shapes of the named graph inputs. A symbolic dimension
+/// (dim_param) a pinned input fixes takes that size in every other input.
 static LogicalResult pinInputShapes(onnx::ModelProto &model,
                                     const OnnxImportOptions &options,
                                     Location loc) {
   llvm::StringSet<> pinned;
-  for (onnx::ValueInfoProto &input : *model.mutable_graph()->mutable_input()) {
+  llvm::StringMap<int64_t> symbols;
+  auto *inputs = model.mutable_graph()->mutable_input();
+  for (onnx::ValueInfoProto &input : *inputs) {
     auto it = options.inputShapes.find(input.name());
     if (it == options.inputShapes.end())
       continue;
@@ -174,6 +191,9 @@ static LogicalResult pinInputShapes(onnx::ModelProto &model,
              << "input shape for '" << input.name() << "' has rank "
              << it->second.size() << ", but the input has rank " << rank;
     auto *shape = tensor->mutable_shape();
+    for (int i = 0; i < rank; ++i)
+      if (shape->dim(i).has_dim_param())
+        symbols[shape->dim(i).dim_param()] = it->second[i];
     shape->clear_dim();
     for (int64_t size : it->second)
       shape->add_dim()->set_dim_value(size);
@@ -183,6 +203,45 @@ static LogicalResult pinInputShapes(onnx::ModelProto &model,
     if (!pinned.contains(entry.getKey()))
       return emitError(loc) << "input shape given for '" << entry.getKey()
                             << "', which is not a graph input";
+  for (onnx::ValueInfoProto &input : *inputs) {
+    if (!input.type().tensor_type().has_shape())
+      continue;
+    auto *shape = input.mutable_type()->mutable_tensor_type()->mutable_shape();
+    for (auto &dim : *shape->mutable_dim())
+      if (dim.has_dim_param())
+        if (auto it = symbols.find(dim.dim_param()); it != symbols.end())
+          dim.set_dim_value(it->second);
+  }
+  return success();
+}
+
+/// Turns the named graph inputs into initializers read from .pb files.
+static LogicalResult bindConstantInputs(onnx::ModelProto &model,
+                                        const OnnxImportOptions &options,
+                                        Location loc) {
+  for (const auto &entry : options.constantInputs) {
+    StringRef name = entry.getKey();
+    const onnx::ValueInfoProto *input = nullptr;
+    for (const onnx::ValueInfoProto &candidate : model.graph().input())
+      if (candidate.name() == name)
+        input = &candidate;
+    if (!input)
+      return emitError(loc) << "constant given for '" << name
+                            << "', which is not a graph input";
+    onnx::TensorProto tensor;
+    if (std::string error = onnx_frontend::loadTensor(entry.getValue(), tensor);
+        !error.empty())
+      return emitError(loc) << "constant input '" << name << "': " << error;
+    if (tensor.data_type() != input->type().tensor_type().elem_type())
+      return emitError(loc)
+             << "constant input '" << name << "' has element type "
+             << onnx_import::elementTypeName(tensor.data_type())
+             << ", but the graph input is "
+             << onnx_import::elementTypeName(
+                    input->type().tensor_type().elem_type());
+    tensor.set_name(name.str());
+    *model.mutable_graph()->add_initializer() = std::move(tensor);
+  }
   return success();
 }
 
@@ -192,15 +251,32 @@ mlir::gs::importOnnxModel(onnx::ModelProto &model, StringRef modelDir,
                           const OnnxImportOptions &options) {
   context->loadDialect<GSDialect, func::FuncDialect, tensor::TensorDialect>();
   Location loc = FileLineColLoc::get(context, sourceName, 1, 1);
-  if (std::string error = onnx_frontend::checkModel(model); !error.empty()) {
+  // Where external data lives is checked before libonnx opens any file.
+  for (const onnx::TensorProto &tensor : model.graph().initializer())
+    if (std::string error =
+            onnx_import::checkExternalLocation(tensor, modelDir);
+        !error.empty()) {
+      emitError(loc) << error;
+      return nullptr;
+    }
+  if (std::string error = onnx_frontend::checkModel(model, modelDir.str());
+      !error.empty()) {
     emitError(loc) << error;
     return nullptr;
   }
-  if (failed(pinInputShapes(model, options, loc)))
+  if (failed(pinInputShapes(model, options, loc)) ||
+      failed(bindConstantInputs(model, options, loc)))
     return nullptr;
-  if (std::string error = onnx_frontend::inferShapes(model); !error.empty()) {
-    emitError(loc) << error;
-    return nullptr;
+  // Shape inference and the evaluation of shape computations feed each
+  // other: repeat until nothing more folds.
+  constexpr int kMaxRounds = 8;
+  for (int round = 0; round < kMaxRounds; ++round) {
+    if (std::string error = onnx_frontend::inferShapes(model); !error.empty()) {
+      emitError(loc) << error;
+      return nullptr;
+    }
+    if (!onnx_import::foldShapeComputations(model))
+      break;
   }
   onnx_import::ModelImporter importer(context, model, modelDir, sourceName,
                                       options);

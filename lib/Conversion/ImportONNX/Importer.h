@@ -148,13 +148,10 @@ ArrayRef<OpImporter> getTrainingImporters();
 /// The importer of `opType` at `opset`, or null when unsupported.
 const OpImporter *findOpImporter(StringRef domain, StringRef opType, int opset);
 
-/// Evaluates shape computations (Shape, Gather, Concat, ...) on constant
-/// inputs at import time. True when the node folded, false when it does not
-/// apply, failure after an error.
-FailureOr<bool> foldShapeComputation(NodeContext &ctx);
-
-/// Operators that exist only as foldable shape computations.
-bool isFoldOnlyOperator(StringRef domain, StringRef opType);
+/// Evaluates the model's shape computations (Shape, Gather, Concat, ...)
+/// whose inputs are now known, replacing each such node by a Constant.
+/// Returns whether anything changed; shape inference should then run again.
+bool foldShapeComputations(onnx::ModelProto &model);
 
 //===----------------------------------------------------------------------===//
 // Graphs and models

@@ -327,18 +327,9 @@ Location GraphImporter::nodeLocation(const onnx::NodeProto &node) {
 LogicalResult GraphImporter::importNode(const onnx::NodeProto &node) {
   StringRef domain = canonicalDomain(node.domain());
   NodeContext ctx(*this, node, model.opsetFor(domain), nodeLocation(node));
-  FailureOr<bool> folded = foldShapeComputation(ctx);
-  if (failed(folded))
-    return failure();
-  if (*folded)
-    return success();
   const OpImporter *importer =
       findOpImporter(domain, node.op_type(), ctx.opset);
   if (!importer) {
-    if (isFoldOnlyOperator(domain, node.op_type()))
-      return ctx.emitError() << "is supported only as a shape computation "
-                                "on constant inputs, and its inputs are not "
-                                "constant";
     return ctx.emitError() << "operator " << node.op_type() << " (domain '"
                            << domain << "', opset " << ctx.opset
                            << ") is not supported";
@@ -399,6 +390,8 @@ std::optional<ParamKind> ModelImporter::paramKindOf(StringRef name) const {
   if (!tensor || (tensor->data_type() != onnx::TensorProto::FLOAT &&
                   tensor->data_type() != onnx::TensorProto::FLOAT16))
     return std::nullopt;
+  if (options.constantInputs.count(name))
+    return std::nullopt;
   if (llvm::is_contained(options.frozen, name))
     return ParamKind::buffer;
   if (llvm::is_contained(options.trainable, name))
@@ -439,10 +432,9 @@ LogicalResult ModelImporter::collectUnsupportedNodes() {
   for (const onnx::NodeProto &node : proto.graph().node()) {
     StringRef domain = canonicalDomain(node.domain());
     int opset = opsetFor(domain);
-    if (findOpImporter(domain, node.op_type(), opset) ||
-        isFoldOnlyOperator(domain, node.op_type()))
+    if (findOpImporter(domain, node.op_type(), opset))
       continue;
-    os << "\n  node '" << node.name() << "': " << node.op_type() << ", domain '"
+    os << "\n  " << describeNode(node) << ", domain '"
        << (domain.empty() ? "ai.onnx" : domain) << "', opset " << opset;
     ++count;
   }
@@ -657,7 +649,9 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
 
   module = ModuleOp::create(fileLoc);
   moduleBuilder.setInsertionPointToEnd(module->getBody());
-  if (failed(collectUnsupportedNodes()) || failed(checkStaticInputs()) ||
+  // Dynamic inputs first: shape computations on them cannot fold and would
+  // show up as unsupported operators.
+  if (failed(checkStaticInputs()) || failed(collectUnsupportedNodes()) ||
       failed(importMainGraph()))
     return nullptr;
   if (failed(verify(*module)))

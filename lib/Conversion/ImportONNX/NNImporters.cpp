@@ -238,11 +238,8 @@ static LogicalResult importBatchNorm(NodeContext &ctx) {
   // Opset 14 states the mode; before, extra outputs meant training.
   bool training = ctx.opset >= 14 ? ctx.intAttr("training_mode", 0) != 0
                                   : ctx.numOutputs() > 1;
-  if (ctx.opset < 14 && ctx.numOutputs() > 3)
-    for (unsigned i = 3; i < ctx.numOutputs(); ++i)
-      if (ctx.hasOutput(i))
-        return ctx.emitError()
-               << "the saved mean and variance outputs are not supported";
+  // The saved mean and variance outputs of opset 9 are left undefined: a
+  // node that reads them fails to find them.
   Value x = (*operands)[0];
   // gs keeps scale, bias and statistics in one element type.
   Type statsElement =

@@ -47,6 +47,19 @@ std::string onnx_frontend::loadBinaryModel(const std::string &path,
   return {};
 }
 
+std::string onnx_frontend::loadTensor(const std::string &path,
+                                      onnx::TensorProto &tensor) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return "cannot open '" + path + "': " + std::strerror(errno);
+  google::protobuf::io::FileInputStream stream(fd);
+  bool parsed = tensor.ParseFromZeroCopyStream(&stream);
+  ::close(fd);
+  if (!parsed)
+    return "'" + path + "' is not a valid TensorProto file";
+  return {};
+}
+
 std::string onnx_frontend::parseTextModel(const std::string &text,
                                           onnx::ModelProto &model) {
   try {
@@ -63,9 +76,31 @@ std::string onnx_frontend::parseTextModel(const std::string &text,
   return {};
 }
 
-std::string onnx_frontend::checkModel(const onnx::ModelProto &model) {
+std::string onnx_frontend::checkModel(const onnx::ModelProto &model,
+                                      const std::string &modelDir) {
+  // onnx::checker::check_model(ModelProto) resolves external data against
+  // the working directory; this is the same check with the model's own.
   try {
-    onnx::checker::check_model(model);
+    if (model.ir_version() <= 0)
+      return "invalid ONNX model: no IR version";
+    if (model.ir_version() > onnx::IR_VERSION)
+      return "invalid ONNX model: IR version " +
+             std::to_string(model.ir_version()) +
+             " is newer than this libonnx supports (" +
+             std::to_string(onnx::IR_VERSION) + ")";
+    std::unordered_map<std::string, int> opsets;
+    for (const auto &opset : model.opset_import())
+      opsets[opset.domain()] = static_cast<int>(opset.version());
+    if (model.ir_version() >= 3 && opsets.empty())
+      return "invalid ONNX model: no opset_import";
+    onnx::checker::CheckerContext context;
+    context.set_ir_version(static_cast<int>(model.ir_version()));
+    context.set_opset_imports(opsets);
+    context.set_model_dir(modelDir.empty() ? "." : modelDir);
+    onnx::checker::LexicalScopeContext scope;
+    onnx::checker::check_graph(model.graph(), context, scope);
+    if (model.ir_version() >= 8)
+      onnx::checker::check_model_local_functions(model, context, scope);
   } catch (const std::exception &e) {
     return std::string("invalid ONNX model: ") + e.what();
   }
@@ -76,7 +111,7 @@ std::string onnx_frontend::inferShapes(onnx::ModelProto &model) {
   try {
     onnx::ShapeInferenceOptions options(/*check_type=*/true,
                                         /*strict_mode=*/1,
-                                        /*data_prop=*/true);
+                                        /*data_prop=*/false);
     onnx::shape_inference::InferShapes(
         model, onnx::OpSchemaRegistry::Instance(), options);
   } catch (const std::exception &e) {

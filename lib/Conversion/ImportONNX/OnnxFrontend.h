@@ -19,11 +19,16 @@ namespace mlir::gs::onnx_frontend {
 /// success.
 std::string loadBinaryModel(const std::string &path, onnx::ModelProto &model);
 
+/// Reads a TensorProto file (.pb, as the ONNX backend tests store data).
+std::string loadTensor(const std::string &path, onnx::TensorProto &tensor);
+
 /// Parses ONNX's text format.
 std::string parseTextModel(const std::string &text, onnx::ModelProto &model);
 
-/// Runs the ONNX checker (which does not look at training information).
-std::string checkModel(const onnx::ModelProto &model);
+/// Runs the ONNX checker (which does not look at training information);
+/// external data is looked up in `modelDir`.
+std::string checkModel(const onnx::ModelProto &model,
+                       const std::string &modelDir);
 
 /// Runs ONNX shape inference on the main graph, with data propagation so
 /// that shape computations (Shape -> Gather -> Reshape) resolve.

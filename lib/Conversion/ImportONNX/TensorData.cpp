@@ -99,6 +99,28 @@ static std::string resolveExternalPath(StringRef modelDir, StringRef location,
   return std::string(path);
 }
 
+std::string onnx_import::checkExternalLocation(const TensorProto &tensor,
+                                               StringRef modelDir) {
+  if (tensor.data_location() != TensorProto::EXTERNAL)
+    return {};
+  StringRef location;
+  for (const auto &entry : tensor.external_data())
+    if (entry.key() == "location")
+      location = entry.value();
+  std::string error;
+  if (resolveExternalPath(modelDir, location, error).empty())
+    return "initializer '" + tensor.name() + "': " + error;
+  return {};
+}
+
+/// True if all `elementSize`-byte elements of `data` are equal.
+static bool isSplat(ArrayRef<char> data, int64_t elementSize) {
+  for (size_t i = elementSize; i < data.size(); i += elementSize)
+    if (std::memcmp(data.data(), data.data() + i, elementSize) != 0)
+      return false;
+  return !data.empty();
+}
+
 /// A resource key derived from a tensor name: ONNX names may hold any
 /// character, resource keys are identifiers.
 static std::string blobName(StringRef tensorName) {
@@ -253,7 +275,8 @@ ElementsAttr onnx_import::convertTensor(MLIRContext *context,
   int64_t expectedBytes = numElements * elementSize;
   size_t alignment = std::max<int64_t>(elementSize, 1);
 
-  // Small tensors become ordinary dense attributes.
+  // Small tensors, and tensors of one repeated value, become ordinary
+  // dense attributes (a single element makes a splat).
   auto denseFrom = [&](ArrayRef<char> bytes) -> ElementsAttr {
     if (elementType.isInteger(1)) {
       SmallVector<bool> values;
@@ -296,12 +319,13 @@ ElementsAttr onnx_import::convertTensor(MLIRContext *context,
             std::to_string(expectedBytes);
     return {};
   }
-  if (inlined)
-    return denseFrom(ArrayRef<char>(bytes.data(), bytes.size()));
+  ArrayRef<char> data(bytes.data(), bytes.size());
+  if (inlined || isSplat(data, elementSize))
+    return denseFrom(data.take_front(inlined ? data.size() : elementSize));
 
   // Hand the bytes to the blob without copying them.
   auto owner = std::make_unique<std::string>(std::move(bytes));
-  ArrayRef<char> data(owner->data(), owner->size());
+  data = ArrayRef<char>(owner->data(), owner->size());
   if (reinterpret_cast<uintptr_t>(data.data()) % alignment != 0)
     return DenseResourceElementsAttr::get(
         type, blobName(tensor.name()),

@@ -30,6 +30,11 @@ constexpr int64_t kMaxInlineElements = 64;
 ElementsAttr convertTensor(MLIRContext *context, onnx::TensorProto &tensor,
                            StringRef modelDir, std::string &error);
 
+/// Checks that the external data of `tensor` (if any) names a file inside
+/// `modelDir`; returns an error message, empty when it does.
+std::string checkExternalLocation(const onnx::TensorProto &tensor,
+                                  StringRef modelDir);
+
 } // namespace mlir::gs::onnx_import
 
 #endif // GS_LIB_CONVERSION_IMPORTONNX_TENSORDATA_H

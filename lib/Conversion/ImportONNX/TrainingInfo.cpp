@@ -381,8 +381,7 @@ static LogicalResult importInitialization(ModelImporter &model,
   std::string unsupported;
   for (const onnx::NodeProto &node : graph.node()) {
     StringRef domain = canonicalDomain(node.domain());
-    if (!findOpImporter(domain, node.op_type(), model.opsetFor(domain)) &&
-        !isFoldOnlyOperator(domain, node.op_type()))
+    if (!findOpImporter(domain, node.op_type(), model.opsetFor(domain)))
       unsupported += "\n  " + describeNode(node);
   }
   if (!unsupported.empty())

@@ -54,7 +54,15 @@ struct OnnxImportOptions {
   /// (every float initializer except batch-norm running statistics).
   llvm::SmallVector<std::string> trainable;
   llvm::SmallVector<std::string> frozen;
+  /// Graph inputs to replace by constants read from TensorProto files
+  /// (input name -> .pb path), e.g. an axes or shape input.
+  llvm::StringMap<std::string> constantInputs;
 };
+
+/// Parses `name=path.pb` into `options.constantInputs`.
+LogicalResult parseOnnxConstantInput(llvm::StringRef spec,
+                                     OnnxImportOptions &options,
+                                     std::string &error);
 
 /// Parses `name=1x3x224x224` into `options.inputShapes`.
 LogicalResult parseOnnxInputShape(llvm::StringRef spec,

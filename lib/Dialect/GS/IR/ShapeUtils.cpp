@@ -33,11 +33,7 @@ int64_t mlir::gs::windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
   int64_t span = in + padBegin + padEnd - dilatedKernelSize(kernel, dilation);
   if (span < 0)
     return 0;
-  int64_t out = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
-  // A window must start inside the input or its begin padding.
-  if (ceilMode && (out - 1) * stride >= in + padBegin)
-    --out;
-  return out;
+  return (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
 }
 
 int64_t mlir::gs::transposedWindowOutputSize(int64_t in, int64_t kernel,

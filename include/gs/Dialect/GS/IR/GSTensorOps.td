@@ -377,8 +377,8 @@ def GS_MaxPoolOp : GS_Op<"max_pool", [Pure, InferTypeOpAdaptor]> {
   let description = [{
     Sliding-window maximum over the spatial dimensions of `N x C x ...`.
     Padding never wins the maximum. With `ceil_mode` the output size rounds
-    up, and a last window that would start in the end padding is dropped
-    (PyTorch's rule).
+    up (ONNX's formula up to opset 17, which keeps a last window that starts
+    in the end padding).
 
     ```mlir
     %y = gs.max_pool %x <{kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}> : tensor<8x16x28x28xf32>

@@ -31,9 +31,9 @@ inline int64_t dilatedKernelSize(int64_t kernel, int64_t dilation) {
 }
 
 /// Output size of a convolution or pooling window along one dimension:
-/// floor (or ceil) of (in + padBegin + padEnd - dilatedKernel) / stride, + 1.
-/// With `ceilMode`, a last window starting in the end padding is dropped.
-/// Returns a value < 1 when the window does not fit.
+/// floor (or, with `ceilMode`, ceil) of (in + padBegin + padEnd -
+/// dilatedKernel) / stride, + 1, as ONNX (opset <= 17) defines it. Returns a
+/// value < 1 when the window does not fit.
 int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
                          int64_t padBegin, int64_t padEnd, int64_t dilation,
                          bool ceilMode = false);

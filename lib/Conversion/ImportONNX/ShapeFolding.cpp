@@ -1,0 +1,557 @@
+//===- ShapeFolding.cpp - Evaluate ONNX shape computations -----*- C++ -*-===//
+//
+// Exporters compute shapes at run time (Shape -> Gather -> Concat ->
+// Reshape), which leaves ONNX shape inference without static shapes. With
+// the inputs' shapes pinned, those computations are constant: this file
+// evaluates them on the model itself, replacing each foldable node by a
+// Constant node, so that shape inference can then resolve what follows.
+// Only integer (and boolean) tensors are evaluated; they are small.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <cstring>
+
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::gs;
+using namespace mlir::gs::onnx_import;
+using onnx::TensorProto;
+
+namespace {
+/// A small integer tensor, row-major.
+struct IntTensor {
+  SmallVector<int64_t> shape;
+  SmallVector<int64_t> values;
+  int32_t dataType = TensorProto::INT64;
+};
+} // namespace
+
+static int64_t product(ArrayRef<int64_t> shape) {
+  return std::accumulate(shape.begin(), shape.end(), int64_t(1),
+                         std::multiplies<int64_t>());
+}
+
+static bool isIntegerType(int32_t type) {
+  return type == TensorProto::INT64 || type == TensorProto::INT32 ||
+         type == TensorProto::BOOL || type == TensorProto::INT8 ||
+         type == TensorProto::UINT8 || type == TensorProto::INT16;
+}
+
+/// Reads an integer TensorProto (raw or typed data, not external).
+static std::optional<IntTensor> readTensor(const TensorProto &tensor) {
+  if (!isIntegerType(tensor.data_type()) ||
+      tensor.data_location() == TensorProto::EXTERNAL)
+    return std::nullopt;
+  IntTensor t;
+  t.dataType = tensor.data_type();
+  t.shape.assign(tensor.dims().begin(), tensor.dims().end());
+  int64_t n = product(t.shape);
+  if (n > 4096)
+    return std::nullopt;
+  if (tensor.has_raw_data()) {
+    const std::string &raw = tensor.raw_data();
+    size_t width = tensor.data_type() == TensorProto::INT64   ? 8
+                   : tensor.data_type() == TensorProto::INT32 ? 4
+                   : tensor.data_type() == TensorProto::INT16 ? 2
+                                                              : 1;
+    if (raw.size() != static_cast<size_t>(n) * width)
+      return std::nullopt;
+    for (int64_t i = 0; i < n; ++i) {
+      const char *p = raw.data() + i * width;
+      int64_t v = 0;
+      switch (tensor.data_type()) {
+      case TensorProto::INT64: {
+        std::memcpy(&v, p, 8);
+        break;
+      }
+      case TensorProto::INT32: {
+        int32_t x;
+        std::memcpy(&x, p, 4);
+        v = x;
+        break;
+      }
+      case TensorProto::INT16: {
+        int16_t x;
+        std::memcpy(&x, p, 2);
+        v = x;
+        break;
+      }
+      case TensorProto::INT8:
+        v = static_cast<int8_t>(*p);
+        break;
+      default:
+        v = static_cast<uint8_t>(*p);
+      }
+      t.values.push_back(v);
+    }
+  } else if (tensor.data_type() == TensorProto::INT64) {
+    t.values.assign(tensor.int64_data().begin(), tensor.int64_data().end());
+  } else {
+    t.values.assign(tensor.int32_data().begin(), tensor.int32_data().end());
+  }
+  if (static_cast<int64_t>(t.values.size()) != n)
+    return std::nullopt;
+  return t;
+}
+
+static TensorProto writeTensor(const IntTensor &t, StringRef name) {
+  TensorProto tensor;
+  tensor.set_name(name.str());
+  tensor.set_data_type(t.dataType);
+  for (int64_t d : t.shape)
+    tensor.add_dims(d);
+  for (int64_t v : t.values) {
+    if (t.dataType == TensorProto::INT64)
+      tensor.add_int64_data(v);
+    else
+      tensor.add_int32_data(static_cast<int32_t>(v));
+  }
+  return tensor;
+}
+
+/// NumPy broadcasting of several tensors; calls `f` with each result
+/// index's source offsets.
+static std::optional<IntTensor>
+broadcastMap(ArrayRef<const IntTensor *> inputs, int32_t resultType,
+             function_ref<int64_t(ArrayRef<int64_t>)> f) {
+  size_t rank = 0;
+  for (const IntTensor *t : inputs)
+    rank = std::max(rank, t->shape.size());
+  SmallVector<int64_t> shape(rank, 1);
+  for (const IntTensor *t : inputs)
+    for (size_t i = 0; i < t->shape.size(); ++i) {
+      int64_t &d = shape[rank - t->shape.size() + i];
+      int64_t s = t->shape[i];
+      if (d != s && d != 1 && s != 1)
+        return std::nullopt;
+      d = d == 1 ? s : d;
+    }
+  IntTensor result;
+  result.shape = shape;
+  result.dataType = resultType;
+  int64_t n = product(shape);
+  SmallVector<int64_t> operands(inputs.size());
+  for (int64_t index = 0; index < n; ++index) {
+    for (auto [k, t] : llvm::enumerate(inputs)) {
+      int64_t rest = index, offset = 0, stride = 1;
+      for (int64_t d = rank - 1, s = t->shape.size() - 1; d >= 0; --d, --s) {
+        int64_t coord = rest % shape[d];
+        rest /= shape[d];
+        if (s >= 0) {
+          if (t->shape[s] != 1)
+            offset += coord * stride;
+          stride *= t->shape[s];
+        }
+      }
+      operands[k] = t->values[offset];
+    }
+    result.values.push_back(f(operands));
+  }
+  return result;
+}
+
+namespace {
+/// Evaluates the foldable nodes of one graph.
+class ShapeFolder {
+public:
+  explicit ShapeFolder(onnx::GraphProto &graph) : graph(graph) {}
+
+  /// Replaces every node whose value it can compute by a Constant; returns
+  /// whether anything changed.
+  bool run();
+
+private:
+  std::optional<IntTensor> evaluate(const onnx::NodeProto &node);
+  /// ConstantOfShape with a float value, as a constant tensor.
+  std::optional<TensorProto> fillFloats(const onnx::NodeProto &node);
+  const IntTensor *known(const onnx::NodeProto &node, int i) {
+    if (i >= node.input_size() || node.input(i).empty())
+      return nullptr;
+    auto it = values.find(node.input(i));
+    return it == values.end() ? nullptr : &it->second;
+  }
+  std::optional<SmallVector<int64_t>> staticShape(StringRef name);
+
+  onnx::GraphProto &graph;
+  llvm::StringMap<IntTensor> values;
+  llvm::StringMap<const onnx::TypeProto *> types;
+};
+} // namespace
+
+std::optional<SmallVector<int64_t>> ShapeFolder::staticShape(StringRef name) {
+  const onnx::TypeProto *type = types.lookup(name);
+  if (!type || !type->tensor_type().has_shape())
+    return std::nullopt;
+  SmallVector<int64_t> shape;
+  for (const auto &dim : type->tensor_type().shape().dim()) {
+    if (!dim.has_dim_value())
+      return std::nullopt;
+    shape.push_back(dim.dim_value());
+  }
+  return shape;
+}
+
+static int64_t intAttr(const onnx::NodeProto &node, StringRef name,
+                       int64_t fallback) {
+  for (const auto &attr : node.attribute())
+    if (attr.name() == name)
+      return attr.i();
+  return fallback;
+}
+
+static std::optional<SmallVector<int64_t>> intsAttr(const onnx::NodeProto &node,
+                                                    StringRef name) {
+  for (const auto &attr : node.attribute())
+    if (attr.name() == name)
+      return SmallVector<int64_t>(attr.ints().begin(), attr.ints().end());
+  return std::nullopt;
+}
+
+std::optional<IntTensor> ShapeFolder::evaluate(const onnx::NodeProto &node) {
+  StringRef op = node.op_type();
+  if (!canonicalDomain(node.domain()).empty() || node.output_size() != 1)
+    return std::nullopt;
+
+  if (op == "Constant") {
+    for (const auto &attr : node.attribute()) {
+      if (attr.name() == "value")
+        return readTensor(attr.t());
+      if (attr.name() == "value_int")
+        return IntTensor{{}, {attr.i()}, TensorProto::INT64};
+      if (attr.name() == "value_ints")
+        return IntTensor{{attr.ints_size()},
+                         {attr.ints().begin(), attr.ints().end()},
+                         TensorProto::INT64};
+    }
+    return std::nullopt;
+  }
+  if (op == "Shape") {
+    std::optional<SmallVector<int64_t>> shape = staticShape(node.input(0));
+    if (!shape)
+      return std::nullopt;
+    int64_t rank = shape->size();
+    int64_t start = intAttr(node, "start", 0), end = intAttr(node, "end", rank);
+    start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+    end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+    IntTensor t;
+    t.values.assign(shape->begin() + start,
+                    shape->begin() + std::max(start, end));
+    t.shape = {static_cast<int64_t>(t.values.size())};
+    return t;
+  }
+  if (op == "Size") {
+    std::optional<SmallVector<int64_t>> shape = staticShape(node.input(0));
+    if (!shape)
+      return std::nullopt;
+    return IntTensor{{}, {product(*shape)}, TensorProto::INT64};
+  }
+
+  // Everything else needs all of its inputs constant.
+  SmallVector<const IntTensor *> in;
+  for (int i = 0; i < node.input_size(); ++i) {
+    if (node.input(i).empty()) {
+      in.push_back(nullptr);
+      continue;
+    }
+    const IntTensor *t = known(node, i);
+    if (!t)
+      return std::nullopt;
+    in.push_back(t);
+  }
+  if (in.empty() || !in[0])
+    return std::nullopt;
+  const IntTensor &x = *in[0];
+
+  if (op == "Identity")
+    return x;
+  if (op == "Neg" || op == "Abs") {
+    IntTensor t = x;
+    for (int64_t &v : t.values)
+      v = op == "Neg" ? -v : std::abs(v);
+    return t;
+  }
+  if (op == "Cast") {
+    int64_t to = intAttr(node, "to", 0);
+    if (!isIntegerType(to))
+      return std::nullopt;
+    IntTensor t = x;
+    t.dataType = to;
+    if (to == TensorProto::BOOL)
+      for (int64_t &v : t.values)
+        v = v != 0;
+    return t;
+  }
+  if (op == "Reshape" || op == "Unsqueeze" || op == "Squeeze" ||
+      op == "Flatten") {
+    // The result shape comes from the node's own rules.
+    IntTensor t = x;
+    int64_t rank = x.shape.size();
+    if (op == "Reshape") {
+      if (in.size() < 2 || !in[1])
+        return std::nullopt;
+      SmallVector<int64_t> shape(in[1]->values);
+      int64_t known = 1, infer = -1;
+      for (auto [i, d] : llvm::enumerate(shape)) {
+        if (d == 0 && !intAttr(node, "allowzero", 0))
+          d = i < x.shape.size() ? x.shape[i] : 1;
+        if (d == -1)
+          infer = i;
+        else
+          known *= d;
+      }
+      if (infer >= 0)
+        shape[infer] = known ? product(x.shape) / known : 0;
+      if (product(shape) != product(x.shape))
+        return std::nullopt;
+      t.shape = shape;
+    } else if (op == "Flatten") {
+      int64_t axis = intAttr(node, "axis", 1);
+      axis = axis < 0 ? axis + rank : axis;
+      t.shape = {product(ArrayRef(x.shape).take_front(axis)),
+                 product(ArrayRef(x.shape).drop_front(axis))};
+    } else {
+      std::optional<SmallVector<int64_t>> axes = intsAttr(node, "axes");
+      if (in.size() > 1 && in[1])
+        axes = SmallVector<int64_t>(in[1]->values);
+      int64_t outRank =
+          op == "Unsqueeze" ? rank + (axes ? axes->size() : 0) : rank;
+      SmallVector<int64_t> normalized;
+      for (int64_t a : axes.value_or(SmallVector<int64_t>()))
+        normalized.push_back(a < 0 ? a + outRank : a);
+      t.shape.clear();
+      if (op == "Unsqueeze") {
+        if (!axes)
+          return std::nullopt;
+        auto dims = x.shape.begin();
+        for (int64_t d = 0; d < outRank; ++d)
+          t.shape.push_back(llvm::is_contained(normalized, d) ? 1 : *dims++);
+      } else {
+        for (int64_t d = 0; d < rank; ++d)
+          if (axes ? !llvm::is_contained(normalized, d) : x.shape[d] != 1)
+            t.shape.push_back(x.shape[d]);
+      }
+    }
+    return t;
+  }
+  if (op == "Concat") {
+    int64_t rank = x.shape.size();
+    int64_t axis = intAttr(node, "axis", 0);
+    axis = axis < 0 ? axis + rank : axis;
+    if (axis < 0 || axis >= rank)
+      return std::nullopt;
+    IntTensor t;
+    t.dataType = x.dataType;
+    t.shape = x.shape;
+    t.shape[axis] = 0;
+    for (const IntTensor *part : in) {
+      if (!part || part->shape.size() != x.shape.size())
+        return std::nullopt;
+      t.shape[axis] += part->shape[axis];
+    }
+    int64_t outer = product(ArrayRef(x.shape).take_front(axis));
+    for (int64_t o = 0; o < outer; ++o)
+      for (const IntTensor *part : in) {
+        int64_t block = product(ArrayRef(part->shape).drop_front(axis));
+        t.values.append(part->values.begin() + o * block,
+                        part->values.begin() + (o + 1) * block);
+      }
+    return t;
+  }
+  if (op == "Gather") {
+    if (in.size() < 2 || !in[1])
+      return std::nullopt;
+    int64_t rank = x.shape.size();
+    int64_t axis = intAttr(node, "axis", 0);
+    axis = axis < 0 ? axis + rank : axis;
+    if (axis < 0 || axis >= rank)
+      return std::nullopt;
+    const IntTensor &indices = *in[1];
+    IntTensor t;
+    t.dataType = x.dataType;
+    t.shape.assign(x.shape.begin(), x.shape.begin() + axis);
+    t.shape.append(indices.shape);
+    t.shape.append(x.shape.begin() + axis + 1, x.shape.end());
+    int64_t outer = product(ArrayRef(x.shape).take_front(axis));
+    int64_t inner = product(ArrayRef(x.shape).drop_front(axis + 1));
+    int64_t size = x.shape[axis];
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t index : indices.values) {
+        if (index < -size || index >= size)
+          return std::nullopt;
+        index = index < 0 ? index + size : index;
+        int64_t base = (o * size + index) * inner;
+        t.values.append(x.values.begin() + base,
+                        x.values.begin() + base + inner);
+      }
+    return t;
+  }
+  if (op == "Slice") {
+    if (x.shape.size() != 1 || in.size() < 3 || !in[1] || !in[2])
+      return std::nullopt;
+    int64_t dim = x.shape[0];
+    int64_t start = in[1]->values[0], end = in[2]->values[0];
+    int64_t step = in.size() > 4 && in[4] ? in[4]->values[0] : 1;
+    if (step == 0)
+      return std::nullopt;
+    start = start < 0 ? start + dim : start;
+    end = end < 0 ? (end < -dim ? -1 : end + dim) : end;
+    start = step > 0 ? std::clamp<int64_t>(start, 0, dim)
+                     : std::clamp<int64_t>(start, 0, dim - 1);
+    end = step > 0 ? std::clamp<int64_t>(end, 0, dim)
+                   : std::clamp<int64_t>(end, -1, dim - 1);
+    IntTensor t;
+    t.dataType = x.dataType;
+    for (int64_t i = start; step > 0 ? i < end : i > end; i += step)
+      t.values.push_back(x.values[i]);
+    t.shape = {static_cast<int64_t>(t.values.size())};
+    return t;
+  }
+  if (op == "Range") {
+    if (in.size() != 3 || !in[1] || !in[2] || in[2]->values[0] == 0)
+      return std::nullopt;
+    int64_t delta = in[2]->values[0];
+    IntTensor t;
+    t.dataType = x.dataType;
+    for (int64_t v = x.values[0];
+         delta > 0 ? v < in[1]->values[0] : v > in[1]->values[0]; v += delta)
+      t.values.push_back(v);
+    t.shape = {static_cast<int64_t>(t.values.size())};
+    return t;
+  }
+  if (op == "ConstantOfShape") {
+    int64_t fill = 0;
+    int32_t type = TensorProto::FLOAT;
+    for (const auto &attr : node.attribute())
+      if (attr.name() == "value") {
+        std::optional<IntTensor> v = readTensor(attr.t());
+        if (!v || v->values.size() != 1)
+          return std::nullopt;
+        fill = v->values[0];
+        type = v->dataType;
+      }
+    if (!isIntegerType(type))
+      return std::nullopt;
+    IntTensor t;
+    t.dataType = type;
+    t.shape.assign(x.values.begin(), x.values.end());
+    t.values.assign(product(t.shape), fill);
+    return t;
+  }
+  if (op == "Expand" && in.size() == 2 && in[1]) {
+    // Broadcast against a tensor of the requested shape.
+    IntTensor target{SmallVector<int64_t>(in[1]->values), {}, x.dataType};
+    target.values.assign(product(target.shape), 0);
+    return broadcastMap({&x, &target}, x.dataType,
+                        [](ArrayRef<int64_t> v) { return v[0]; });
+  }
+  auto binary = [&](int32_t type, auto f) -> std::optional<IntTensor> {
+    if (in.size() != 2 || !in[1])
+      return std::nullopt;
+    return broadcastMap({&x, in[1]}, type, [&](ArrayRef<int64_t> v) {
+      return static_cast<int64_t>(f(v[0], v[1]));
+    });
+  };
+  if (op == "Add")
+    return binary(x.dataType, std::plus<int64_t>());
+  if (op == "Sub")
+    return binary(x.dataType, std::minus<int64_t>());
+  if (op == "Mul")
+    return binary(x.dataType, std::multiplies<int64_t>());
+  if (op == "Div") {
+    if (in.size() == 2 && in[1] && llvm::is_contained(in[1]->values, 0))
+      return std::nullopt;
+    return binary(x.dataType, std::divides<int64_t>());
+  }
+  if (op == "Equal")
+    return binary(TensorProto::BOOL, std::equal_to<int64_t>());
+  if (op == "Less")
+    return binary(TensorProto::BOOL, std::less<int64_t>());
+  if (op == "Greater")
+    return binary(TensorProto::BOOL, std::greater<int64_t>());
+  if (op == "Max")
+    return binary(x.dataType,
+                  [](int64_t a, int64_t b) { return std::max(a, b); });
+  if (op == "Min")
+    return binary(x.dataType,
+                  [](int64_t a, int64_t b) { return std::min(a, b); });
+  if (op == "Where" && in.size() == 3 && in[1] && in[2])
+    return broadcastMap({&x, in[1], in[2]}, in[1]->dataType,
+                        [](ArrayRef<int64_t> v) { return v[0] ? v[1] : v[2]; });
+  return std::nullopt;
+}
+
+std::optional<TensorProto>
+ShapeFolder::fillFloats(const onnx::NodeProto &node) {
+  if (node.op_type() != "ConstantOfShape" ||
+      !canonicalDomain(node.domain()).empty())
+    return std::nullopt;
+  const IntTensor *shape = known(node, 0);
+  const onnx::AttributeProto *value = nullptr;
+  for (const auto &attr : node.attribute())
+    if (attr.name() == "value")
+      value = &attr;
+  if (!shape || !value || value->t().data_type() != TensorProto::FLOAT)
+    return std::nullopt;
+  const TensorProto &fill = value->t();
+  float element = fill.float_data_size() ? fill.float_data(0) : 0.0f;
+  if (fill.has_raw_data() && fill.raw_data().size() == sizeof(float))
+    std::memcpy(&element, fill.raw_data().data(), sizeof(float));
+  TensorProto result;
+  result.set_name(node.output(0));
+  result.set_data_type(TensorProto::FLOAT);
+  for (int64_t d : shape->values)
+    result.add_dims(d);
+  std::vector<float> data(product(shape->values), element);
+  result.set_raw_data(data.data(), data.size() * sizeof(float));
+  return result;
+}
+
+bool ShapeFolder::run() {
+  for (const auto &info : graph.input())
+    types[info.name()] = &info.type();
+  for (const auto &info : graph.value_info())
+    types[info.name()] = &info.type();
+  for (const auto &info : graph.output())
+    types[info.name()] = &info.type();
+  for (const TensorProto &init : graph.initializer())
+    if (std::optional<IntTensor> t = readTensor(init))
+      values[init.name()] = std::move(*t);
+
+  bool changed = false;
+  auto replaceByConstant = [&](onnx::NodeProto &node, TensorProto value) {
+    onnx::NodeProto constant;
+    constant.set_name(node.name());
+    constant.set_op_type("Constant");
+    constant.add_output(node.output(0));
+    onnx::AttributeProto *attr = constant.add_attribute();
+    attr->set_name("value");
+    attr->set_type(onnx::AttributeProto::TENSOR);
+    *attr->mutable_t() = std::move(value);
+    node = std::move(constant);
+    changed = true;
+  };
+  for (onnx::NodeProto &node : *graph.mutable_node()) {
+    if (std::optional<TensorProto> filled = fillFloats(node)) {
+      replaceByConstant(node, std::move(*filled));
+      continue;
+    }
+    std::optional<IntTensor> value = evaluate(node);
+    if (!value)
+      continue;
+    std::string output = node.output(0);
+    if (node.op_type() != "Constant")
+      replaceByConstant(node, writeTensor(*value, output));
+    values[output] = std::move(*value);
+  }
+  return changed;
+}
+
+bool onnx_import::foldShapeComputations(onnx::ModelProto &model) {
+  return ShapeFolder(*model.mutable_graph()).run();
+}
