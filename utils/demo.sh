@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The bundled demo: verify and canonicalize the example MLP with gs-opt and
-# report what it contains.
+# The bundled demo: import the example ONNX model into the gs dialect with a
+# pinned batch size and a training configuration, and report what it holds.
 set -euo pipefail
 build=${1:-build}
-example=examples/mlp.mlir
+example=examples/mlp.onnxtext
+options=(--onnx-shape=x=32x8 --onnx-train="optimizer=momentum lr=0.05")
 
-echo "== gs-opt $example --canonicalize"
-"$build/bin/gs-opt" "$example" --canonicalize
+echo "== gs-opt $example ${options[*]}"
+"$build/bin/gs-opt" "$example" "${options[@]}"
 echo "== operation counts"
-"$build/bin/gs-opt" "$example" --canonicalize --print-op-stats -o /dev/null
+"$build/bin/gs-opt" "$example" "${options[@]}" --print-op-stats -o /dev/null

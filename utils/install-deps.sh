@@ -8,8 +8,12 @@ packages=(
   cmake ninja-build ccache lld g++ python3
   # LLVM/MLIR 22: libMLIR.so, libLLVM.so, mlir-tblgen, lit, FileCheck.
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
-  # Unit tests.
-  libgtest-dev
+  # ONNX import: libonnx with its protobuf.
+  libonnx-dev libprotobuf-dev protobuf-compiler
+  # Tests: gtest; ONNX backend test data; Debian's Python onnx, PyTorch and
+  # torchvision generate test models (they belong to /usr/bin/python3).
+  libgtest-dev libonnx-testdata python3-onnx python3-numpy python3-torch
+  python3-torchvision
 )
 
 missing=()

@@ -29,15 +29,10 @@ template <typename OpTy> static LogicalResult importSimple(NodeContext &ctx) {
 
 static LogicalResult importLeakyRelu(NodeContext &ctx) {
   FailureOr<Value> x = ctx.input(0);
-  FailureOr<RankedTensorType> type = ctx.outputType(0);
-  if (failed(x) || failed(type))
+  if (failed(x))
     return failure();
-  FailureOr<LeakyReluOp> op = ctx.create<LeakyReluOp>(
-      *type, *x, APFloat(ctx.floatAttr("alpha", 0.01f)));
-  if (failed(op))
-    return failure();
-  ctx.setOutput(0, *op);
-  return success();
+  return ctx.createAsOutput<LeakyReluOp>(
+      *x, APFloat(ctx.floatAttr("alpha", 0.01f)));
 }
 
 /// Max, Min and Sum take any number of broadcasting operands: a chain of
@@ -82,11 +77,7 @@ static LogicalResult importPow(NodeContext &ctx) {
       return failure();
     *exponent = *cast;
   }
-  FailureOr<PowOp> op = ctx.create<PowOp>(*type, *base, *exponent);
-  if (failed(op))
-    return failure();
-  ctx.setOutput(0, *op);
-  return success();
+  return ctx.createAsOutput<PowOp>(*base, *exponent);
 }
 
 /// 1 / x.
@@ -97,11 +88,7 @@ static LogicalResult importReciprocal(NodeContext &ctx) {
     return failure();
   Value one =
       ctx.splatConstant(RankedTensorType::get({}, type->getElementType()), 1.0);
-  FailureOr<DivOp> op = ctx.create<DivOp>(*type, one, *x);
-  if (failed(op))
-    return failure();
-  ctx.setOutput(0, *op);
-  return success();
+  return ctx.createAsOutput<DivOp>(one, *x);
 }
 
 static LogicalResult importIdentity(NodeContext &ctx) {

@@ -119,7 +119,20 @@ public:
       return failure();
     return op;
   }
-  /// A scalar f32 or i64 constant tensor etc.
+  /// Creates `OpTy` with the inferred type of output 0 as its result type
+  /// (the builder's first argument) and makes it that output.
+  template <typename OpTy, typename... Args>
+  LogicalResult createAsOutput(Args &&...args) {
+    FailureOr<RankedTensorType> type = outputType(0);
+    if (failed(type))
+      return failure();
+    FailureOr<OpTy> op = create<OpTy>(*type, std::forward<Args>(args)...);
+    if (failed(op))
+      return failure();
+    setOutput(0, op->getOperation()->getResult(0));
+    return success();
+  }
+  /// A constant tensor; a splat of `value` of `type`.
   Value constant(DenseElementsAttr value);
   Value splatConstant(RankedTensorType type, double value);
 

@@ -76,8 +76,7 @@ static FailureOr<Window> resolveWindow(NodeContext &ctx,
 
 static LogicalResult importGemm(NodeContext &ctx) {
   FailureOr<Value> a = ctx.input(0), b = ctx.input(1);
-  FailureOr<RankedTensorType> type = ctx.outputType(0);
-  if (failed(a) || failed(b) || failed(type))
+  if (failed(a) || failed(b))
     return failure();
   Value c;
   if (ctx.hasInput(2)) {
@@ -86,26 +85,17 @@ static LogicalResult importGemm(NodeContext &ctx) {
       return failure();
     c = *value;
   }
-  FailureOr<GemmOp> op = ctx.create<GemmOp>(
-      *type, *a, *b, c, ctx.intAttr("transA", 0) != 0,
-      ctx.intAttr("transB", 0) != 0, APFloat(ctx.floatAttr("alpha", 1.0f)),
-      APFloat(ctx.floatAttr("beta", 1.0f)));
-  if (failed(op))
-    return failure();
-  ctx.setOutput(0, *op);
-  return success();
+  return ctx.createAsOutput<GemmOp>(*a, *b, c, ctx.intAttr("transA", 0) != 0,
+                                    ctx.intAttr("transB", 0) != 0,
+                                    APFloat(ctx.floatAttr("alpha", 1.0f)),
+                                    APFloat(ctx.floatAttr("beta", 1.0f)));
 }
 
 static LogicalResult importMatMul(NodeContext &ctx) {
   FailureOr<Value> a = ctx.input(0), b = ctx.input(1);
-  FailureOr<RankedTensorType> type = ctx.outputType(0);
-  if (failed(a) || failed(b) || failed(type))
+  if (failed(a) || failed(b))
     return failure();
-  FailureOr<MatMulOp> op = ctx.create<MatMulOp>(*type, *a, *b);
-  if (failed(op))
-    return failure();
-  ctx.setOutput(0, *op);
-  return success();
+  return ctx.createAsOutput<MatMulOp>(*a, *b);
 }
 
 /// The optional bias input of Conv and ConvTranspose.
@@ -118,8 +108,7 @@ static FailureOr<Value> optionalBias(NodeContext &ctx) {
 static LogicalResult importConv(NodeContext &ctx) {
   FailureOr<Value> x = ctx.input(0), w = ctx.input(1);
   FailureOr<Value> bias = optionalBias(ctx);
-  FailureOr<RankedTensorType> type = ctx.outputType(0);
-  if (failed(x) || failed(w) || failed(bias) || failed(type))
+  if (failed(x) || failed(w) || failed(bias))
     return failure();
   ArrayRef<int64_t> kernel = shapeOf(*w).drop_front(2);
   if (auto declared = ctx.optionalIntsAttr("kernel_shape");
@@ -129,21 +118,16 @@ static LogicalResult importConv(NodeContext &ctx) {
       resolveWindow(ctx, shapeOf(*x).drop_front(2), kernel);
   if (failed(window))
     return failure();
-  FailureOr<ConvOp> op = ctx.create<ConvOp>(
-      *type, *x, *w, *bias, arrayAttr(ctx, window->strides),
+  return ctx.createAsOutput<ConvOp>(
+      *x, *w, *bias, arrayAttr(ctx, window->strides),
       arrayAttr(ctx, window->pads), arrayAttr(ctx, window->dilations),
       ctx.builder().getI64IntegerAttr(ctx.intAttr("group", 1)));
-  if (failed(op))
-    return failure();
-  ctx.setOutput(0, *op);
-  return success();
 }
 
 static LogicalResult importConvTranspose(NodeContext &ctx) {
   FailureOr<Value> x = ctx.input(0), w = ctx.input(1);
   FailureOr<Value> bias = optionalBias(ctx);
-  FailureOr<RankedTensorType> type = ctx.outputType(0);
-  if (failed(x) || failed(w) || failed(bias) || failed(type))
+  if (failed(x) || failed(w) || failed(bias))
     return failure();
   ArrayRef<int64_t> spatial = shapeOf(*x).drop_front(2);
   ArrayRef<int64_t> kernel = shapeOf(*w).drop_front(2);
@@ -186,14 +170,10 @@ static LogicalResult importConvTranspose(NodeContext &ctx) {
   } else if (autoPad == "VALID") {
     pads.assign(2 * rank, 0);
   }
-  FailureOr<ConvTransposeOp> op = ctx.create<ConvTransposeOp>(
-      *type, *x, *w, *bias, arrayAttr(ctx, strides), arrayAttr(ctx, pads),
+  return ctx.createAsOutput<ConvTransposeOp>(
+      *x, *w, *bias, arrayAttr(ctx, strides), arrayAttr(ctx, pads),
       arrayAttr(ctx, dilations), arrayAttr(ctx, outputPadding),
       ctx.builder().getI64IntegerAttr(ctx.intAttr("group", 1)));
-  if (failed(op))
-    return failure();
-  ctx.setOutput(0, *op);
-  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -384,14 +364,9 @@ template <typename OpTy> static LogicalResult importPool(NodeContext &ctx) {
 
 static LogicalResult importGlobalAvgPool(NodeContext &ctx) {
   FailureOr<Value> x = ctx.input(0);
-  FailureOr<RankedTensorType> type = ctx.outputType(0);
-  if (failed(x) || failed(type))
+  if (failed(x))
     return failure();
-  FailureOr<GlobalAvgPoolOp> op = ctx.create<GlobalAvgPoolOp>(*type, *x);
-  if (failed(op))
-    return failure();
-  ctx.setOutput(0, *op);
-  return success();
+  return ctx.createAsOutput<GlobalAvgPoolOp>(*x);
 }
 
 //===----------------------------------------------------------------------===//
@@ -408,11 +383,7 @@ template <typename OpTy> static LogicalResult importSoftmax(NodeContext &ctx) {
       ctx.normalizeAxis(ctx.intAttr("axis", -1), type->getRank());
   if (failed(axis))
     return failure();
-  FailureOr<OpTy> op = ctx.create<OpTy>(*type, *x, *axis);
-  if (failed(op))
-    return failure();
-  ctx.setOutput(0, *op);
-  return success();
+  return ctx.createAsOutput<OpTy>(*x, *axis);
 }
 
 /// Before opset 13 the input is coerced to 2-D at `axis` (default 1) and

@@ -22,31 +22,21 @@ using namespace mlir::gs::onnx_import;
 template <typename OpTy>
 static LogicalResult importReshapeLike(NodeContext &ctx) {
   FailureOr<Value> x = ctx.input(0);
-  FailureOr<RankedTensorType> type = ctx.outputType(0);
-  if (failed(x) || failed(type))
+  if (failed(x))
     return failure();
-  FailureOr<OpTy> op = ctx.create<OpTy>(*type, *x);
-  if (failed(op))
-    return failure();
-  ctx.setOutput(0, *op);
-  return success();
+  return ctx.createAsOutput<OpTy>(*x);
 }
 
 static LogicalResult importFlatten(NodeContext &ctx) {
   FailureOr<Value> x = ctx.input(0);
-  FailureOr<RankedTensorType> type = ctx.outputType(0);
-  if (failed(x) || failed(type))
+  if (failed(x))
     return failure();
   int64_t rank = cast<RankedTensorType>(x->getType()).getRank();
   FailureOr<int64_t> axis =
       ctx.normalizeAxis(ctx.intAttr("axis", 1), rank, /*inclusive=*/true);
   if (failed(axis))
     return failure();
-  FailureOr<FlattenOp> op = ctx.create<FlattenOp>(*type, *x, *axis);
-  if (failed(op))
-    return failure();
-  ctx.setOutput(0, *op);
-  return success();
+  return ctx.createAsOutput<FlattenOp>(*x, *axis);
 }
 
 static LogicalResult importTranspose(NodeContext &ctx) {
@@ -57,11 +47,7 @@ static LogicalResult importTranspose(NodeContext &ctx) {
   int64_t rank = type->getRank();
   SmallVector<int64_t> perm = ctx.optionalIntsAttr("perm").value_or(
       llvm::to_vector(llvm::reverse(llvm::seq<int64_t>(0, rank))));
-  FailureOr<TransposeOp> op = ctx.create<TransposeOp>(*type, *x, perm);
-  if (failed(op))
-    return failure();
-  ctx.setOutput(0, *op);
-  return success();
+  return ctx.createAsOutput<TransposeOp>(*x, perm);
 }
 
 static LogicalResult importConcat(NodeContext &ctx) {
@@ -73,11 +59,7 @@ static LogicalResult importConcat(NodeContext &ctx) {
       ctx.normalizeAxis(ctx.intAttr("axis", 0), type->getRank());
   if (failed(axis))
     return failure();
-  FailureOr<ConcatOp> op = ctx.create<ConcatOp>(*type, *inputs, *axis);
-  if (failed(op))
-    return failure();
-  ctx.setOutput(0, *op);
-  return success();
+  return ctx.createAsOutput<ConcatOp>(*inputs, *axis);
 }
 
 static LogicalResult importSplit(NodeContext &ctx) {
@@ -134,9 +116,8 @@ static FailureOr<std::optional<SmallVector<int64_t>>> axesOf(NodeContext &ctx,
 
 static LogicalResult importSqueeze(NodeContext &ctx) {
   FailureOr<Value> x = ctx.input(0);
-  FailureOr<RankedTensorType> type = ctx.outputType(0);
   FailureOr<std::optional<SmallVector<int64_t>>> axes = axesOf(ctx, 13);
-  if (failed(x) || failed(type) || failed(axes))
+  if (failed(x) || failed(axes))
     return failure();
   auto inputType = cast<RankedTensorType>(x->getType());
   SmallVector<int64_t> list;
@@ -151,11 +132,7 @@ static LogicalResult importSqueeze(NodeContext &ctx) {
       if (size == 1)
         list.push_back(d);
   }
-  FailureOr<SqueezeOp> op = ctx.create<SqueezeOp>(*type, *x, list);
-  if (failed(op))
-    return failure();
-  ctx.setOutput(0, *op);
-  return success();
+  return ctx.createAsOutput<SqueezeOp>(*x, list);
 }
 
 static LogicalResult importUnsqueeze(NodeContext &ctx) {
@@ -170,11 +147,7 @@ static LogicalResult importUnsqueeze(NodeContext &ctx) {
       normalizeAxes(ctx, **axes, type->getRank());
   if (failed(normalized))
     return failure();
-  FailureOr<UnsqueezeOp> op = ctx.create<UnsqueezeOp>(*type, *x, *normalized);
-  if (failed(op))
-    return failure();
-  ctx.setOutput(0, *op);
-  return success();
+  return ctx.createAsOutput<UnsqueezeOp>(*x, *normalized);
 }
 
 /// Clamps ONNX slice bounds the way ONNX does: negative values count from
@@ -269,29 +242,23 @@ static FailureOr<SliceBounds> resolveSlice(NodeContext &ctx,
 
 static LogicalResult importSlice(NodeContext &ctx) {
   FailureOr<Value> x = ctx.input(0);
-  FailureOr<RankedTensorType> type = ctx.outputType(0);
-  if (failed(x) || failed(type))
+  if (failed(x))
     return failure();
   FailureOr<SliceBounds> bounds =
       resolveSlice(ctx, cast<RankedTensorType>(x->getType()).getShape());
   if (failed(bounds))
     return failure();
-  FailureOr<SliceOp> op = ctx.create<SliceOp>(*type, *x, bounds->starts,
-                                              bounds->ends, bounds->steps);
-  if (failed(op))
-    return failure();
-  ctx.setOutput(0, *op);
-  return success();
+  return ctx.createAsOutput<SliceOp>(*x, bounds->starts, bounds->ends,
+                                     bounds->steps);
 }
 
 /// ReduceSum takes its axes as an input from opset 13, the others from 18.
 template <typename OpTy, int axesInputSince>
 static LogicalResult importReduce(NodeContext &ctx) {
   FailureOr<Value> x = ctx.input(0);
-  FailureOr<RankedTensorType> type = ctx.outputType(0);
   FailureOr<std::optional<SmallVector<int64_t>>> axes =
       axesOf(ctx, axesInputSince);
-  if (failed(x) || failed(type) || failed(axes))
+  if (failed(x) || failed(axes))
     return failure();
   int64_t rank = cast<RankedTensorType>(x->getType()).getRank();
   SmallVector<int64_t> list;
@@ -305,13 +272,9 @@ static LogicalResult importReduce(NodeContext &ctx) {
     list = llvm::to_vector(llvm::seq<int64_t>(0, rank));
   }
   Builder b(ctx.getContext());
-  FailureOr<OpTy> op = ctx.create<OpTy>(
-      *type, *x, b.getDenseI64ArrayAttr(list),
-      ctx.intAttr("keepdims", 1) ? b.getUnitAttr() : UnitAttr());
-  if (failed(op))
-    return failure();
-  ctx.setOutput(0, *op);
-  return success();
+  return ctx.createAsOutput<OpTy>(*x, b.getDenseI64ArrayAttr(list),
+                                  ctx.intAttr("keepdims", 1) ? b.getUnitAttr()
+                                                             : UnitAttr());
 }
 
 ArrayRef<OpImporter> onnx_import::getShapeImporters() {

@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Exports PyTorch models with their loss, in training mode, at opset 17.
+
+Usage: export_torch_models.py OUTDIR [mlp] [cnn] [resnet18]
+
+Each model is wrapped with nn.CrossEntropyLoss so that the export holds one
+SoftmaxCrossEntropyLoss whose scalar output is the loss. The batch
+dimension is dynamic, as users export it; the importer pins it.
+"""
+
+import os
+import sys
+import warnings
+
+import torch
+import torch.nn as nn
+
+
+class WithLoss(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        self.loss = nn.CrossEntropyLoss()
+
+    def forward(self, x, target):
+        return self.loss(self.model(x), target)
+
+
+def mlp():
+    return nn.Sequential(nn.Flatten(), nn.Linear(784, 128), nn.ReLU(),
+                         nn.Linear(128, 10)), (1, 28, 28)
+
+
+def cnn():
+    return nn.Sequential(
+        nn.Conv2d(1, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(8, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 10)), (1, 28, 28)
+
+
+def resnet18():
+    import torchvision
+    return torchvision.models.resnet18(num_classes=10), (3, 224, 224)
+
+
+def export(name, builder, out):
+    torch.manual_seed(0)
+    model, shape = builder()
+    wrapped = WithLoss(model).train()
+    x = torch.randn(2, *shape)
+    target = torch.randint(0, 10, (2,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            wrapped, (x, target), os.path.join(out, name + ".onnx"),
+            opset_version=17, training=torch.onnx.TrainingMode.TRAINING,
+            do_constant_folding=False, input_names=["x", "target"],
+            output_names=["loss"],
+            dynamic_axes={"x": {0: "batch"}, "target": {0: "batch"}})
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    builders = {"mlp": mlp, "cnn": cnn, "resnet18": resnet18}
+    for name in sys.argv[2:] or builders:
+        export(name, builders[name], out)
+
+
+if __name__ == "__main__":
+    main()
