@@ -2,7 +2,9 @@
 
 #include "gs/InitAll.h"
 
+#include "gs/Conversion/Passes.h"
 #include "gs/Dialect/GS/IR/GSDialect.h"
+#include "gs/Pipelines/Pipelines.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -156,6 +158,10 @@ void mlir::gs::registerAllDialects(DialectRegistry &registry) {
 }
 
 void mlir::gs::registerAllPasses() {
+  // GradScale's own passes and pipelines.
+  gs::registerGSConversionPasses();
+  gs::registerPipelines();
+
   // Generic transformations: canonicalize, cse, inline, symbol-dce, ...
   registerTransformsPasses();
 

@@ -13,7 +13,7 @@
 // CHECK: gs.training @forward
 
 // ONNX-COUNT-4: gs.param trainable
-// ONNX: func.func @forward(%{{.*}}: tensor<32x8xf32> {onnx.name = "x"}, %{{.*}}: tensor<32xi64> {onnx.name = "labels"}) -> (tensor<f32> {onnx.name = "loss"})
+// ONNX: func.func @forward(%{{.*}}: tensor<32x8xf32> {onnx.input_index = 0 : i64, onnx.name = "x"}, %{{.*}}: tensor<32xi64> {onnx.input_index = 1 : i64, onnx.name = "labels"}) -> (tensor<f32> {onnx.name = "loss"})
 // ONNX: gs.gemm {{.*}} -> tensor<32x4xf32>
 // ONNX: gs.relu
 // ONNX: gs.gemm {{.*}} -> tensor<32x3xf32>

@@ -56,6 +56,12 @@ static cl::list<std::string> constantInputs(
              "name=file.pb (repeatable)"),
     cl::cat(onnxCategory));
 
+static cl::opt<std::string> parameterInputDir(
+    "onnx-bind-parameter-inputs",
+    cl::desc("Bind the integer, boolean and scalar graph inputs to the "
+             "input_N.pb files of an ONNX test data directory"),
+    cl::value_desc("dir"), cl::cat(onnxCategory));
+
 static cl::list<std::string> frozen("onnx-frozen", cl::CommaSeparated,
                                     cl::desc("Initializers to keep fixed"),
                                     cl::cat(onnxCategory));
@@ -77,6 +83,7 @@ static LogicalResult buildImportOptions(gs::OnnxImportOptions &options) {
       llvm::errs() << "gs-opt: --onnx-constant-input: " << error << "\n";
       return failure();
     }
+  options.parameterInputDir = parameterInputDir;
   options.trainable.assign(trainable.begin(), trainable.end());
   options.frozen.assign(frozen.begin(), frozen.end());
   return success();

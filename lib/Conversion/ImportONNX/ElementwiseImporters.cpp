@@ -1,6 +1,7 @@
 //===- ElementwiseImporters.cpp - Elementwise ONNX operators ---*- C++ -*-===//
 //
-// Unary and binary math, Identity, Cast, Constant and Dropout.
+// Unary and binary math, comparisons and logic, Where, Identity, Cast,
+// Constant and Dropout.
 //
 //===----------------------------------------------------------------------===//
 
@@ -91,6 +92,23 @@ static LogicalResult importReciprocal(NodeContext &ctx) {
   return ctx.createAsOutput<DivOp>(one, *x);
 }
 
+template <ComparePredicate predicate>
+static LogicalResult importCompare(NodeContext &ctx) {
+  FailureOr<Value> lhs = ctx.input(0);
+  FailureOr<Value> rhs = ctx.input(1);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  return ctx.createAsOutput<CompareOp>(predicate, *lhs, *rhs);
+}
+
+static LogicalResult importWhere(NodeContext &ctx) {
+  FailureOr<SmallVector<Value>> operands = ctx.inputs();
+  if (failed(operands))
+    return failure();
+  return ctx.createAsOutput<WhereOp>((*operands)[0], (*operands)[1],
+                                     (*operands)[2]);
+}
+
 static LogicalResult importIdentity(NodeContext &ctx) {
   if (DenseElementsAttr value = ctx.constantInput(0)) {
     ctx.setConstantOutput(0, value);
@@ -109,6 +127,15 @@ static LogicalResult importCast(NodeContext &ctx) {
     return ctx.emitError() << "cast to " << elementTypeName(to)
                            << " is not supported";
   return importSimple<CastOp>(ctx);
+}
+
+/// CastLike: a Cast to the element type of the second input, which the
+/// node's inferred output type carries.
+static LogicalResult importCastLike(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.input(0);
+  if (failed(x))
+    return failure();
+  return ctx.createAsOutput<CastOp>(*x);
 }
 
 /// Constant values are kept as attributes; they become gs.constant ops
@@ -224,8 +251,19 @@ ArrayRef<OpImporter> onnx_import::getElementwiseImporters() {
       {"", "Max", 8, importVariadic<MaxOp>},
       {"", "Min", 8, importVariadic<MinOp>},
       {"", "Sum", 8, importVariadic<AddOp>},
+      {"", "Equal", 7, importCompare<ComparePredicate::eq>},
+      {"", "Less", 7, importCompare<ComparePredicate::lt>},
+      {"", "LessOrEqual", 12, importCompare<ComparePredicate::le>},
+      {"", "Greater", 7, importCompare<ComparePredicate::gt>},
+      {"", "GreaterOrEqual", 12, importCompare<ComparePredicate::ge>},
+      {"", "Where", 9, importWhere},
+      {"", "And", 7, importSimple<AndOp>},
+      {"", "Or", 7, importSimple<OrOp>},
+      {"", "Xor", 7, importSimple<XorOp>},
+      {"", "Not", 1, importSimple<NotOp>},
       {"", "Identity", 1, importIdentity},
       {"", "Cast", 6, importCast},
+      {"", "CastLike", 15, importCastLike},
       {"", "Constant", 1, importConstant},
       {"", "Dropout", 7, importDropoutLegacy},
       {"", "Dropout", 12, importDropout},

@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -215,6 +216,32 @@ static LogicalResult pinInputShapes(onnx::ModelProto &model,
   return success();
 }
 
+/// Adds the parameter-like inputs (integer, boolean or scalar) that have a
+/// test data file to the constant inputs.
+static void addParameterInputs(const onnx::ModelProto &model,
+                               OnnxImportOptions &options) {
+  llvm::StringSet<> initializers;
+  for (const onnx::TensorProto &tensor : model.graph().initializer())
+    initializers.insert(tensor.name());
+  int64_t position = 0;
+  for (const onnx::ValueInfoProto &input : model.graph().input()) {
+    if (initializers.contains(input.name()))
+      continue;
+    const auto &tensor = input.type().tensor_type();
+    int32_t type = tensor.elem_type();
+    bool integer = type == onnx::TensorProto::INT64 ||
+                   type == onnx::TensorProto::INT32 ||
+                   type == onnx::TensorProto::BOOL;
+    bool scalar = tensor.has_shape() && tensor.shape().dim_size() == 0;
+    SmallString<256> path(options.parameterInputDir);
+    llvm::sys::path::append(path,
+                            "input_" + std::to_string(position++) + ".pb");
+    if ((integer || scalar) && llvm::sys::fs::exists(path) &&
+        !options.constantInputs.count(input.name()))
+      options.constantInputs[input.name()] = std::string(path);
+  }
+}
+
 /// Turns the named graph inputs into initializers read from .pb files.
 static LogicalResult bindConstantInputs(onnx::ModelProto &model,
                                         const OnnxImportOptions &options,
@@ -248,7 +275,10 @@ static LogicalResult bindConstantInputs(onnx::ModelProto &model,
 OwningOpRef<ModuleOp>
 mlir::gs::importOnnxModel(onnx::ModelProto &model, StringRef modelDir,
                           StringRef sourceName, MLIRContext *context,
-                          const OnnxImportOptions &options) {
+                          const OnnxImportOptions &givenOptions) {
+  OnnxImportOptions options = givenOptions;
+  if (!options.parameterInputDir.empty())
+    addParameterInputs(model, options);
   context->loadDialect<GSDialect, func::FuncDialect, tensor::TensorDialect>();
   Location loc = FileLineColLoc::get(context, sourceName, 1, 1);
   // Where external data lives is checked before libonnx opens any file.

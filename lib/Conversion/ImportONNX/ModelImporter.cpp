@@ -507,10 +507,22 @@ func::FuncOp ModelImporter::createFunction(StringRef name,
   mainGraph = std::make_unique<GraphImporter>(*this, function);
   importer = mainGraph.get();
   importer->addTypes(graph);
+  // Position of each argument among the graph's own inputs (those that are
+  // not initializers of the model as given), which is how ONNX test data
+  // numbers them.
+  int64_t position = 0;
+  llvm::StringMap<int64_t> positions;
+  for (const onnx::ValueInfoProto &input : graph.input())
+    if (!isInitializer(input.name()) ||
+        options.constantInputs.count(input.name()))
+      positions[input.name()] = position++;
   for (auto [i, input] : llvm::enumerate(args)) {
     importer->addValue(input->name(), entry->getArgument(i));
     function.setArgAttr(i, "onnx.name",
                         StringAttr::get(context, input->name()));
+    function.setArgAttr(i, "onnx.input_index",
+                        IntegerAttr::get(IntegerType::get(context, 64),
+                                         positions.lookup(input->name())));
   }
   return function;
 }

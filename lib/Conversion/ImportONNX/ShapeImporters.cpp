@@ -1,8 +1,9 @@
 //===- ShapeImporters.cpp - Shape ops, reductions, shape folding -*- C++ -*-=//
 //
 // Flatten, Reshape, Transpose, Concat, Split, Slice, Squeeze, Unsqueeze,
-// Expand and the reductions; and the import-time evaluation of shape
-// computations (Shape -> Gather -> Concat -> Reshape) on constants.
+// Expand, Gather, GatherElements and the reductions; and the import-time
+// evaluation of shape computations (Shape -> Gather -> Concat -> Reshape) on
+// constants.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,6 +61,19 @@ static LogicalResult importConcat(NodeContext &ctx) {
   if (failed(axis))
     return failure();
   return ctx.createAsOutput<ConcatOp>(*inputs, *axis);
+}
+
+/// Gather and GatherElements: data, indices and an axis of the data.
+template <typename OpTy> static LogicalResult importGather(NodeContext &ctx) {
+  FailureOr<Value> data = ctx.input(0);
+  FailureOr<Value> indices = ctx.input(1);
+  if (failed(data) || failed(indices))
+    return failure();
+  int64_t rank = cast<RankedTensorType>(data->getType()).getRank();
+  FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.intAttr("axis", 0), rank);
+  if (failed(axis))
+    return failure();
+  return ctx.createAsOutput<OpTy>(*data, *indices, *axis);
 }
 
 static LogicalResult importSplit(NodeContext &ctx) {
@@ -285,6 +299,8 @@ ArrayRef<OpImporter> onnx_import::getShapeImporters() {
       {"", "Transpose", 1, importTranspose},
       {"", "Concat", 4, importConcat},
       {"", "Split", 2, importSplit},
+      {"", "Gather", 1, importGather<GatherOp>},
+      {"", "GatherElements", 11, importGather<GatherElementsOp>},
       {"", "Slice", 1, importSlice},
       {"", "Squeeze", 1, importSqueeze},
       {"", "Unsqueeze", 1, importUnsqueeze},

@@ -99,11 +99,11 @@ FailureOr<OptimizerAttrInterface> onnx_import::optimizerFromNode(
   }
   if (op == "Adagrad")
     return cast<OptimizerAttrInterface>(
-        AdagradAttr::get(context, f("decay_factor", 0), f("epsilon", 0),
+        AdagradAttr::get(context, f("decay_factor", 0), f("epsilon", 1e-6f),
                          f("norm_coefficient", 0)));
   if (op == "Adam")
     return cast<OptimizerAttrInterface>(AdamAttr::get(
-        context, f("alpha", 0.9f), f("beta", 0.999f), f("epsilon", 0),
+        context, f("alpha", 0.9f), f("beta", 0.999f), f("epsilon", 1e-6f),
         f("norm_coefficient", 0), f("norm_coefficient_post", 0)));
   error = "'" + op.str() + "' is not an optimizer";
   return failure();

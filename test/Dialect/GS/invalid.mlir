@@ -924,3 +924,83 @@ func.func @unscale_type(%g: tensor<4xf16>, %a: f32) {
   %0 = gs.unscale %g, %a : tensor<4xf16>
   return
 }
+
+// -----
+
+func.func @compare_shapes(%a: tensor<2x3xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{'gs.compare' op operand shapes 2x3 and 4 are not broadcast-compatible}}
+  %0 = gs.compare eq, %a, %b : tensor<2x3xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @compare_result(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{result type(s) tensor<3xi1> differ from the inferred tensor<2x3xi1>}}
+  %0 = "gs.compare"(%a, %a) <{predicate = 0 : i32}> : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<3xi1>
+  return
+}
+
+// -----
+
+func.func @where_shapes(%m: tensor<2x3xi1>, %a: tensor<2x3xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{operand shapes 2x3, 2x3 and 4 are not broadcast-compatible}}
+  %0 = gs.where %m, %a, %b : tensor<2x3xi1>, tensor<2x3xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @gather_scalar(%d: tensor<f32>, %i: tensor<2xi64>) {
+  // expected-error @+1 {{'gs.gather' op expects data of rank >= 1}}
+  %0 = gs.gather %d, %i <{axis = 0 : i64}> : tensor<f32>, tensor<2xi64>
+  return
+}
+
+// -----
+
+func.func @gather_axis(%d: tensor<2x3xf32>, %i: tensor<2xi64>) {
+  // expected-error @+1 {{'gs.gather' op axis 2 is out of range [0, 1] for rank 2}}
+  %0 = gs.gather %d, %i <{axis = 2 : i64}> : tensor<2x3xf32>, tensor<2xi64>
+  return
+}
+
+// -----
+
+func.func @gather_empty_axis(%d: tensor<0x3xf32>, %i: tensor<2xi64>) {
+  // expected-error @+1 {{'gs.gather' op cannot gather from the empty axis 0}}
+  %0 = gs.gather %d, %i <{axis = 0 : i64}> : tensor<0x3xf32>, tensor<2xi64>
+  return
+}
+
+// -----
+
+func.func @gather_elements_scalar(%d: tensor<f32>, %i: tensor<i64>) {
+  // expected-error @+1 {{'gs.gather_elements' op expects data of rank >= 1}}
+  %0 = gs.gather_elements %d, %i <{axis = 0 : i64}> : tensor<f32>, tensor<i64>
+  return
+}
+
+// -----
+
+func.func @gather_elements_rank(%d: tensor<2x3xf32>, %i: tensor<2xi64>) {
+  // expected-error @+1 {{'gs.gather_elements' op expects indices of the rank of data (2), got rank 1}}
+  %0 = gs.gather_elements %d, %i <{axis = 0 : i64}> : tensor<2x3xf32>, tensor<2xi64>
+  return
+}
+
+// -----
+
+func.func @gather_elements_empty_axis(%d: tensor<2x0xf32>, %i: tensor<2x1xi64>) {
+  // expected-error @+1 {{'gs.gather_elements' op cannot gather from the empty axis 1}}
+  %0 = gs.gather_elements %d, %i <{axis = 1 : i64}> : tensor<2x0xf32>, tensor<2x1xi64>
+  return
+}
+
+// -----
+
+func.func @gather_elements_shape(%d: tensor<2x3xf32>, %i: tensor<3x1xi64>) {
+  // expected-error @+1 {{'gs.gather_elements' op indices shape 3x1 exceeds the data shape 2x3 in dimension 0}}
+  %0 = gs.gather_elements %d, %i <{axis = 1 : i64}> : tensor<2x3xf32>, tensor<3x1xi64>
+  return
+}

@@ -78,6 +78,20 @@ func.func @elementwise(%a: tensor<4x3xf32>, %r: tensor<3xf32>, %s: tensor<f32>,
   %18 = gs.erf %h : tensor<4x3xf16>
   // CHECK: gs.add %{{.*}}, %{{.*}} : tensor<4x3xi64>
   %19 = gs.add %i, %i : tensor<4x3xi64>
+  // CHECK: %[[M:.*]] = gs.compare lt, %{{.*}}, %{{.*}} : tensor<4x3xf32>, tensor<3xf32>
+  %20 = gs.compare lt, %a, %r : tensor<4x3xf32>, tensor<3xf32>
+  // CHECK: gs.compare eq, %{{.*}}, %{{.*}} : tensor<4x3xi64>{{$}}
+  %21 = gs.compare eq, %i, %i : tensor<4x3xi64>
+  // CHECK: gs.where %[[M]], %{{.*}}, %{{.*}} : tensor<4x3xi1>, tensor<4x3xf32>, tensor<f32>
+  %22 = gs.where %20, %a, %s : tensor<4x3xi1>, tensor<4x3xf32>, tensor<f32>
+  // CHECK: gs.and %{{.*}}, %{{.*}} : tensor<4x3xi1>{{$}}
+  %23 = gs.and %20, %21 : tensor<4x3xi1>
+  // CHECK: gs.or %{{.*}}, %{{.*}} : tensor<4x3xi1>{{$}}
+  %24 = gs.or %23, %21 : tensor<4x3xi1>
+  // CHECK: gs.xor %{{.*}}, %{{.*}} : tensor<4x3xi1>{{$}}
+  %25 = gs.xor %24, %21 : tensor<4x3xi1>
+  // CHECK: gs.not %{{.*}} : tensor<4x3xi1>
+  %26 = gs.not %25 : tensor<4x3xi1>
   return %17 : tensor<4x3xf32>
 }
 
@@ -128,6 +142,10 @@ func.func @shapes(%x: tensor<2x3x4xf32>, %a: tensor<2x3xf32>, %b: tensor<2x5xi64
   %8 = gs.unsqueeze %a <{axes = array<i64: 0, 3>}> : tensor<2x3xf32>
   // CHECK: gs.expand %{{.*}} : tensor<3x1xf32> -> tensor<2x3x5xf32>
   %9 = gs.expand %e : tensor<3x1xf32> -> tensor<2x3x5xf32>
+  // CHECK: gs.gather %{{.*}}, %{{.*}} <{axis = 1 : i64}> : tensor<2x3x4xf32>, tensor<2x5xi64>
+  %10 = gs.gather %x, %b <{axis = 1 : i64}> : tensor<2x3x4xf32>, tensor<2x5xi64>
+  // CHECK: gs.gather_elements %{{.*}}, %{{.*}} <{axis = 1 : i64}> : tensor<2x3xf32>, tensor<2x5xi64>
+  %11 = gs.gather_elements %a, %b <{axis = 1 : i64}> : tensor<2x3xf32>, tensor<2x5xi64>
   return %0, %1, %2, %9 : tensor<24xf32>, tensor<4x2x3xf32>, tensor<2x6xf32>, tensor<2x3x5xf32>
 }
 

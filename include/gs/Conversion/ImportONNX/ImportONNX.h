@@ -57,6 +57,10 @@ struct OnnxImportOptions {
   /// Graph inputs to replace by constants read from TensorProto files
   /// (input name -> .pb path), e.g. an axes or shape input.
   llvm::StringMap<std::string> constantInputs;
+  /// A directory of ONNX test data (input_N.pb): the graph's integer,
+  /// boolean and scalar inputs (axes, shapes, ratios, learning rates) that
+  /// have a file there become constants, as the backend tests need.
+  std::string parameterInputDir;
 };
 
 /// Parses `name=path.pb` into `options.constantInputs`.

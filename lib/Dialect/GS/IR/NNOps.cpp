@@ -32,6 +32,41 @@ mlir::gs::inferBroadcastResultType(std::optional<Location> loc,
   return success();
 }
 
+LogicalResult CompareOp::inferReturnTypes(MLIRContext *context,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  SmallVector<Type, 1> broadcast;
+  if (failed(inferBroadcastResultType(loc, getOperationName(),
+                                      adaptor.getLhs().getType(),
+                                      adaptor.getRhs().getType(), broadcast)))
+    return failure();
+  types.push_back(cast<RankedTensorType>(broadcast.front())
+                      .clone(IntegerType::get(context, 1)));
+  return success();
+}
+
+LogicalResult CompareOp::verify() { return verifyByInference(*this); }
+
+LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  ArrayRef<int64_t> condition = shapeOf(adaptor.getCondition());
+  ArrayRef<int64_t> x = shapeOf(adaptor.getX()), y = shapeOf(adaptor.getY());
+  std::optional<SmallVector<int64_t>> shape = broadcastShapes(x, y);
+  if (shape)
+    shape = broadcastShapes(condition, *shape);
+  if (!shape)
+    return inferError<WhereOp>(loc, "operand shapes ", formatShape(condition),
+                               ", ", formatShape(x), " and ", formatShape(y),
+                               " are not broadcast-compatible");
+  types.push_back(RankedTensorType::get(*shape, elementTypeOf(adaptor.getX())));
+  return success();
+}
+
+LogicalResult WhereOp::verify() { return verifyByInference(*this); }
+
 OpFoldResult AddNOp::fold(FoldAdaptor) {
   if (getInputs().size() == 1)
     return getInputs().front();

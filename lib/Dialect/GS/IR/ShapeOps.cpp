@@ -218,6 +218,58 @@ LogicalResult SplitOp::fold(FoldAdaptor,
 // SliceOp
 //===----------------------------------------------------------------------===//
 
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  auto dataType = cast<RankedTensorType>(adaptor.getData().getType());
+  int64_t axis = adaptor.getAxis();
+  if (dataType.getRank() == 0)
+    return inferError<GatherOp>(loc, "expects data of rank >= 1");
+  if (failed(checkAxis<GatherOp>(loc, "axis", axis, dataType.getRank())))
+    return failure();
+  if (dataType.getDimSize(axis) == 0)
+    return inferError<GatherOp>(loc, "cannot gather from the empty axis ",
+                                axis);
+  SmallVector<int64_t> shape(dataType.getShape().take_front(axis));
+  llvm::append_range(shape, shapeOf(adaptor.getIndices()));
+  llvm::append_range(shape, dataType.getShape().drop_front(axis + 1));
+  types.push_back(dataType.clone(shape));
+  return success();
+}
+
+LogicalResult GatherOp::verify() { return verifyByInference(*this); }
+
+LogicalResult GatherElementsOp::inferReturnTypes(MLIRContext *,
+                                                 std::optional<Location> loc,
+                                                 Adaptor adaptor,
+                                                 SmallVectorImpl<Type> &types) {
+  auto dataType = cast<RankedTensorType>(adaptor.getData().getType());
+  ArrayRef<int64_t> indices = shapeOf(adaptor.getIndices());
+  int64_t axis = adaptor.getAxis(), rank = dataType.getRank();
+  if (rank == 0)
+    return inferError<GatherElementsOp>(loc, "expects data of rank >= 1");
+  if (failed(checkAxis<GatherElementsOp>(loc, "axis", axis, rank)))
+    return failure();
+  if (static_cast<int64_t>(indices.size()) != rank)
+    return inferError<GatherElementsOp>(loc,
+                                        "expects indices of the rank of data (",
+                                        rank, "), got rank ", indices.size());
+  if (dataType.getDimSize(axis) == 0)
+    return inferError<GatherElementsOp>(
+        loc, "cannot gather from the empty axis ", axis);
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis && indices[d] > dataType.getDimSize(d))
+      return inferError<GatherElementsOp>(
+          loc, "indices shape ", formatShape(indices),
+          " exceeds the data shape ", formatShape(dataType.getShape()),
+          " in dimension ", d);
+  types.push_back(dataType.clone(indices));
+  return success();
+}
+
+LogicalResult GatherElementsOp::verify() { return verifyByInference(*this); }
+
 LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
                                         std::optional<Location> loc,
                                         Adaptor adaptor,

@@ -21,6 +21,14 @@ def GS_ReductionAttr : EnumAttr<GS_Dialect, GS_Reduction, "reduction"> {
   let assemblyFormat = "`<` $value `>`";
 }
 
+def GS_ComparePredicate : I32EnumAttr<"ComparePredicate",
+    "elementwise comparison", [
+    I32EnumAttrCase<"eq", 0>, I32EnumAttrCase<"ne", 1>,
+    I32EnumAttrCase<"lt", 2>, I32EnumAttrCase<"le", 3>,
+    I32EnumAttrCase<"gt", 4>, I32EnumAttrCase<"ge", 5>]> {
+  let cppNamespace = "::mlir::gs";
+}
+
 def GS_ParamKind : I32EnumAttr<"ParamKind", "role of a piece of training state", [
     I32EnumAttrCase<"trainable", 0>, I32EnumAttrCase<"buffer", 1>,
     I32EnumAttrCase<"state", 2>]> {

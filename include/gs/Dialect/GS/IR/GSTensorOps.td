@@ -293,6 +293,85 @@ def GS_ErfOp : GS_UnaryOp<"erf"> {
   }];
 }
 
+def GS_CompareOp : GS_Op<"compare", [Pure, InferTypeOpAdaptor,
+    AllElementTypesMatch<["lhs", "rhs"]>]> {
+  let summary = "elementwise comparison with broadcasting (ONNX Equal, Less, "
+                "Greater, LessOrEqual, GreaterOrEqual)";
+  let description = [{
+    A boolean tensor of the operands' broadcast shape. A comparison with a
+    NaN is false, except `ne`, which is true (IEEE 754).
+
+    ```mlir
+    %m = gs.compare lt, %a, %b : tensor<4x3xf32>, tensor<3xf32>
+    ```
+  }];
+  let arguments = (ins GS_ComparePredicate:$predicate, GS_Tensor:$lhs,
+                   GS_Tensor:$rhs);
+  let results = (outs GS_MaskTensor:$result);
+  let assemblyFormat = [{
+    $predicate `,` $lhs `,` $rhs attr-dict `:`
+    custom<BinaryOperandTypes>(type($lhs), type($rhs))
+  }];
+  let hasVerifier = 1;
+}
+
+def GS_AndOp : GS_BinaryOp<"and", GS_MaskTensor, [Commutative]> {
+  let summary = "elementwise logical and with broadcasting";
+  let description = [{
+    ```mlir
+    %m = gs.and %a, %b : tensor<4x3xi1>, tensor<3xi1>
+    ```
+  }];
+}
+def GS_OrOp : GS_BinaryOp<"or", GS_MaskTensor, [Commutative]> {
+  let summary = "elementwise logical or with broadcasting";
+  let description = [{
+    ```mlir
+    %m = gs.or %a, %b : tensor<4x3xi1>
+    ```
+  }];
+}
+def GS_XorOp : GS_BinaryOp<"xor", GS_MaskTensor, [Commutative]> {
+  let summary = "elementwise logical exclusive or with broadcasting";
+  let description = [{
+    ```mlir
+    %m = gs.xor %a, %b : tensor<4x3xi1>
+    ```
+  }];
+}
+def GS_NotOp : GS_Op<"not", [Pure, SameOperandsAndResultType,
+    ElementwiseMappable]> {
+  let summary = "elementwise logical negation";
+  let description = [{
+    ```mlir
+    %m = gs.not %a : tensor<4x3xi1>
+    ```
+  }];
+  let arguments = (ins GS_MaskTensor:$input);
+  let results = (outs GS_MaskTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def GS_WhereOp : GS_Op<"where", [Pure, InferTypeOpAdaptor,
+    AllElementTypesMatch<["x", "y", "result"]>]> {
+  let summary = "elementwise choice with broadcasting (ONNX Where)";
+  let description = [{
+    `result = condition ? x : y`, with the three operands broadcast
+    NumPy-style.
+
+    ```mlir
+    %y = gs.where %m, %a, %b : tensor<4x3xi1>, tensor<4x3xf32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins GS_MaskTensor:$condition, GS_Tensor:$x, GS_Tensor:$y);
+  let results = (outs GS_Tensor:$result);
+  let assemblyFormat = [{
+    $condition `,` $x `,` $y attr-dict `:` type($condition) `,` type($x) `,`
+    type($y)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Normalization
 //===----------------------------------------------------------------------===//
@@ -523,6 +602,53 @@ def GS_SliceOp : GS_Op<"slice", [Pure, InferTypeOpAdaptor]> {
   let results = (outs GS_Tensor:$result);
   let assemblyFormat = "$input prop-dict attr-dict `:` type($input)";
   let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+def GS_GatherOp : GS_Op<"gather", [Pure, InferTypeOpAdaptor,
+    AllElementTypesMatch<["data", "result"]>]> {
+  let summary = "take slices of a tensor along an axis (ONNX Gather)";
+  let description = [{
+    Slice `indices[j...]` of `data` along `axis` for every position `j...`
+    of `indices`: the result shape is `data.shape[:axis] + indices.shape +
+    data.shape[axis+1:]`. A negative index counts from the end. Indices
+    outside `[-size, size)`, which ONNX leaves undefined, are clamped into
+    range, so that no index reads outside `data`.
+
+    ```mlir
+    %y = gs.gather %table, %ids <{axis = 0 : i64}> : tensor<100x16xf32>, tensor<8x4xi64>
+    ```
+  }];
+  let arguments = (ins GS_Tensor:$data, GS_IndexTensor:$indices,
+                   I64Attr:$axis);
+  let results = (outs GS_Tensor:$result);
+  let assemblyFormat = [{
+    $data `,` $indices prop-dict attr-dict `:` type($data) `,` type($indices)
+  }];
+  let hasVerifier = 1;
+}
+
+def GS_GatherElementsOp : GS_Op<"gather_elements", [Pure, InferTypeOpAdaptor,
+    AllElementTypesMatch<["data", "result"]>]> {
+  let summary = "take elements of a tensor along an axis (ONNX "
+                "GatherElements)";
+  let description = [{
+    `result[i_0, ..., i_k, ...] = data[i_0, ..., indices[i_0, ..., i_k, ...],
+    ...]` with the index replacing position `axis` (`numpy.take_along_axis`).
+    `indices` has the rank of `data` and, off `axis`, no dimension larger
+    than `data`'s; the result has its shape. Negative and out-of-range
+    indices are treated as by `gs.gather`.
+
+    ```mlir
+    %y = gs.gather_elements %logp, %t <{axis = 1 : i64}> : tensor<8x10xf32>, tensor<8x1xi64>
+    ```
+  }];
+  let arguments = (ins GS_Tensor:$data, GS_IndexTensor:$indices,
+                   I64Attr:$axis);
+  let results = (outs GS_Tensor:$result);
+  let assemblyFormat = [{
+    $data `,` $indices prop-dict attr-dict `:` type($data) `,` type($indices)
+  }];
   let hasVerifier = 1;
 }
 

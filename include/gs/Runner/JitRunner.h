@@ -1,0 +1,64 @@
+//===- JitRunner.h - JIT-compile and call a gs function ---------*- C++ -*-===//
+//
+// Lowers a module with the CPU pipeline, JIT-compiles it with MLIR's
+// ExecutionEngine and calls one of its functions on runtime tensors.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GS_RUNNER_JITRUNNER_H
+#define GS_RUNNER_JITRUNNER_H
+
+#include "gs/Pipelines/Pipelines.h"
+#include "gs/Runtime/Tensor.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class ExecutionEngine;
+} // namespace mlir
+
+namespace mlir::gs {
+
+/// One argument or result of the compiled function.
+struct TensorSignature {
+  runtime::DType type;
+  std::vector<int64_t> shape;
+  /// The ONNX value name, when the module came from ONNX.
+  std::string name;
+  /// The position among the ONNX graph's (non-initializer) inputs; -1 when
+  /// unknown.
+  int64_t onnxIndex = -1;
+};
+
+class JitFunction {
+public:
+  ~JitFunction();
+
+  /// Lowers `module` (in place) and compiles function `entry`. On failure
+  /// returns null and sets `error` (pipeline diagnostics included).
+  static std::unique_ptr<JitFunction> compile(ModuleOp module, StringRef entry,
+                                              const CPUPipelineOptions &options,
+                                              std::string &error);
+
+  const std::vector<TensorSignature> &inputs() const { return inputs_; }
+  const std::vector<TensorSignature> &outputs() const { return outputs_; }
+
+  /// Calls the function. Inputs must match `inputs()` in element type and
+  /// shape; returns an error message, empty on success.
+  std::string run(const std::vector<const runtime::Tensor *> &inputs,
+                  std::vector<runtime::Tensor> &outputs);
+
+private:
+  JitFunction() = default;
+  std::unique_ptr<ExecutionEngine> engine;
+  std::string symbol;
+  std::vector<TensorSignature> inputs_, outputs_;
+};
+
+} // namespace mlir::gs
+
+#endif // GS_RUNNER_JITRUNNER_H

@@ -1,0 +1,69 @@
+//===- Tensor.h - Host tensors and .npy files -------------------*- C++ -*-===//
+//
+// The runtime's tensors: an element type, a shape and a 64-byte aligned
+// buffer; and NumPy's .npy format to read and write them. No MLIR or ONNX
+// dependency: executables link this.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GS_RUNTIME_TENSOR_H
+#define GS_RUNTIME_TENSOR_H
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir::gs::runtime {
+
+enum class DType { F16, F32, F64, I8, I32, I64, Bool, U8 };
+
+/// Bytes per element.
+size_t sizeOf(DType type);
+/// "float32", "int64", ... (NumPy's names).
+const char *nameOf(DType type);
+
+/// A dense row-major tensor owning a 64-byte aligned buffer.
+class Tensor {
+public:
+  Tensor() = default;
+  Tensor(DType type, std::vector<int64_t> shape);
+
+  DType type() const { return type_; }
+  const std::vector<int64_t> &shape() const { return shape_; }
+  int64_t numElements() const;
+  size_t byteSize() const { return numElements() * sizeOf(type_); }
+  char *data() { return data_.get(); }
+  const char *data() const { return data_.get(); }
+  template <typename T> T *as() { return reinterpret_cast<T *>(data()); }
+  template <typename T> const T *as() const {
+    return reinterpret_cast<const T *>(data());
+  }
+  /// "float32[2x3]".
+  std::string describe() const;
+
+private:
+  struct Free {
+    void operator()(char *p) const;
+  };
+  DType type_ = DType::F32;
+  std::vector<int64_t> shape_;
+  std::unique_ptr<char, Free> data_;
+};
+
+/// Reads a .npy file (format 1.0-3.0, little-endian, C order). Returns an
+/// error message, empty on success.
+std::string readNpy(const std::string &path, Tensor &tensor);
+
+/// Writes a .npy file through a temporary file and a rename, so that a
+/// failure never leaves a half-written file behind.
+std::string writeNpy(const std::string &path, const Tensor &tensor);
+
+/// f16 bits to float and back (round to nearest even).
+float halfToFloat(uint16_t bits);
+uint16_t floatToHalf(float value);
+
+} // namespace mlir::gs::runtime
+
+#endif // GS_RUNTIME_TENSOR_H

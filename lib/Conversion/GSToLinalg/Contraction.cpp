@@ -1,0 +1,398 @@
+//===- Contraction.cpp - gemm, matmul, conv, conv_transpose ----*- C++ -*-===//
+//
+// Contractions accumulate in f32 for f16 operands (the named linalg ops
+// extend their inputs to the accumulator's type) and round once in an
+// epilogue that also applies alpha, beta, C or the bias. GEMMs and
+// ungrouped convolutions become named linalg ops, which the CPU kernel
+// schedule tiles and vectorizes; grouped convolutions a linalg.generic.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Utils.h"
+
+#include "gs/Dialect/GS/IR/ShapeUtils.h"
+
+using namespace mlir;
+using namespace mlir::gs;
+using namespace mlir::gs::to_linalg;
+
+/// A 2-D transpose.
+static Value transpose2D(OpBuilder &b, Location loc, Value value) {
+  RankedTensorType type = tensorTypeOf(value);
+  auto resultType = type.clone({type.getDimSize(1), type.getDimSize(0)});
+  return linalg::TransposeOp::create(b, loc, value,
+                                     emptyTensor(b, loc, resultType),
+                                     ArrayRef<int64_t>{1, 0})
+      ->getResult(0);
+}
+
+/// Rounds an accumulator to `resultType`, adding `bias` (broadcast along
+/// `biasDim`, or NumPy-style when `biasDim` is negative) scaled by `beta`
+/// and scaling the product by `alpha`.
+static Value epilogue(OpBuilder &b, Location loc, Value acc,
+                      RankedTensorType resultType, Value bias, int64_t biasDim,
+                      double alpha = 1.0, double beta = 1.0) {
+  Type accType = tensorTypeOf(acc).getElementType();
+  if (!bias && alpha == 1.0 && accType == resultType.getElementType())
+    return acc;
+  SmallVector<Value> operands = {acc};
+  if (bias && biasDim >= 0) {
+    // Lay the bias along its dimension for the broadcasting generic.
+    SmallVector<int64_t> shape(resultType.getRank() - biasDim, 1);
+    shape[0] = resultType.getDimSize(biasDim);
+    bias = reshapeTo(b, loc, bias, tensorTypeOf(bias).clone(shape));
+  }
+  if (bias)
+    operands.push_back(bias);
+  return elementwise(
+      b, loc, resultType, operands,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value v = args[0];
+        if (alpha != 1.0)
+          v = arith::MulFOp::create(nb, nloc, v,
+                                    scalarConstant(nb, nloc, accType, alpha));
+        if (bias) {
+          Value c = convertScalar(nb, nloc, args[1], accType);
+          if (beta != 1.0)
+            c = arith::MulFOp::create(nb, nloc, c,
+                                      scalarConstant(nb, nloc, accType, beta));
+          v = arith::AddFOp::create(nb, nloc, v, c);
+        }
+        return convertScalar(nb, nloc, v, resultType.getElementType());
+      });
+}
+
+/// An accumulator tensor of zeros with the shape of `resultType`.
+static Value zeroAccumulator(OpBuilder &b, Location loc,
+                             RankedTensorType resultType, Type operandType) {
+  return filledTensor(b, loc, resultType.clone(accumulationType(operandType)),
+                      0.0);
+}
+
+namespace {
+
+struct GemmLowering : OpConversionPattern<GemmOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GemmOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value a = adaptor.getA(), bm = adaptor.getB();
+    if (op.getTransA())
+      a = transpose2D(rewriter, loc, a);
+    if (op.getTransB())
+      bm = transpose2D(rewriter, loc, bm);
+    RankedTensorType type = op.getType();
+    Value acc =
+        zeroAccumulator(rewriter, loc, type, tensorTypeOf(a).getElementType());
+    Value product = linalg::MatmulOp::create(rewriter, loc, acc.getType(),
+                                             ValueRange{a, bm}, acc)
+                        .getResult(0);
+    rewriter.replaceOp(op,
+                       epilogue(rewriter, loc, product, type, adaptor.getC(),
+                                /*biasDim=*/-1, op.getAlpha().convertToDouble(),
+                                op.getBeta().convertToDouble()));
+    return success();
+  }
+};
+
+/// numpy.matmul: linalg.matmul for two matrices, otherwise a generic
+/// contraction over broadcast batch dimensions.
+struct MatMulLowering : OpConversionPattern<MatMulOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MatMulOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
+    RankedTensorType type = op.getType();
+    RankedTensorType lhsType = tensorTypeOf(lhs), rhsType = tensorTypeOf(rhs);
+    Value acc = zeroAccumulator(rewriter, loc, type, lhsType.getElementType());
+    if (lhsType.getRank() == 2 && rhsType.getRank() == 2) {
+      Value product = linalg::MatmulOp::create(rewriter, loc, acc.getType(),
+                                               ValueRange{lhs, rhs}, acc)
+                          .getResult(0);
+      rewriter.replaceOp(op,
+                         epilogue(rewriter, loc, product, type, Value(), -1));
+      return success();
+    }
+    // Loops: batch dims of the result, then m and n where present, then k.
+    bool lhsVector = lhsType.getRank() == 1, rhsVector = rhsType.getRank() == 1;
+    int64_t batchRank =
+        type.getRank() - (lhsVector ? 0 : 1) - (rhsVector ? 0 : 1);
+    int64_t m = batchRank, n = m + (lhsVector ? 0 : 1),
+            k = n + (rhsVector ? 0 : 1), numLoops = k + 1;
+    MLIRContext *ctx = rewriter.getContext();
+    auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
+    // Batch dimensions of an operand, aligned to the result's from the end.
+    auto batchExprs = [&](RankedTensorType t, int64_t matrixRank) {
+      SmallVector<AffineExpr> exprs;
+      int64_t rank = t.getRank() - matrixRank;
+      for (int64_t i = 0; i < rank; ++i) {
+        int64_t d = batchRank - rank + i;
+        exprs.push_back(t.getDimSize(i) == 1 && type.getDimSize(d) != 1
+                            ? getAffineConstantExpr(0, ctx)
+                            : dim(d));
+      }
+      return exprs;
+    };
+    SmallVector<AffineExpr> lhsExprs = batchExprs(lhsType, lhsVector ? 1 : 2);
+    if (!lhsVector)
+      lhsExprs.push_back(dim(m));
+    lhsExprs.push_back(dim(k));
+    SmallVector<AffineExpr> rhsExprs = batchExprs(rhsType, rhsVector ? 1 : 2);
+    rhsExprs.push_back(dim(k));
+    if (!rhsVector)
+      rhsExprs.push_back(dim(n));
+    SmallVector<AffineExpr> outExprs;
+    for (int64_t d = 0; d < batchRank; ++d)
+      outExprs.push_back(dim(d));
+    if (!lhsVector)
+      outExprs.push_back(dim(m));
+    if (!rhsVector)
+      outExprs.push_back(dim(n));
+    SmallVector<AffineMap> maps = {AffineMap::get(numLoops, 0, lhsExprs, ctx),
+                                   AffineMap::get(numLoops, 0, rhsExprs, ctx),
+                                   AffineMap::get(numLoops, 0, outExprs, ctx)};
+    SmallVector<utils::IteratorType> iterators = parallelIterators(numLoops);
+    iterators.back() = utils::IteratorType::reduction;
+    Type accType = tensorTypeOf(acc).getElementType();
+    Value product = linalg::GenericOp::create(
+                        rewriter, loc, acc.getType(), ValueRange{lhs, rhs}, acc,
+                        maps, iterators,
+                        [&](OpBuilder &b, Location l, ValueRange args) {
+                          Value x = convertScalar(b, l, args[0], accType);
+                          Value y = convertScalar(b, l, args[1], accType);
+                          Value sum = arith::AddFOp::create(
+                              b, l, args[2], arith::MulFOp::create(b, l, x, y));
+                          linalg::YieldOp::create(b, l, sum);
+                        })
+                        .getResult(0);
+    rewriter.replaceOp(op, epilogue(rewriter, loc, product, type, Value(), -1));
+    return success();
+  }
+};
+
+/// Convolution of an already padded input (N x C x S...) with weights
+/// (M x C/group x K...) into an accumulator (N x M x O...): named linalg ops
+/// for 1-3 spatial dimensions without groups, a grouped linalg.generic
+/// otherwise.
+static Value convolve(OpBuilder &b, Location loc, Value input, Value weight,
+                      Value acc, ArrayRef<int64_t> strides,
+                      ArrayRef<int64_t> dilations, int64_t group) {
+  RankedTensorType accType = tensorTypeOf(acc);
+  int64_t rank = accType.getRank() - 2;
+  auto stridesAttr = b.getI64TensorAttr(strides);
+  auto dilationsAttr = b.getI64TensorAttr(dilations);
+  Type resultTypes = acc.getType();
+  SmallVector<Value, 2> inputs = {input, weight};
+  if (group == 1 && rank == 2)
+    return linalg::Conv2DNchwFchwOp::create(b, loc, resultTypes, inputs, acc,
+                                            stridesAttr, dilationsAttr)
+        .getResult(0);
+  if (group == 1 && rank == 1)
+    return linalg::Conv1DNcwFcwOp::create(b, loc, resultTypes, inputs, acc,
+                                          stridesAttr, dilationsAttr)
+        .getResult(0);
+  if (group == 1 && rank == 3)
+    return linalg::Conv3DNcdhwFcdhwOp::create(b, loc, resultTypes, inputs, acc,
+                                              stridesAttr, dilationsAttr)
+        .getResult(0);
+
+  // Split the channels into groups: input N x G x C/G x S...,
+  // weights G x M/G x C/G x K..., output N x G x M/G x O....
+  RankedTensorType inType = tensorTypeOf(input), wType = tensorTypeOf(weight);
+  int64_t n = inType.getDimSize(0), c = inType.getDimSize(1);
+  int64_t m = wType.getDimSize(0);
+  auto grouped = [&](Value value, ArrayRef<int64_t> lead) {
+    RankedTensorType t = tensorTypeOf(value);
+    SmallVector<int64_t> shape(lead);
+    llvm::append_range(shape, t.getShape().drop_front(2));
+    return reshapeTo(b, loc, value, t.clone(shape));
+  };
+  Value groupedIn = grouped(input, {n, group, c / group});
+  Value groupedW = grouped(weight, {group, m / group, c / group});
+  Value groupedAcc = grouped(acc, {n, group, m / group});
+
+  // Loops: n, g, mg, o_0..o_{r-1}, cg, k_0..k_{r-1}.
+  MLIRContext *ctx = b.getContext();
+  int64_t numLoops = 4 + 2 * rank;
+  auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
+  SmallVector<AffineExpr> inExprs = {dim(0), dim(1), dim(3 + rank)};
+  SmallVector<AffineExpr> wExprs = {dim(1), dim(2), dim(3 + rank)};
+  SmallVector<AffineExpr> outExprs = {dim(0), dim(1), dim(2)};
+  SmallVector<utils::IteratorType> iterators(3 + rank,
+                                             utils::IteratorType::parallel);
+  iterators.append(1 + rank, utils::IteratorType::reduction);
+  for (int64_t i = 0; i < rank; ++i) {
+    inExprs.push_back(dim(3 + i) * strides[i] +
+                      dim(4 + rank + i) * dilations[i]);
+    wExprs.push_back(dim(4 + rank + i));
+    outExprs.push_back(dim(3 + i));
+  }
+  SmallVector<AffineMap> maps = {AffineMap::get(numLoops, 0, inExprs, ctx),
+                                 AffineMap::get(numLoops, 0, wExprs, ctx),
+                                 AffineMap::get(numLoops, 0, outExprs, ctx)};
+  Type accElement = accType.getElementType();
+  Value result =
+      linalg::GenericOp::create(
+          b, loc, groupedAcc.getType(), ValueRange{groupedIn, groupedW},
+          groupedAcc, maps, iterators,
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            Value x = convertScalar(nb, l, args[0], accElement);
+            Value w = convertScalar(nb, l, args[1], accElement);
+            linalg::YieldOp::create(
+                nb, l,
+                ValueRange{arith::AddFOp::create(
+                    nb, l, args[2], arith::MulFOp::create(nb, l, x, w))});
+          })
+          .getResult(0);
+  return reshapeTo(b, loc, result, accType);
+}
+
+struct ConvLowering : OpConversionPattern<ConvOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConvOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    WindowGeometry g = op.getGeometry();
+    Value input = adaptor.getInput();
+    Type element = tensorTypeOf(input).getElementType();
+    SmallVector<int64_t> low = {0, 0}, high = {0, 0};
+    llvm::append_range(low, g.padsBegin);
+    llvm::append_range(high, g.padsEnd);
+    Value padded = pad(rewriter, loc, input, low, high,
+                       scalarConstant(rewriter, loc, element, 0.0));
+    RankedTensorType type = op.getType();
+    Value acc = zeroAccumulator(rewriter, loc, type, element);
+    Value result = convolve(rewriter, loc, padded, adaptor.getWeight(), acc,
+                            g.strides, g.dilations, op.getGroup());
+    rewriter.replaceOp(op, epilogue(rewriter, loc, result, type,
+                                    adaptor.getBias(), /*biasDim=*/1));
+    return success();
+  }
+};
+
+/// A transposed convolution is a convolution with stride 1 of the input
+/// spread out by the stride (zeros between its elements) and framed by
+/// `dilation * (kernel - 1) - pad` elements, with the kernel flipped and its
+/// channel dimensions swapped.
+struct ConvTransposeLowering : OpConversionPattern<ConvTransposeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConvTransposeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    WindowGeometry g = op.getGeometry();
+    Value input = adaptor.getInput(), weight = adaptor.getWeight();
+    RankedTensorType inType = tensorTypeOf(input), wType = tensorTypeOf(weight);
+    RankedTensorType type = op.getType();
+    int64_t rank = inType.getRank() - 2, group = op.getGroup();
+    int64_t c = inType.getDimSize(1), mg = wType.getDimSize(1);
+    Type element = inType.getElementType();
+
+    // The spread and framed input: element j of spatial dim i reads input
+    // element (j - frame_i) / stride_i when that divides exactly.
+    SmallVector<int64_t> spreadShape(inType.getShape().take_front(2));
+    SmallVector<int64_t> frame;
+    for (int64_t i = 0; i < rank; ++i) {
+      int64_t extent =
+          dilatedKernelSize(wType.getDimSize(i + 2), g.dilations[i]);
+      spreadShape.push_back(type.getDimSize(i + 2) + extent - 1);
+      frame.push_back(extent - 1 - g.padsBegin[i]);
+    }
+    auto spreadType = inType.clone(spreadShape);
+    Value spread =
+        linalg::GenericOp::create(
+            rewriter, loc, spreadType, ValueRange(),
+            emptyTensor(rewriter, loc, spreadType),
+            rewriter.getMultiDimIdentityMap(rank + 2),
+            parallelIterators(rank + 2),
+            [&](OpBuilder &b, Location l, ValueRange) {
+              Type idx = b.getIndexType();
+              Value inside = arith::ConstantIntOp::create(b, l, 1, 1);
+              SmallVector<Value> indices = {linalg::IndexOp::create(b, l, 0),
+                                            linalg::IndexOp::create(b, l, 1)};
+              for (int64_t i = 0; i < rank; ++i) {
+                Value j = linalg::IndexOp::create(b, l, i + 2);
+                Value shifted = arith::SubIOp::create(
+                    b, l, j, scalarConstant(b, l, idx, frame[i]));
+                Value stride = scalarConstant(b, l, idx, g.strides[i]);
+                Value q = arith::DivSIOp::create(b, l, shifted, stride);
+                Value r = arith::RemSIOp::create(b, l, shifted, stride);
+                auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
+                  return arith::CmpIOp::create(b, l, p, x, y);
+                };
+                Value ok = arith::AndIOp::create(
+                    b, l,
+                    cmp(arith::CmpIPredicate::sge, shifted,
+                        scalarConstant(b, l, idx, 0)),
+                    arith::AndIOp::create(
+                        b, l,
+                        cmp(arith::CmpIPredicate::eq, r,
+                            scalarConstant(b, l, idx, 0)),
+                        cmp(arith::CmpIPredicate::slt, q,
+                            scalarConstant(b, l, idx,
+                                           inType.getDimSize(i + 2)))));
+                inside = arith::AndIOp::create(b, l, inside, ok);
+                // Clamp so that the read stays in bounds when unused.
+                indices.push_back(arith::SelectOp::create(
+                    b, l, ok, q, scalarConstant(b, l, idx, 0)));
+              }
+              Value read = tensor::ExtractOp::create(b, l, input, indices);
+              Value zero = scalarConstant(b, l, element, 0.0);
+              linalg::YieldOp::create(b, l,
+                                      ValueRange{arith::SelectOp::create(
+                                          b, l, inside, read, zero)});
+            })
+            .getResult(0);
+
+    // Flipped weights with channels swapped: (M x C/group x K...) from
+    // (C x M/group x K...), through a grouped view.
+    SmallVector<int64_t> groupedShape = {group, c / group, mg};
+    llvm::append_range(groupedShape, wType.getShape().drop_front(2));
+    Value grouped = reshapeTo(rewriter, loc, weight, wType.clone(groupedShape));
+    SmallVector<int64_t> flippedShape = {group, mg, c / group};
+    llvm::append_range(flippedShape, wType.getShape().drop_front(2));
+    auto flippedType = wType.clone(flippedShape);
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<AffineExpr> readExprs = {getAffineDimExpr(0, ctx),
+                                         getAffineDimExpr(2, ctx),
+                                         getAffineDimExpr(1, ctx)};
+    for (int64_t i = 0; i < rank; ++i)
+      readExprs.push_back(wType.getDimSize(i + 2) - 1 -
+                          getAffineDimExpr(3 + i, ctx));
+    Value flipped =
+        linalg::GenericOp::create(
+            rewriter, loc, flippedType, grouped,
+            emptyTensor(rewriter, loc, flippedType),
+            SmallVector<AffineMap>{AffineMap::get(rank + 3, 0, readExprs, ctx),
+                                   rewriter.getMultiDimIdentityMap(rank + 3)},
+            parallelIterators(rank + 3),
+            [&](OpBuilder &b, Location l, ValueRange args) {
+              linalg::YieldOp::create(b, l, args[0]);
+            })
+            .getResult(0);
+    SmallVector<int64_t> convWeightShape = {group * mg, c / group};
+    llvm::append_range(convWeightShape, wType.getShape().drop_front(2));
+    Value convWeight =
+        reshapeTo(rewriter, loc, flipped, wType.clone(convWeightShape));
+
+    Value acc = zeroAccumulator(rewriter, loc, type, element);
+    SmallVector<int64_t> ones(rank, 1);
+    Value result = convolve(rewriter, loc, spread, convWeight, acc, ones,
+                            g.dilations, group);
+    rewriter.replaceOp(op, epilogue(rewriter, loc, result, type,
+                                    adaptor.getBias(), /*biasDim=*/1));
+    return success();
+  }
+};
+} // namespace
+
+void to_linalg::populateContractionPatterns(TypeConverter &converter,
+                                            RewritePatternSet &patterns) {
+  patterns
+      .add<GemmLowering, MatMulLowering, ConvLowering, ConvTransposeLowering>(
+          converter, patterns.getContext());
+}

@@ -1,0 +1,84 @@
+//===- GSToLinalg.cpp - gs tensor ops to linalg ----------------*- C++ -*-===//
+
+#include "gs/Conversion/GSToLinalg/GSToLinalg.h"
+#include "gs/Conversion/Passes.h"
+
+#include "Utils.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+namespace mlir::gs {
+#define GEN_PASS_DEF_CONVERTGSTOLINALG
+#include "gs/Conversion/Passes.h.inc"
+} // namespace mlir::gs
+
+using namespace mlir;
+using namespace mlir::gs;
+
+void mlir::gs::populateGSToLinalgConversionPatterns(
+    TypeConverter &converter, RewritePatternSet &patterns) {
+  to_linalg::populateElementwisePatterns(converter, patterns);
+  to_linalg::populateContractionPatterns(converter, patterns);
+  to_linalg::populateNormalizationPatterns(converter, patterns);
+  to_linalg::populatePoolingPatterns(converter, patterns);
+  to_linalg::populateShapePatterns(converter, patterns);
+  to_linalg::populateReductionPatterns(converter, patterns);
+  to_linalg::populateOptimizerPatterns(converter, patterns);
+}
+
+void mlir::gs::configureGSToLinalgTarget(ConversionTarget &target) {
+  target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
+                         math::MathDialect, tensor::TensorDialect>();
+  target.addIllegalDialect<GSDialect>();
+  // Training structure and scale computations have passes of their own.
+  target.addLegalOp<ParamOp, ParamReadOp, ParamWriteOp, TrainingOp, BackwardOp,
+                    YieldOp, UpdateOp, GradStatsOp, ComputeScaleOp,
+                    UnifyScalesOp, AllFiniteOp>();
+}
+
+namespace {
+/// Rejects what this lowering cannot express: unsigned element types (its
+/// integer arithmetic is signless) and gradients not yet differentiated.
+LogicalResult checkLowerable(Operation *root) {
+  WalkResult result = root->walk([](Operation *op) {
+    if (!isa<GSDialect>(op->getDialect()))
+      return WalkResult::advance();
+    if (isa<BackwardOp>(op)) {
+      op->emitOpError("must be differentiated (by autodiff) before lowering");
+      return WalkResult::interrupt();
+    }
+    for (Type type :
+         llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes()))
+      if (auto tensor = dyn_cast<RankedTensorType>(type))
+        if (tensor.getElementType().isUnsignedInteger()) {
+          op->emitOpError("has an unsigned integer tensor (")
+              << type << "), which the CPU lowering does not support";
+          return WalkResult::interrupt();
+        }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+struct ConvertGSToLinalgPass
+    : mlir::gs::impl::ConvertGSToLinalgBase<ConvertGSToLinalgPass> {
+  using ConvertGSToLinalgBase::ConvertGSToLinalgBase;
+
+  void runOnOperation() override {
+    Operation *root = getOperation();
+    if (failed(checkLowerable(root)))
+      return signalPassFailure();
+    MLIRContext *context = &getContext();
+    TypeConverter converter;
+    converter.addConversion([](Type type) { return type; });
+    RewritePatternSet patterns(context);
+    populateGSToLinalgConversionPatterns(converter, patterns);
+    ConversionTarget target(*context);
+    configureGSToLinalgTarget(target);
+    if (failed(applyPartialConversion(root, target, std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace

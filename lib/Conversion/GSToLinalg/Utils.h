@@ -1,0 +1,94 @@
+//===- Utils.h - Shared pieces of the gs-to-linalg lowering -----*- C++ -*-===//
+
+#ifndef GS_LIB_CONVERSION_GSTOLINALG_UTILS_H
+#define GS_LIB_CONVERSION_GSTOLINALG_UTILS_H
+
+#include "gs/Dialect/GS/IR/GSOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::gs::to_linalg {
+
+using BodyBuilder =
+    function_ref<Value(OpBuilder &b, Location loc, ValueRange args)>;
+
+/// tensor.empty of `type`.
+Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type);
+
+/// A tensor of `type` filled with `value`.
+Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                   double value);
+
+/// A scalar constant of a float or integer type.
+Value scalarConstant(OpBuilder &b, Location loc, Type type, double value);
+
+/// The most negative value of a float type (-inf), or of an integer type.
+Value lowestValue(OpBuilder &b, Location loc, Type type);
+
+/// Converts a scalar to another element type with the semantics of
+/// gs.cast: IEEE round-to-nearest-even between floats, truncation toward
+/// zero from float to integer, `x != 0` to i1.
+Value convertScalar(OpBuilder &b, Location loc, Value value, Type to);
+
+/// A linalg.generic producing `resultType` from operands that broadcast to
+/// it NumPy-style (a size-1 or missing dimension repeats); `body` maps the
+/// operands' scalars to the result's.
+Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
+                  ValueRange operands, BodyBuilder body);
+
+/// `value` converted elementwise to `elementType` (a no-op if it has it).
+Value castTensor(OpBuilder &b, Location loc, Value value, Type elementType);
+
+/// Reduces `value` over `axes` (dropping them) with `combine`, starting
+/// from `init`, a scalar of the accumulator's type.
+Value reduce(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> axes,
+             Value init,
+             function_ref<Value(OpBuilder &, Location, Value, Value)> combine);
+
+/// Reshapes between static shapes with collapse/expand_shape.
+Value reshapeTo(OpBuilder &b, Location loc, Value value, RankedTensorType type);
+
+/// Pads `value` with `low`/`high` elements of `padValue` per dimension.
+Value pad(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> low,
+          ArrayRef<int64_t> high, Value padValue);
+
+/// The accumulation type of a computation on `elementType`: f32 for f16.
+inline Type accumulationType(Type elementType) {
+  return elementType.isF16() ? Float32Type::get(elementType.getContext())
+                             : elementType;
+}
+
+inline RankedTensorType tensorTypeOf(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+/// Identity and parallel iterator lists for linalg.generic.
+SmallVector<utils::IteratorType> parallelIterators(int64_t rank);
+
+//===----------------------------------------------------------------------===//
+// Pattern families
+//===----------------------------------------------------------------------===//
+
+void populateElementwisePatterns(TypeConverter &converter,
+                                 RewritePatternSet &patterns);
+void populateContractionPatterns(TypeConverter &converter,
+                                 RewritePatternSet &patterns);
+void populateNormalizationPatterns(TypeConverter &converter,
+                                   RewritePatternSet &patterns);
+void populatePoolingPatterns(TypeConverter &converter,
+                             RewritePatternSet &patterns);
+void populateShapePatterns(TypeConverter &converter,
+                           RewritePatternSet &patterns);
+void populateReductionPatterns(TypeConverter &converter,
+                               RewritePatternSet &patterns);
+void populateOptimizerPatterns(TypeConverter &converter,
+                               RewritePatternSet &patterns);
+
+} // namespace mlir::gs::to_linalg
+
+#endif // GS_LIB_CONVERSION_GSTOLINALG_UTILS_H

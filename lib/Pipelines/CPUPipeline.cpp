@@ -1,0 +1,70 @@
+//===- CPUPipeline.cpp - gs to LLVM for the host CPU -----------*- C++ -*-===//
+
+#include "gs/Conversion/Passes.h"
+#include "gs/Pipelines/Passes.h"
+#include "gs/Pipelines/Pipelines.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::gs;
+
+void mlir::gs::buildCPUPipeline(OpPassManager &pm,
+                                const CPUPipelineOptions &options) {
+  // gs to linalg on tensors.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createConvertGSParamsToMemRef());
+  pm.addNestedPass<func::FuncOp>(createConvertGSToLinalg());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createCanonicalizerPass());
+
+  // Buffers: function results become out-parameters the caller owns.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addNestedPass<func::FuncOp>(createSeparateReturnedBuffers());
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  bufferization::BufferDeallocationPipelineOptions deallocation;
+  bufferization::buildBufferDeallocationPipeline(pm, deallocation);
+
+  // Loops, then LLVM.
+  pm.addPass(createConvertStridedCopyToLinalg());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // LLVM intrinsics where they exist (rsqrt has no libm function), libm
+  // for the rest.
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  (void)options;
+}
+
+void mlir::gs::registerPipelines() {
+  registerGSPipelinePasses();
+  PassPipelineRegistration<CPUPipelineOptions>(
+      "gs-lower-to-llvm-cpu", "Lower gs to the LLVM dialect for the host CPU",
+      buildCPUPipeline);
+}

@@ -1,0 +1,169 @@
+//===- JitRunner.cpp - JIT-compile and call a gs function ------*- C++ -*-===//
+
+#include "gs/Runner/JitRunner.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::gs;
+using mlir::gs::runtime::DType;
+using mlir::gs::runtime::Tensor;
+
+JitFunction::~JitFunction() = default;
+
+/// The runtime element type of an MLIR element type.
+static std::optional<DType> dtypeOf(Type type) {
+  if (type.isF16())
+    return DType::F16;
+  if (type.isF32())
+    return DType::F32;
+  if (type.isF64())
+    return DType::F64;
+  if (type.isSignlessInteger(1))
+    return DType::Bool;
+  if (type.isSignlessInteger(8))
+    return DType::I8;
+  if (type.isSignlessInteger(32))
+    return DType::I32;
+  if (type.isSignlessInteger(64))
+    return DType::I64;
+  return std::nullopt;
+}
+
+/// The signature of a function's arguments or results.
+static LogicalResult signatureOf(TypeRange types, ArrayAttr attrs,
+                                 std::vector<TensorSignature> &out,
+                                 std::string &error) {
+  for (auto [i, type] : llvm::enumerate(types)) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    std::optional<DType> dtype =
+        tensor ? dtypeOf(tensor.getElementType()) : std::nullopt;
+    if (!dtype) {
+      llvm::raw_string_ostream os(error);
+      os << "cannot pass a value of type " << type << " to compiled code";
+      return failure();
+    }
+    TensorSignature s{*dtype,
+                      std::vector<int64_t>(tensor.getShape().begin(),
+                                           tensor.getShape().end()),
+                      "", -1};
+    if (auto dict = attrs ? dyn_cast<DictionaryAttr>(attrs[i]) : nullptr) {
+      if (auto name = dict.getAs<StringAttr>("onnx.name"))
+        s.name = name.str();
+      if (auto index = dict.getAs<IntegerAttr>("onnx.input_index"))
+        s.onnxIndex = index.getInt();
+    }
+    out.push_back(std::move(s));
+  }
+  return success();
+}
+
+std::unique_ptr<JitFunction>
+JitFunction::compile(ModuleOp module, StringRef entry,
+                     const CPUPipelineOptions &options, std::string &error) {
+  auto function = module.lookupSymbol<func::FuncOp>(entry);
+  if (!function) {
+    error = ("the module has no function '" + entry + "'").str();
+    return nullptr;
+  }
+  std::unique_ptr<JitFunction> jit(new JitFunction());
+  if (failed(signatureOf(function.getArgumentTypes(),
+                         function.getArgAttrsAttr(), jit->inputs_, error)) ||
+      failed(signatureOf(function.getResultTypes(), function.getResAttrsAttr(),
+                         jit->outputs_, error)))
+    return nullptr;
+  function->setAttr("llvm.emit_c_interface",
+                    UnitAttr::get(module.getContext()));
+
+  // Lower, collecting the pipeline's diagnostics into `error`.
+  {
+    llvm::raw_string_ostream os(error);
+    ScopedDiagnosticHandler capture(module.getContext(), [&](Diagnostic &d) {
+      os << d.getLocation() << ": " << d << "\n";
+      return success();
+    });
+    PassManager pm(module.getContext());
+    buildCPUPipeline(pm, options);
+    if (failed(pm.run(module))) {
+      if (error.empty())
+        error = "lowering to LLVM failed";
+      return nullptr;
+    }
+  }
+
+  static bool initialized = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)initialized;
+  auto transformer = makeOptimizingTransformer(/*optLevel=*/3,
+                                               /*sizeLevel=*/0, nullptr);
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = transformer;
+  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  auto engine = ExecutionEngine::create(module, engineOptions);
+  if (!engine) {
+    error = "JIT compilation failed: " + llvm::toString(engine.takeError());
+    return nullptr;
+  }
+  jit->engine = std::move(*engine);
+  jit->symbol = ("_mlir_ciface_" + entry).str();
+  return jit;
+}
+
+namespace {
+/// A strided memref descriptor for a dense tensor: allocated and aligned
+/// pointers, offset, sizes, strides.
+struct Descriptor {
+  explicit Descriptor(char *data, const std::vector<int64_t> &shape) {
+    words.push_back(reinterpret_cast<intptr_t>(data));
+    words.push_back(reinterpret_cast<intptr_t>(data));
+    words.push_back(0);
+    words.insert(words.end(), shape.begin(), shape.end());
+    std::vector<int64_t> strides(shape.size(), 1);
+    for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+      strides[i] = strides[i + 1] * shape[i + 1];
+    words.insert(words.end(), strides.begin(), strides.end());
+    pointer = words.data();
+  }
+  std::vector<int64_t> words;
+  void *pointer;
+};
+} // namespace
+
+std::string JitFunction::run(const std::vector<const Tensor *> &inputs,
+                             std::vector<Tensor> &outputs) {
+  if (inputs.size() != inputs_.size())
+    return "expected " + std::to_string(inputs_.size()) + " inputs, got " +
+           std::to_string(inputs.size());
+  std::vector<Descriptor> descriptors;
+  descriptors.reserve(inputs.size() + outputs_.size());
+  for (auto [i, input] : llvm::enumerate(inputs)) {
+    const TensorSignature &s = inputs_[i];
+    if (input->type() != s.type || input->shape() != s.shape)
+      return "input " + std::to_string(i) +
+             (s.name.empty() ? "" : " '" + s.name + "'") + " is " +
+             input->describe() + ", but the function takes " +
+             Tensor(s.type, s.shape).describe();
+    descriptors.emplace_back(const_cast<char *>(input->data()), input->shape());
+  }
+  outputs.clear();
+  for (const TensorSignature &s : outputs_)
+    outputs.emplace_back(s.type, s.shape);
+  for (Tensor &output : outputs)
+    descriptors.emplace_back(output.data(), output.shape());
+  SmallVector<void *> args;
+  for (Descriptor &d : descriptors)
+    args.push_back(&d.pointer);
+  if (llvm::Error e = engine->invokePacked(symbol, args))
+    return "calling the compiled function failed: " +
+           llvm::toString(std::move(e));
+  return {};
+}

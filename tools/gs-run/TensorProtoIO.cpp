@@ -1,0 +1,150 @@
+//===- TensorProtoIO.cpp - ONNX TensorProto files --------------*- C++ -*-===//
+
+#include "TensorProtoIO.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include <unistd.h>
+
+using mlir::gs::runtime::DType;
+using mlir::gs::runtime::Tensor;
+using onnx::TensorProto;
+
+static bool dtypeOf(int32_t onnxType, DType &type) {
+  switch (onnxType) {
+  case TensorProto::FLOAT16:
+    type = DType::F16;
+    return true;
+  case TensorProto::FLOAT:
+    type = DType::F32;
+    return true;
+  case TensorProto::DOUBLE:
+    type = DType::F64;
+    return true;
+  case TensorProto::INT8:
+    type = DType::I8;
+    return true;
+  case TensorProto::INT32:
+    type = DType::I32;
+    return true;
+  case TensorProto::INT64:
+    type = DType::I64;
+    return true;
+  case TensorProto::BOOL:
+    type = DType::Bool;
+    return true;
+  case TensorProto::UINT8:
+    type = DType::U8;
+    return true;
+  default:
+    return false;
+  }
+}
+
+static int32_t onnxTypeOf(DType type) {
+  switch (type) {
+  case DType::F16:
+    return TensorProto::FLOAT16;
+  case DType::F32:
+    return TensorProto::FLOAT;
+  case DType::F64:
+    return TensorProto::DOUBLE;
+  case DType::I8:
+    return TensorProto::INT8;
+  case DType::I32:
+    return TensorProto::INT32;
+  case DType::I64:
+    return TensorProto::INT64;
+  case DType::Bool:
+    return TensorProto::BOOL;
+  case DType::U8:
+    return TensorProto::UINT8;
+  }
+  return TensorProto::UNDEFINED;
+}
+
+std::string mlir::gs::readTensorProto(const std::string &path, Tensor &tensor) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return "cannot open '" + path + "': " + std::strerror(errno);
+  TensorProto proto;
+  if (!proto.ParseFromIstream(&in))
+    return "'" + path + "' is not a valid TensorProto file";
+  DType type;
+  if (!dtypeOf(proto.data_type(), type))
+    return "'" + path + "' holds an unsupported element type (" +
+           std::to_string(proto.data_type()) + ")";
+  if (proto.data_location() == TensorProto::EXTERNAL)
+    return "'" + path + "' refers to external data, which is not supported";
+  std::vector<int64_t> shape(proto.dims().begin(), proto.dims().end());
+  for (int64_t d : shape)
+    if (d < 0)
+      return "'" + path + "' has a negative dimension";
+  tensor = Tensor(type, shape);
+  int64_t n = tensor.numElements();
+  auto sizeError = [&](size_t got) {
+    return "'" + path + "' holds " + std::to_string(got) + " values, but " +
+           tensor.describe() + " needs " + std::to_string(n);
+  };
+  if (proto.has_raw_data()) {
+    if (proto.raw_data().size() != tensor.byteSize())
+      return "'" + path + "' has " + std::to_string(proto.raw_data().size()) +
+             " bytes of data, but " + tensor.describe() + " needs " +
+             std::to_string(tensor.byteSize());
+    std::memcpy(tensor.data(), proto.raw_data().data(), tensor.byteSize());
+    return {};
+  }
+  auto copy = [&](const auto &field, auto *out) -> std::string {
+    if (static_cast<int64_t>(field.size()) != n)
+      return sizeError(field.size());
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = static_cast<std::remove_pointer_t<decltype(out)>>(field[i]);
+    return {};
+  };
+  switch (type) {
+  case DType::F32:
+    return copy(proto.float_data(), tensor.as<float>());
+  case DType::F64:
+    return copy(proto.double_data(), tensor.as<double>());
+  case DType::I64:
+    return copy(proto.int64_data(), tensor.as<int64_t>());
+  case DType::I32:
+    return copy(proto.int32_data(), tensor.as<int32_t>());
+  case DType::F16:
+    return copy(proto.int32_data(), tensor.as<uint16_t>());
+  case DType::I8:
+    return copy(proto.int32_data(), tensor.as<int8_t>());
+  case DType::Bool:
+  case DType::U8:
+    return copy(proto.int32_data(), tensor.as<uint8_t>());
+  }
+  return {};
+}
+
+std::string mlir::gs::writeTensorProto(const std::string &path,
+                                       const Tensor &tensor) {
+  TensorProto proto;
+  proto.set_data_type(onnxTypeOf(tensor.type()));
+  for (int64_t d : tensor.shape())
+    proto.add_dims(d);
+  proto.set_raw_data(tensor.data(), tensor.byteSize());
+  std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out || !proto.SerializeToOstream(&out) || !out.flush()) {
+      std::remove(temporary.c_str());
+      return "cannot write '" + path + "': " + std::strerror(errno);
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::string error = "cannot write '" + path + "': " + std::strerror(errno);
+    std::remove(temporary.c_str());
+    return error;
+  }
+  return {};
+}

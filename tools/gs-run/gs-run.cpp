@@ -1,0 +1,329 @@
+//===- gs-run.cpp - JIT-run a model on the CPU ------------------*- C++ -*-===//
+//
+// Compiles a model (.onnx, .onnxtext or .mlir) with the CPU pipeline,
+// JIT-runs one function on inputs from TensorProto (.pb) or NumPy (.npy)
+// files and writes its outputs in the same formats. `--check DIR` runs an
+// ONNX backend test directory (model.onnx and test_data_set_*/) and
+// compares the outputs with the expected ones.
+//
+// Exit status: 0 on success, 1 on an error (bad model, flags or files), 2
+// when --check finds outputs that differ from the expected ones.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TensorProtoIO.h"
+
+#include "gs/Conversion/ImportONNX/ImportONNX.h"
+#include "gs/InitAll.h"
+#include "gs/Runner/JitRunner.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace mlir;
+using gs::runtime::DType;
+using gs::runtime::Tensor;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> modelPath(cl::Positional,
+                                      cl::desc("<model.onnx|.onnxtext|.mlir>"));
+static cl::opt<std::string>
+    checkDir("check",
+             cl::desc("Run an ONNX backend test directory (model.onnx and "
+                      "test_data_set_*/) and compare its outputs"),
+             cl::value_desc("dir"));
+static cl::opt<std::string> entry("entry", cl::desc("Function to run"),
+                                  cl::init("forward"));
+static cl::list<std::string>
+    inputFiles("i",
+               cl::desc("Input tensor file (.pb or .npy), in argument "
+                        "order (repeatable)"),
+               cl::value_desc("file"));
+static cl::opt<std::string>
+    outputDir("output-dir", cl::desc("Write output_N.<format> files here"),
+              cl::value_desc("dir"));
+static cl::opt<std::string> outputFormat("format",
+                                         cl::desc("Output format: pb or npy"),
+                                         cl::init("npy"));
+static cl::opt<bool> printOutputs("print",
+                                  cl::desc("Print the outputs' values"));
+static cl::opt<double>
+    relTolerance("rtol",
+                 cl::desc("Relative tolerance of --check for "
+                          "float32/float64 (ONNX's default)"),
+                 cl::init(1e-3));
+static cl::opt<double>
+    absTolerance("atol",
+                 cl::desc("Absolute tolerance of --check for "
+                          "float32/float64 (ONNX's default)"),
+                 cl::init(1e-7));
+static cl::list<std::string>
+    inputShapes("onnx-shape",
+                cl::desc("Pin the shape of a graph input: name=1x3x224x224"));
+static cl::opt<bool>
+    kernelSchedule("kernel-schedule",
+                   cl::desc("Tile and vectorize GEMMs and convolutions"),
+                   cl::init(true));
+
+/// Loads the model as a module: ONNX through the importer, MLIR parsed.
+static OwningOpRef<ModuleOp> loadModel(StringRef path, MLIRContext &context,
+                                       const gs::OnnxImportOptions &options) {
+  if (gs::isOnnxFile(path)) {
+    gs::OnnxDiagnosticPrinter diagnostics(&context, llvm::errs());
+    return gs::importOnnxFile(path, &context, options);
+  }
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  return parseSourceFile<ModuleOp>(path, sourceMgr, &context);
+}
+
+/// Reads a tensor from a .pb or .npy file.
+static std::string readTensor(const std::string &path, Tensor &tensor) {
+  if (StringRef(path).ends_with(".npy"))
+    return gs::runtime::readNpy(path, tensor);
+  return gs::readTensorProto(path, tensor);
+}
+
+static std::string writeTensor(const std::string &path, const Tensor &tensor) {
+  if (StringRef(path).ends_with(".npy"))
+    return gs::runtime::writeNpy(path, tensor);
+  return gs::writeTensorProto(path, tensor);
+}
+
+/// Element `i` of a tensor as a double.
+static double elementAt(const Tensor &t, int64_t i) {
+  switch (t.type()) {
+  case DType::F16:
+    return gs::runtime::halfToFloat(t.as<uint16_t>()[i]);
+  case DType::F32:
+    return t.as<float>()[i];
+  case DType::F64:
+    return t.as<double>()[i];
+  case DType::I8:
+    return t.as<int8_t>()[i];
+  case DType::I32:
+    return t.as<int32_t>()[i];
+  case DType::I64:
+    return static_cast<double>(t.as<int64_t>()[i]);
+  case DType::Bool:
+  case DType::U8:
+    return t.as<uint8_t>()[i];
+  }
+  return 0;
+}
+
+/// Compares `got` with `expected`; describes the first mismatches.
+static bool compare(const Tensor &got, const Tensor &expected,
+                    const std::string &what, llvm::raw_ostream &os) {
+  if (got.type() != expected.type() || got.shape() != expected.shape()) {
+    os << what << ": got " << got.describe() << ", expected "
+       << expected.describe() << "\n";
+    return false;
+  }
+  bool isFloat = got.type() == DType::F16 || got.type() == DType::F32 ||
+                 got.type() == DType::F64;
+  // FP16 carries 11 significant bits.
+  double r = got.type() == DType::F16 ? std::max<double>(relTolerance, 4e-3)
+                                      : relTolerance;
+  double a = got.type() == DType::F16 ? std::max<double>(absTolerance, 1e-5)
+                                      : absTolerance;
+  int64_t mismatches = 0, worst = -1;
+  double worstExcess = 0;
+  for (int64_t i = 0; i < got.numElements(); ++i) {
+    double x = elementAt(got, i), y = elementAt(expected, i);
+    bool ok;
+    if (!isFloat)
+      ok = x == y;
+    else if (std::isnan(y))
+      ok = std::isnan(x);
+    else if (std::isinf(y))
+      ok = x == y;
+    else
+      ok = std::fabs(x - y) <= a + r * std::fabs(y);
+    if (ok)
+      continue;
+    ++mismatches;
+    double excess = std::isfinite(x - y) ? std::fabs(x - y) : INFINITY;
+    if (worst < 0 || excess > worstExcess) {
+      worst = i;
+      worstExcess = excess;
+    }
+  }
+  if (!mismatches)
+    return true;
+  os << what << ": " << mismatches << " of " << got.numElements()
+     << " elements differ (rtol " << r << ", atol " << a << "); worst at flat "
+     << "index " << worst << ": got " << elementAt(got, worst) << ", expected "
+     << elementAt(expected, worst) << "\n";
+  return false;
+}
+
+static void print(const Tensor &t, StringRef name, llvm::raw_ostream &os) {
+  os << name << " " << t.describe() << " =";
+  int64_t n = t.numElements();
+  for (int64_t i = 0; i < std::min<int64_t>(n, 64); ++i)
+    os << " " << elementAt(t, i);
+  if (n > 64)
+    os << " ... (" << n - 64 << " more)";
+  os << "\n";
+}
+
+/// --check: every test_data_set_* of an ONNX backend test directory.
+static int runCheck(DialectRegistry &registry) {
+  SmallString<256> model(checkDir);
+  llvm::sys::path::append(model, "model.onnx");
+  std::vector<std::string> dataSets;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(checkDir, ec), end;
+       it != end && !ec; it.increment(ec))
+    if (llvm::sys::path::filename(it->path()).starts_with("test_data_set_"))
+      dataSets.push_back(it->path());
+  llvm::sort(dataSets);
+  if (dataSets.empty()) {
+    llvm::errs() << "gs-run: " << checkDir << ": no test_data_set_* "
+                 << "directories\n";
+    return 1;
+  }
+  MLIRContext context(registry);
+  gs::OnnxImportOptions options;
+  options.parameterInputDir = dataSets.front();
+  OwningOpRef<ModuleOp> module = loadModel(model, context, options);
+  if (!module)
+    return 1;
+  gs::CPUPipelineOptions pipeline;
+  pipeline.kernelSchedule = kernelSchedule;
+  std::string error;
+  std::unique_ptr<gs::JitFunction> function =
+      gs::JitFunction::compile(*module, entry, pipeline, error);
+  if (!function) {
+    llvm::errs() << "gs-run: " << model << ": " << error << "\n";
+    return 1;
+  }
+  bool allPassed = true;
+  for (const std::string &dataSet : dataSets) {
+    std::vector<Tensor> inputs(function->inputs().size());
+    std::vector<const Tensor *> pointers;
+    for (auto [i, s] : llvm::enumerate(function->inputs())) {
+      SmallString<256> path(dataSet);
+      llvm::sys::path::append(path,
+                              "input_" + std::to_string(s.onnxIndex) + ".pb");
+      if (std::string e = readTensor(std::string(path), inputs[i]);
+          !e.empty()) {
+        llvm::errs() << "gs-run: " << e << "\n";
+        return 1;
+      }
+      pointers.push_back(&inputs[i]);
+    }
+    std::vector<Tensor> outputs;
+    if (std::string e = function->run(pointers, outputs); !e.empty()) {
+      llvm::errs() << "gs-run: " << dataSet << ": " << e << "\n";
+      return 1;
+    }
+    for (auto [i, got] : llvm::enumerate(outputs)) {
+      SmallString<256> path(dataSet);
+      llvm::sys::path::append(path, "output_" + std::to_string(i) + ".pb");
+      Tensor expected;
+      if (std::string e = readTensor(std::string(path), expected); !e.empty()) {
+        llvm::errs() << "gs-run: " << e << "\n";
+        return 1;
+      }
+      std::string what = llvm::sys::path::filename(dataSet).str() + " output " +
+                         std::to_string(i) + " '" +
+                         function->outputs()[i].name + "'";
+      allPassed &= compare(got, expected, what, llvm::errs());
+    }
+  }
+  if (!allPassed)
+    return 2;
+  llvm::outs() << "passed: " << dataSets.size() << " data set"
+               << (dataSets.size() > 1 ? "s" : "") << "\n";
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "GradScale model runner\n\n"
+      "Exit status: 0 on success, 1 on an error, 2 when --check finds "
+      "outputs that differ from the expected ones.\n");
+  DialectRegistry registry;
+  gs::registerAllDialects(registry);
+  if (!checkDir.empty())
+    return runCheck(registry);
+  if (modelPath.empty()) {
+    llvm::errs() << "gs-run: give a model, or --check DIR\n";
+    return 1;
+  }
+  if (outputFormat != "pb" && outputFormat != "npy") {
+    llvm::errs() << "gs-run: --format must be pb or npy, got '" << outputFormat
+                 << "'\n";
+    return 1;
+  }
+  MLIRContext context(registry);
+  gs::OnnxImportOptions options;
+  std::string error;
+  for (const std::string &spec : inputShapes)
+    if (failed(gs::parseOnnxInputShape(spec, options, error))) {
+      llvm::errs() << "gs-run: --onnx-shape: " << error << "\n";
+      return 1;
+    }
+  OwningOpRef<ModuleOp> module = loadModel(modelPath, context, options);
+  if (!module)
+    return 1;
+  gs::CPUPipelineOptions pipeline;
+  pipeline.kernelSchedule = kernelSchedule;
+  std::unique_ptr<gs::JitFunction> function =
+      gs::JitFunction::compile(*module, entry, pipeline, error);
+  if (!function) {
+    llvm::errs() << "gs-run: " << modelPath << ": " << error << "\n";
+    return 1;
+  }
+  if (inputFiles.size() != function->inputs().size()) {
+    llvm::errs() << "gs-run: @" << entry << " takes "
+                 << function->inputs().size() << " inputs, "
+                 << inputFiles.size() << " given with -i\n";
+    return 1;
+  }
+  std::vector<Tensor> inputs(inputFiles.size());
+  std::vector<const Tensor *> pointers;
+  for (auto [i, file] : llvm::enumerate(inputFiles)) {
+    if (std::string e = readTensor(file, inputs[i]); !e.empty()) {
+      llvm::errs() << "gs-run: " << e << "\n";
+      return 1;
+    }
+    pointers.push_back(&inputs[i]);
+  }
+  std::vector<Tensor> outputs;
+  if (std::string e = function->run(pointers, outputs); !e.empty()) {
+    llvm::errs() << "gs-run: " << e << "\n";
+    return 1;
+  }
+  for (auto [i, output] : llvm::enumerate(outputs)) {
+    std::string name = function->outputs()[i].name;
+    if (printOutputs)
+      print(output, name.empty() ? "output_" + std::to_string(i) : name,
+            llvm::outs());
+    if (outputDir.empty())
+      continue;
+    SmallString<256> path(outputDir);
+    llvm::sys::path::append(path,
+                            "output_" + std::to_string(i) + "." + outputFormat);
+    if (std::string e = writeTensor(std::string(path), output); !e.empty()) {
+      llvm::errs() << "gs-run: " << e << "\n";
+      return 1;
+    }
+  }
+  return 0;
+}
