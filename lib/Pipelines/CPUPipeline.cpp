@@ -5,6 +5,7 @@
 #include "gs/Pipelines/Pipelines.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -25,8 +26,18 @@ void mlir::gs::buildCPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertGSToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  pm.addNestedPass<func::FuncOp>(createFuseElementwise());
   pm.addPass(createCanonicalizerPass());
+
+  // Register-blocked, vectorized GEMMs and convolutions.
+  if (options.kernelSchedule) {
+    CPUKernelScheduleOptions schedule;
+    schedule.vectorBits = options.vectorBits;
+    pm.addPass(createCPUKernelSchedule(schedule));
+    pm.addPass(createLoopInvariantSubsetHoistingPass());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+  }
 
   // Buffers: function results become out-parameters the caller owns.
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -45,10 +56,13 @@ void mlir::gs::buildCPUPipeline(OpPassManager &pm,
   // Loops, then LLVM.
   pm.addPass(createConvertStridedCopyToLinalg());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   // LLVM intrinsics where they exist (rsqrt has no libm function), libm
   // for the rest.
@@ -58,8 +72,8 @@ void mlir::gs::buildCPUPipeline(OpPassManager &pm,
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
-  (void)options;
 }
 
 void mlir::gs::registerPipelines() {

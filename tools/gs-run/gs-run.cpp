@@ -24,11 +24,13 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
 #include <cmath>
 
 using namespace mlir;
@@ -68,6 +70,11 @@ static cl::opt<double>
                  cl::desc("Absolute tolerance of --check for "
                           "float32/float64 (ONNX's default)"),
                  cl::init(1e-7));
+static cl::opt<unsigned> benchmarkRuns(
+    "benchmark",
+    cl::desc("After one warm-up call, time N calls and print the median and "
+             "the fastest (inputs are zeros unless given with -i)"),
+    cl::value_desc("N"), cl::init(0));
 static cl::list<std::string>
     inputShapes("onnx-shape",
                 cl::desc("Pin the shape of a graph input: name=1x3x224x224"));
@@ -177,6 +184,38 @@ static void print(const Tensor &t, StringRef name, llvm::raw_ostream &os) {
   if (n > 64)
     os << " ... (" << n - 64 << " more)";
   os << "\n";
+}
+
+/// --benchmark: times `benchmarkRuns` calls after a warm-up call. Without
+/// given inputs, every input is zeros.
+static int benchmark(gs::JitFunction &function,
+                     std::vector<const Tensor *> inputs) {
+  std::vector<Tensor> zeros;
+  if (inputs.empty()) {
+    for (const gs::TensorSignature &s : function.inputs())
+      zeros.emplace_back(s.type, s.shape);
+    for (const Tensor &t : zeros)
+      inputs.push_back(&t);
+  }
+  std::vector<Tensor> outputs;
+  std::vector<double> milliseconds;
+  for (unsigned i = 0; i <= benchmarkRuns; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    if (std::string e = function.run(inputs, outputs); !e.empty()) {
+      llvm::errs() << "gs-run: " << e << "\n";
+      return 1;
+    }
+    std::chrono::duration<double, std::milli> took =
+        std::chrono::steady_clock::now() - start;
+    if (i > 0)
+      milliseconds.push_back(took.count());
+  }
+  llvm::sort(milliseconds);
+  llvm::outs() << llvm::format(
+      "@%s: median %.3f ms, fastest %.3f ms, %u runs\n", entry.c_str(),
+      milliseconds[milliseconds.size() / 2], milliseconds.front(),
+      benchmarkRuns.getValue());
+  return 0;
 }
 
 /// --check: every test_data_set_* of an ONNX backend test directory.
@@ -290,6 +329,8 @@ int main(int argc, char **argv) {
     llvm::errs() << "gs-run: " << modelPath << ": " << error << "\n";
     return 1;
   }
+  if (benchmarkRuns > 0 && inputFiles.empty())
+    return benchmark(*function, {});
   if (inputFiles.size() != function->inputs().size()) {
     llvm::errs() << "gs-run: @" << entry << " takes "
                  << function->inputs().size() << " inputs, "
@@ -305,6 +346,8 @@ int main(int argc, char **argv) {
     }
     pointers.push_back(&inputs[i]);
   }
+  if (benchmarkRuns > 0)
+    return benchmark(*function, pointers);
   std::vector<Tensor> outputs;
   if (std::string e = function->run(pointers, outputs); !e.empty()) {
     llvm::errs() << "gs-run: " << e << "\n";

@@ -6,6 +6,21 @@
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
+namespace arith {
+class ArithDialect;
+} // namespace arith
+namespace scf {
+class SCFDialect;
+} // namespace scf
+namespace tensor {
+class TensorDialect;
+} // namespace tensor
+namespace transform {
+class TransformDialect;
+} // namespace transform
+namespace vector {
+class VectorDialect;
+} // namespace vector
 namespace func {
 class FuncOp;
 } // namespace func

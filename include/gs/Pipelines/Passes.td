@@ -38,4 +38,50 @@ def SeparateReturnedBuffers
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def FuseElementwise : Pass<"gs-fuse-elementwise"> {
+  let summary = "Fuse elementwise linalg ops, leaving contractions whole";
+  let description = [{
+    Fuses chains of elementwise `linalg.generic` ops into one (bias, batch
+    normalization and activation after a GEMM become a single pass over the
+    data) and moves reshapes out of the way by expanding elementwise ops.
+    Unlike upstream's `linalg-fuse-elementwise-ops`, it never folds a
+    reshape into a contraction: a GEMM behind a flatten stays a GEMM with
+    one reduction dimension, which the kernel schedule can block, instead of
+    a contraction over the flattened dimensions.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def CPUKernelSchedule : Pass<"gs-cpu-kernel-schedule", "::mlir::ModuleOp"> {
+  let summary = "Tile and vectorize contractions for the host CPU";
+  let description = [{
+    Applies a transform-dialect schedule to the linalg-on-tensors IR:
+    2-D convolutions become an im2col gather and a GEMM; GEMMs (linalg
+    matmuls and the im2col products) are tiled into register blocks of
+    `mr x nr` outputs accumulated over the reduction one step at a time and
+    vectorized into broadcast-and-FMA outer products, with masks on the
+    partial tiles at the edges. The register block follows the SIMD width:
+    8 x 32 floats with 512-bit vectors, 4 x 24 with 256-bit ones, so that
+    the accumulators and one row of B stay in registers.
+
+    `schedule-file` replaces the built-in schedule by the
+    `@__transform_main` named sequence of a transform-dialect file, for
+    experiments.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
+           "SIMD register width in bits (0: the host CPU's)">,
+    Option<"scheduleFile", "schedule-file", "std::string", /*default=*/"",
+           "Transform-dialect file whose @__transform_main to apply instead "
+           "of the built-in schedule">,
+  ];
+  let dependentDialects = [
+    "::mlir::transform::TransformDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::arith::ArithDialect"
+  ];
+}
+
 #endif // GS_PIPELINES_PASSES_TD

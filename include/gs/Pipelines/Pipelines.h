@@ -18,6 +18,11 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("Tile and vectorize GEMMs and convolutions (off: "
                      "plain loops, for debugging)"),
       llvm::cl::init(true)};
+  PassOptions::Option<unsigned> vectorBits{
+      *this, "vector-bits",
+      llvm::cl::desc("SIMD register width in bits that the kernel schedule "
+                     "blocks for (0: the host CPU's)"),
+      llvm::cl::init(0)};
 };
 
 /// gs (tensors) to the LLVM dialect for the host CPU: parameters to

@@ -479,7 +479,7 @@ LogicalResult ModelImporter::checkStaticInputs() {
   if (!dynamic)
     return success();
   return emitError() << "the model has dynamic dimensions; pin every input "
-                        "shape with an input-shape option (name=1x3x224x224):"
+                        "shape with --onnx-shape=name=1x3x224x224:"
                      << list;
 }
 

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Exports PyTorch models with their loss, in training mode, at opset 17.
 
-Usage: export_torch_models.py OUTDIR [mlp] [cnn] [resnet18]
+Usage: export_torch_models.py [--eval] OUTDIR [mlp] [cnn] [resnet18]
 
 Each model is wrapped with nn.CrossEntropyLoss so that the export holds one
-SoftmaxCrossEntropyLoss whose scalar output is the loss. The batch
-dimension is dynamic, as users export it; the importer pins it.
+SoftmaxCrossEntropyLoss whose scalar output is the loss. With --eval, the
+bare models are exported in evaluation mode instead (input x, output
+logits), as NAME_eval.onnx. The batch dimension is dynamic, as users export
+it; the importer pins it.
 """
 
 import os
@@ -60,12 +62,29 @@ def export(name, builder, out):
             dynamic_axes={"x": {0: "batch"}, "target": {0: "batch"}})
 
 
+def export_eval(name, builder, out):
+    torch.manual_seed(0)
+    model, shape = builder()
+    model.eval()
+    x = torch.randn(2, *shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            model, (x,), os.path.join(out, name + "_eval.onnx"),
+            opset_version=17, do_constant_folding=False, input_names=["x"],
+            output_names=["logits"], dynamic_axes={"x": {0: "batch"}})
+
+
 def main():
-    out = sys.argv[1]
+    args = sys.argv[1:]
+    evaluation = "--eval" in args
+    if evaluation:
+        args.remove("--eval")
+    out = args[0]
     os.makedirs(out, exist_ok=True)
     builders = {"mlp": mlp, "cnn": cnn, "resnet18": resnet18}
-    for name in sys.argv[2:] or builders:
-        export(name, builders[name], out)
+    for name in args[1:] or builders:
+        (export_eval if evaluation else export)(name, builders[name], out)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,401 @@
+//===- CPUKernelSchedule.cpp - Register-blocked GEMMs on the CPU -*- C++ -*-=//
+//
+// Convolutions become im2col + GEMM; every GEMM-like linalg op is tiled
+// into mr x nr x 1 register blocks and vectorized; the vector contractions
+// then lower to broadcast-and-FMA outer products. The accumulator block is
+// hoisted out of the reduction loop by loop-invariant-subset-hoisting,
+// which the pipeline runs next.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gs/Pipelines/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Transform/IR/TransformDialect.h"
+#include "mlir/Dialect/Transform/Interfaces/TransformInterfaces.h"
+#include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Interfaces/VectorInterfaces.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/TargetParser/Host.h"
+
+namespace mlir::gs {
+#define GEN_PASS_DEF_CPUKERNELSCHEDULE
+#include "gs/Pipelines/Passes.h.inc"
+} // namespace mlir::gs
+
+using namespace mlir;
+
+namespace {
+/// The outputs a register block computes: `mr` rows times `nr` columns.
+struct RegisterBlock {
+  int64_t mr, nr;
+};
+
+/// The widest SIMD registers of the host CPU, in bits.
+unsigned hostVectorBits() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  if (features.lookup("avx512f"))
+    return 512;
+  if (features.lookup("avx") || features.lookup("avx2"))
+    return 256;
+  return 128;
+}
+
+/// A block whose accumulators (mr * nr / lanes registers), one row of B
+/// (nr / lanes) and a broadcast of A fit the register file: 32 registers
+/// with AVX-512, 16 otherwise.
+RegisterBlock registerBlockFor(unsigned vectorBits) {
+  int64_t lanes = std::max<int64_t>(vectorBits / 32, 4);
+  if (vectorBits >= 512)
+    return {8, 2 * lanes}; // 16 accumulators, 2 B vectors.
+  return {4, 3 * lanes};   // 12 accumulators, 3 B vectors.
+}
+
+/// How a GEMM-like op is cut into register blocks, in two levels of loops.
+struct BlockPlan {
+  /// Panels: `nr` columns of the n dimension the output is contiguous
+  /// along and `kc` steps of the reduction, so that a kc x nr panel of B
+  /// stays in the L1 cache; 1 on batch dimensions. Loop order: batch, n, k
+  /// (the order lists every dimension, untiled ones last).
+  SmallVector<int64_t> panelSizes, panelOrder;
+  /// Register blocks within a panel: `mr` rows of one m dimension, one
+  /// reduction step at a time. Loop order: m, k.
+  SmallVector<int64_t> blockSizes, blockOrder;
+  /// The full block's iteration sizes, which vectorization gives it.
+  SmallVector<int64_t> vectorSizes;
+};
+
+/// The reduction steps of a panel: 256 rows of B fill 24 KiB (nr = 24) or
+/// 32 KiB (nr = 32) of the L1 cache.
+constexpr int64_t kPanelDepth = 256;
+
+/// The block plan of a GEMM-like op; fails for ops that are not GEMMs
+/// (matrix-vector products, convolutions).
+FailureOr<BlockPlan> planBlocks(linalg::LinalgOp op, RegisterBlock block) {
+  if (!linalg::isaContractionOpInterface(op) || op.hasDynamicShape())
+    return failure();
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.size() != 1)
+    return failure();
+  // The n dimension that the output's last index runs along, so that the
+  // vectors are contiguous rows of the output and of B.
+  AffineMap outputMap = op.getIndexingMapMatchingResult(op->getResult(0));
+  auto last = dyn_cast<AffineDimExpr>(outputMap.getResults().back());
+  if (!last || !llvm::is_contained(dims->n, last.getPosition()))
+    return failure();
+  unsigned n = last.getPosition(), m = dims->m.back(), k = dims->k.front();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  unsigned numLoops = op.getNumLoops();
+  BlockPlan plan;
+  plan.panelSizes.assign(numLoops, 0);
+  plan.blockSizes.assign(numLoops, 0);
+  plan.vectorSizes.assign(numLoops, 1);
+  for (unsigned d = 0; d < numLoops; ++d)
+    if (d != m && d != n && d != k) {
+      // Batch dimensions and the other m and n dimensions: one at a time.
+      plan.panelSizes[d] = 1;
+      plan.panelOrder.push_back(d);
+    }
+  plan.panelSizes[n] = std::min(block.nr, ranges[n]);
+  plan.panelSizes[k] = std::min(kPanelDepth, ranges[k]);
+  plan.panelOrder.append({n, k, m});
+  plan.blockSizes[m] = std::min(block.mr, ranges[m]);
+  plan.blockSizes[k] = 1;
+  plan.blockOrder = {m, k};
+  for (int64_t d : plan.panelOrder)
+    if (d != m && d != k)
+      plan.blockOrder.push_back(d);
+  plan.vectorSizes[m] = plan.blockSizes[m];
+  plan.vectorSizes[n] = plan.panelSizes[n];
+  return plan;
+}
+
+/// The shape that vector ops of a block unroll to: one row of at most
+/// `lanes` elements along the dimension the result is contiguous in (for a
+/// contraction, the one its accumulator's last dimension runs along).
+std::optional<SmallVector<int64_t>> registerShape(Operation *op,
+                                                  int64_t lanes) {
+  auto unrollable = dyn_cast<VectorUnrollOpInterface>(op);
+  if (!unrollable)
+    return std::nullopt;
+  std::optional<SmallVector<int64_t>> shape = unrollable.getShapeForUnroll();
+  if (!shape || shape->empty())
+    return std::nullopt;
+  int64_t inner = shape->size() - 1;
+  if (auto contract = dyn_cast<vector::ContractionOp>(op)) {
+    AffineMap accMap = contract.getIndexingMapsArray()[2];
+    if (accMap.getNumResults() == 0)
+      return std::nullopt;
+    auto last = dyn_cast<AffineDimExpr>(accMap.getResults().back());
+    if (!last)
+      return std::nullopt;
+    inner = last.getPosition();
+  }
+  SmallVector<int64_t> native(shape->size(), 1);
+  int64_t size = (*shape)[inner];
+  // A row that is not a multiple of the register stays whole (LLVM splits
+  // it into registers and a remainder).
+  native[inner] = size % lanes == 0 ? lanes : size;
+  return native;
+}
+
+/// Marks the register blocks between tiling and vectorization with their
+/// full (vector) sizes.
+constexpr StringLiteral kBlockMarker = "gs.register_block";
+
+/// Tiles `op` with `sizes` in loop order `order`, replacing it.
+FailureOr<scf::SCFTilingResult> tile(RewriterBase &rewriter,
+                                     linalg::LinalgOp op,
+                                     ArrayRef<int64_t> sizes,
+                                     ArrayRef<int64_t> order) {
+  scf::SCFTilingOptions options;
+  options.setTileSizes(getAsIndexOpFoldResult(op.getContext(), sizes));
+  options.setInterchange(order);
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (succeeded(tiled))
+    rewriter.replaceOp(op, tiled->replacements);
+  return tiled;
+}
+
+/// Tiles `op` into panels and register blocks and peels the loops, so that
+/// all blocks but those at the edges have static shapes.
+LogicalResult tileIntoBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
+                             const BlockPlan &plan) {
+  FailureOr<scf::SCFTilingResult> panels =
+      tile(rewriter, op, plan.panelSizes, plan.panelOrder);
+  if (failed(panels))
+    return failure();
+  FailureOr<scf::SCFTilingResult> blocks =
+      tile(rewriter, cast<linalg::LinalgOp>(panels->tiledOps.back()),
+           plan.blockSizes, plan.blockOrder);
+  if (failed(blocks))
+    return failure();
+  blocks->tiledOps.back()->setAttr(
+      kBlockMarker, rewriter.getDenseI64ArrayAttr(plan.vectorSizes));
+  // Inner loops first: peeling an outer loop clones what it contains.
+  SmallVector<LoopLikeOpInterface> loops(panels->loops);
+  llvm::append_range(loops, blocks->loops);
+  for (LoopLikeOpInterface loop : llvm::reverse(loops)) {
+    scf::ForOp partial;
+    (void)scf::peelForLoopAndSimplifyBounds(
+        rewriter, cast<scf::ForOp>(loop.getOperation()), partial);
+  }
+  return success();
+}
+
+/// Drops the unit parallel dimensions of a static register block (the
+/// batch and extra n dimensions tiled by 1), leaving a 2-D matmul with its
+/// one-step reduction. Returns the block to vectorize.
+linalg::LinalgOp dropUnitParallelDims(RewriterBase &rewriter,
+                                      linalg::LinalgOp block) {
+  if (block.hasDynamicShape())
+    return block;
+  rewriter.setInsertionPoint(block);
+  auto generic = dyn_cast<linalg::GenericOp>(block.getOperation());
+  if (!generic) {
+    FailureOr<linalg::GenericOp> generalized =
+        linalg::generalizeNamedOp(rewriter, block);
+    if (failed(generalized))
+      return block;
+    generic = *generalized;
+  }
+  linalg::ControlDropUnitDims control;
+  // Rank-reducing slices (not reshapes), which fold into the block's slices
+  // and so keep the accumulator hoistable out of the reduction loop.
+  control.rankReductionStrategy =
+      linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
+  control.controlFn = [](Operation *op) {
+    SmallVector<unsigned> parallel;
+    for (auto [d, type] :
+         llvm::enumerate(cast<linalg::GenericOp>(op).getIteratorTypesArray()))
+      if (type == utils::IteratorType::parallel)
+        parallel.push_back(d);
+    return parallel;
+  };
+  FailureOr<linalg::DropUnitDimsResult> dropped =
+      linalg::dropUnitDims(rewriter, generic, control);
+  if (succeeded(dropped)) {
+    rewriter.replaceOp(generic, dropped->replacements);
+    generic = cast<linalg::GenericOp>(dropped->resultOp.getOperation());
+  }
+  // A plain matmul vectorizes straight into vector.contract.
+  rewriter.setInsertionPoint(generic);
+  FailureOr<linalg::LinalgOp> named =
+      linalg::specializeGenericOp(rewriter, generic);
+  return succeeded(named) ? *named : generic;
+}
+
+/// Vectorizes a register block: full blocks directly, partial ones (at the
+/// edges, with dynamic sizes) with masks of the full block's size.
+LogicalResult vectorizeBlock(RewriterBase &rewriter, linalg::LinalgOp block,
+                             ArrayRef<int64_t> sizes) {
+  block = dropUnitParallelDims(rewriter, block);
+  rewriter.setInsertionPoint(block);
+  FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
+      rewriter, block, block.hasDynamicShape() ? sizes : ArrayRef<int64_t>(),
+      /*inputScalableVecDims=*/{}, /*vectorizeNDExtract=*/false,
+      /*flatten1DDepthwiseConv=*/false,
+      /*assumeDynamicDimsMatchVecSizes=*/false,
+      /*createNamedContraction=*/true);
+  if (failed(vectorized))
+    return failure();
+  rewriter.replaceOp(block, vectorized->replacements);
+  return success();
+}
+
+/// Applies the patterns that `populate` adds to `root` until a fixpoint.
+LogicalResult applyPatterns(Operation *root,
+                            function_ref<void(RewritePatternSet &)> populate) {
+  RewritePatternSet patterns(root->getContext());
+  populate(patterns);
+  return applyPatternsGreedily(root, std::move(patterns));
+}
+
+struct CPUKernelSchedulePass
+    : gs::impl::CPUKernelScheduleBase<CPUKernelSchedulePass> {
+  using CPUKernelScheduleBase::CPUKernelScheduleBase;
+
+  void runOnOperation() override {
+    if (!scheduleFile.empty())
+      return applyScheduleFile();
+    ModuleOp module = getOperation();
+    MLIRContext *context = &getContext();
+    IRRewriter rewriter(context);
+    RegisterBlock block =
+        registerBlockFor(vectorBits ? vectorBits : hostVectorBits());
+
+    // Convolutions as GEMMs over an im2col gather of the input.
+    SmallVector<linalg::Conv2DNchwFchwOp> convs;
+    module.walk([&](linalg::Conv2DNchwFchwOp conv) { convs.push_back(conv); });
+    for (linalg::Conv2DNchwFchwOp conv : convs) {
+      rewriter.setInsertionPoint(conv);
+      // Convolutions it does not handle (dilations) stay loops.
+      (void)linalg::rewriteInIm2Col(rewriter, conv);
+    }
+
+    SmallVector<std::pair<linalg::LinalgOp, BlockPlan>, 8> gemms;
+    module.walk([&](linalg::LinalgOp op) {
+      if (FailureOr<BlockPlan> plan = planBlocks(op, block); succeeded(plan))
+        gemms.emplace_back(op, std::move(*plan));
+    });
+    for (auto &[op, plan] : gemms)
+      if (failed(tileIntoBlocks(rewriter, op, plan))) {
+        op->emitOpError("could not be tiled into register blocks");
+        return signalPassFailure();
+      }
+
+    // Static shapes: fold the constant sizes that peeling left in the full
+    // blocks, and the single-iteration loops of the edge blocks, into the
+    // slices' and the blocks' types.
+    if (failed(applyPatterns(module, [&](RewritePatternSet &patterns) {
+          tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns,
+                                                              context);
+          tensor::InsertSliceOp::getCanonicalizationPatterns(patterns, context);
+          tensor::CastOp::getCanonicalizationPatterns(patterns, context);
+          affine::AffineMinOp::getCanonicalizationPatterns(patterns, context);
+          affine::AffineApplyOp::getCanonicalizationPatterns(patterns, context);
+          scf::ForOp::getCanonicalizationPatterns(patterns, context);
+          context->getLoadedDialect<linalg::LinalgDialect>()
+              ->getCanonicalizationPatterns(patterns);
+          context->getLoadedDialect<tensor::TensorDialect>()
+              ->getCanonicalizationPatterns(patterns);
+        })))
+      return signalPassFailure();
+
+    SmallVector<linalg::LinalgOp> blocks;
+    module.walk([&](linalg::LinalgOp op) {
+      if (op->hasAttr(kBlockMarker))
+        blocks.push_back(op);
+    });
+    for (linalg::LinalgOp op : blocks) {
+      SmallVector<int64_t> sizes(
+          op->getAttrOfType<DenseI64ArrayAttr>(kBlockMarker).asArrayRef());
+      op->removeAttr(kBlockMarker);
+      if (failed(vectorizeBlock(rewriter, op, sizes))) {
+        op->emitOpError("could not be vectorized");
+        return signalPassFailure();
+      }
+    }
+
+    // Vectorized generics multiply broadcast operands and reduce: fold
+    // that back into vector.contract, as named ops vectorize.
+    if (failed(applyPatterns(module, [](RewritePatternSet &patterns) {
+          vector::populateVectorReductionToContractPatterns(patterns);
+        })))
+      return signalPassFailure();
+
+    // One SIMD register per vector: unroll the blocks' contractions and
+    // transfers into rows of `lanes` elements, so that each accumulator
+    // row is a separate value that hoisting can keep in a register.
+    int64_t lanes = std::max<unsigned>(
+        (vectorBits ? vectorBits : hostVectorBits()) / 32, 4);
+    auto unrolling =
+        vector::UnrollVectorOptions()
+            .setFilterConstraint([](Operation *op) {
+              return success(isa<vector::ContractionOp, vector::TransferReadOp,
+                                 vector::TransferWriteOp>(op));
+            })
+            .setNativeShapeFn(
+                [lanes](Operation *op) { return registerShape(op, lanes); });
+    if (failed(applyPatterns(module, [&](RewritePatternSet &patterns) {
+          vector::populateVectorUnrollPatterns(patterns, unrolling);
+        })))
+      return signalPassFailure();
+
+    // Rows as 1-D vectors: drop the unit dimensions the unrolling left.
+    if (failed(applyPatterns(module, [](RewritePatternSet &patterns) {
+          vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+          vector::populateVectorTransferPermutationMapLoweringPatterns(
+              patterns);
+        })))
+      return signalPassFailure();
+
+    // Contractions of a broadcast A element and a B row into FMAs.
+    if (failed(applyPatterns(module, [](RewritePatternSet &patterns) {
+          vector::populateVectorContractLoweringPatterns(
+              patterns, vector::VectorContractLowering::OuterProduct);
+          vector::populateVectorOuterProductLoweringPatterns(patterns);
+          vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+          vector::populateVectorTransferPermutationMapLoweringPatterns(
+              patterns);
+          vector::populateVectorBroadcastLoweringPatterns(patterns);
+          vector::populateVectorShapeCastLoweringPatterns(patterns);
+        })))
+      return signalPassFailure();
+  }
+
+  /// Applies @__transform_main of `scheduleFile` to the module.
+  void applyScheduleFile() {
+    OwningOpRef<ModuleOp> library;
+    if (failed(transform::detail::parseTransformModuleFromFile(
+            &getContext(), scheduleFile, library)))
+      return signalPassFailure();
+    transform::TransformOpInterface entry =
+        transform::detail::findTransformEntryPoint(getOperation(), *library);
+    if (!entry) {
+      getOperation().emitError()
+          << "schedule file '" << scheduleFile
+          << "' has no transform.named_sequence @__transform_main";
+      return signalPassFailure();
+    }
+    if (failed(transform::applyTransformNamedSequence(
+            getOperation(), entry, *library,
+            transform::TransformOptions().enableExpensiveChecks(false))))
+      signalPassFailure();
+  }
+};
+} // namespace
