@@ -20,6 +20,8 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%python", sys.executable))
 # Debian's python3-onnx (and python3-torch) belong to the system Python.
 config.substitutions.append(("%onnx_python", config.gs_onnx_python))
+# ONNX Runtime and NumPy from pip, in the build's reference environment.
+config.substitutions.append(("%ref_python", config.gs_reference_python))
 config.substitutions.append(("%gs_onnx_testdata", config.gs_onnx_testdata))
 config.substitutions.append(("%gs_src_root", config.gs_src_root))
 config.substitutions.append(("%gs_obj_root", config.gs_obj_root))

@@ -14,6 +14,9 @@ packages=(
   # torchvision generate test models (they belong to /usr/bin/python3).
   libgtest-dev libonnx-testdata python3-onnx python3-numpy python3-torch
   python3-torchvision
+  # The reference Python environment (ONNX Runtime from pip, see
+  # utils/requirements-reference.txt) and the GEMM benchmark's baseline.
+  python3-venv python3-pip libopenblas-dev
 )
 
 missing=()

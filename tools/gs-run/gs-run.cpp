@@ -38,50 +38,56 @@ using gs::runtime::DType;
 using gs::runtime::Tensor;
 namespace cl = llvm::cl;
 
+static cl::OptionCategory runnerCategory("gs-run options");
+
 static cl::opt<std::string> modelPath(cl::Positional,
-                                      cl::desc("<model.onnx|.onnxtext|.mlir>"));
+                                      cl::desc("<model.onnx|.onnxtext|.mlir>"),
+                                      cl::cat(runnerCategory));
 static cl::opt<std::string>
     checkDir("check",
              cl::desc("Run an ONNX backend test directory (model.onnx and "
                       "test_data_set_*/) and compare its outputs"),
-             cl::value_desc("dir"));
+             cl::value_desc("dir"), cl::cat(runnerCategory));
 static cl::opt<std::string> entry("entry", cl::desc("Function to run"),
-                                  cl::init("forward"));
+                                  cl::init("forward"), cl::cat(runnerCategory));
 static cl::list<std::string>
     inputFiles("i",
                cl::desc("Input tensor file (.pb or .npy), in argument "
                         "order (repeatable)"),
-               cl::value_desc("file"));
+               cl::value_desc("file"), cl::cat(runnerCategory));
 static cl::opt<std::string>
     outputDir("output-dir", cl::desc("Write output_N.<format> files here"),
-              cl::value_desc("dir"));
+              cl::value_desc("dir"), cl::cat(runnerCategory));
 static cl::opt<std::string> outputFormat("format",
                                          cl::desc("Output format: pb or npy"),
-                                         cl::init("npy"));
+                                         cl::init("npy"),
+                                         cl::cat(runnerCategory));
 static cl::opt<bool> printOutputs("print",
-                                  cl::desc("Print the outputs' values"));
+                                  cl::desc("Print the outputs' values"),
+                                  cl::cat(runnerCategory));
 static cl::opt<double>
     relTolerance("rtol",
                  cl::desc("Relative tolerance of --check for "
                           "float32/float64 (ONNX's default)"),
-                 cl::init(1e-3));
+                 cl::init(1e-3), cl::cat(runnerCategory));
 static cl::opt<double>
     absTolerance("atol",
                  cl::desc("Absolute tolerance of --check for "
                           "float32/float64 (ONNX's default)"),
-                 cl::init(1e-7));
+                 cl::init(1e-7), cl::cat(runnerCategory));
 static cl::opt<unsigned> benchmarkRuns(
     "benchmark",
     cl::desc("After one warm-up call, time N calls and print the median and "
              "the fastest (inputs are zeros unless given with -i)"),
-    cl::value_desc("N"), cl::init(0));
+    cl::value_desc("N"), cl::init(0), cl::cat(runnerCategory));
 static cl::list<std::string>
     inputShapes("onnx-shape",
-                cl::desc("Pin the shape of a graph input: name=1x3x224x224"));
+                cl::desc("Pin the shape of a graph input: name=1x3x224x224"),
+                cl::cat(runnerCategory));
 static cl::opt<bool>
     kernelSchedule("kernel-schedule",
                    cl::desc("Tile and vectorize GEMMs and convolutions"),
-                   cl::init(true));
+                   cl::init(true), cl::cat(runnerCategory));
 
 /// Loads the model as a module: ONNX through the importer, MLIR parsed.
 static OwningOpRef<ModuleOp> loadModel(StringRef path, MLIRContext &context,
@@ -234,6 +240,12 @@ static int runCheck(DialectRegistry &registry) {
                  << "directories\n";
     return 1;
   }
+  if (!outputDir.empty())
+    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
+      llvm::errs() << "gs-run: --output-dir: cannot create '" << outputDir
+                   << "': " << ec.message() << "\n";
+      return 1;
+    }
   MLIRContext context(registry);
   gs::OnnxImportOptions options;
   options.parameterInputDir = dataSets.front();
@@ -292,6 +304,7 @@ static int runCheck(DialectRegistry &registry) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(runnerCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
       "GradScale model runner\n\n"
@@ -310,6 +323,12 @@ int main(int argc, char **argv) {
                  << "'\n";
     return 1;
   }
+  if (!outputDir.empty())
+    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
+      llvm::errs() << "gs-run: --output-dir: cannot create '" << outputDir
+                   << "': " << ec.message() << "\n";
+      return 1;
+    }
   MLIRContext context(registry);
   gs::OnnxImportOptions options;
   std::string error;
