@@ -230,8 +230,13 @@ static int runCheck(DialectRegistry &registry) {
   llvm::sys::path::append(model, "model.onnx");
   std::vector<std::string> dataSets;
   std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(checkDir, ec), end;
-       it != end && !ec; it.increment(ec))
+  llvm::sys::fs::directory_iterator it(checkDir, ec), end;
+  if (ec) {
+    llvm::errs() << "gs-run: --check: cannot open directory '" << checkDir
+                 << "': " << ec.message() << "\n";
+    return 1;
+  }
+  for (; it != end && !ec; it.increment(ec))
     if (llvm::sys::path::filename(it->path()).starts_with("test_data_set_"))
       dataSets.push_back(it->path());
   llvm::sort(dataSets);
