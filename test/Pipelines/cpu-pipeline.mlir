@@ -1,0 +1,37 @@
+// RUN: gs-opt %s --gs-lower-to-llvm-cpu=vector-bits=256 | FileCheck %s
+// RUN: gs-opt %s --gs-lower-to-llvm-cpu="vector-bits=256 kernel-schedule=false" | FileCheck %s --check-prefix=LOOPS
+
+// gs to the LLVM dialect: results become caller-owned out-parameters (the
+// output returned twice gets two buffers, the second a copy), the GEMM's
+// register block becomes vector FMAs, the bias and ReLU one fused loop,
+// and every temporary buffer is freed.
+
+// CHECK-NOT: builtin.unrealized_conversion_cast
+// CHECK-NOT: gs.
+// CHECK-LABEL: llvm.func @forward(
+// Three inputs and two out-parameters, each a memref descriptor: 7
+// arguments for a 2-D memref, 5 for the 1-D bias, 33 in all.
+// CHECK-SAME: %arg32: i64) {
+// CHECK-NOT: llvm.return %
+// CHECK: %[[A:.+]] = llvm.call @malloc
+// CHECK: %[[B:.+]] = llvm.call @malloc
+// CHECK-COUNT-12: llvm.intr.fmuladd({{.*}}) : (vector<8xf32>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+// CHECK: llvm.fadd {{.*}} : f32
+// CHECK-NEXT: llvm.intr.maximum({{.*}}) : (f32, f32) -> f32
+// CHECK: "llvm.intr.memcpy"
+// CHECK-DAG: llvm.call @free(%[[A]])
+// CHECK-DAG: llvm.call @free(%[[B]])
+// CHECK: llvm.return{{$}}
+// CHECK-NOT: llvm.call @malloc
+
+// Without the kernel schedule: scalar loops, no vectors.
+// LOOPS-LABEL: llvm.func @forward(
+// LOOPS-NOT: vector<
+// LOOPS: llvm.fmul {{.*}} : f32
+// LOOPS-NEXT: llvm.fadd {{.*}} : f32
+// LOOPS-NOT: vector<
+func.func @forward(%x: tensor<16x32xf32>, %w: tensor<24x32xf32>, %b: tensor<24xf32>) -> (tensor<16x24xf32>, tensor<16x24xf32>) {
+  %y = gs.gemm %x, %w, %b {transB} : tensor<16x32xf32>, tensor<24x32xf32>, tensor<24xf32> -> tensor<16x24xf32>
+  %r = gs.relu %y : tensor<16x24xf32>
+  return %r, %r : tensor<16x24xf32>, tensor<16x24xf32>
+}

@@ -1,0 +1,95 @@
+// RUN: gs-opt %s --split-input-file --gs-cpu-kernel-schedule=vector-bits=256 --loop-invariant-subset-hoisting --canonicalize --cse | FileCheck %s --check-prefix=AVX2
+// RUN: gs-opt %s --split-input-file --gs-cpu-kernel-schedule=vector-bits=512 --loop-invariant-subset-hoisting --canonicalize --cse | FileCheck %s --check-prefix=AVX512
+
+// A 4x24 (AVX2) or 8x32 (AVX-512) register block: panels of nr columns,
+// blocks of mr rows, and the reduction innermost with the accumulators
+// hoisted into its iter_args, one FMA per accumulator register.
+
+// AVX2-LABEL: func.func @matmul
+// AVX2-NOT: linalg.matmul
+// AVX2: scf.for %{{.*}} = %c0 to %c48 step %c24
+// AVX2: scf.for %{{.*}} = %c0 to %c64 step %c4
+// AVX2: scf.for %{{.*}} = %c0 to %c32 step %c1 iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// AVX2-COUNT-12: vector.fma %{{.*}} : vector<8xf32>
+// AVX2-NEXT: scf.yield
+// AVX2-COUNT-12: vector.transfer_write
+
+// AVX512-LABEL: func.func @matmul
+// The 48 columns are a 32-column panel and a 16-column edge, each of one
+// iteration (so no loop).
+// AVX512: scf.for %{{.*}} = %c0 to %c64 step %c8
+// AVX512: scf.for %{{.*}} = %c0 to %c32 step %c1 iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// AVX512-COUNT-16: vector.fma %{{.*}} : vector<16xf32>
+// AVX512-NEXT: scf.yield
+// AVX512: scf.for %{{.*}} = %c0 to %c64 step %c8
+// AVX512: scf.for %{{.*}} = %c0 to %c32 step %c1 iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// AVX512-COUNT-8: vector.fma %{{.*}} : vector<16xf32>
+// AVX512-NEXT: scf.yield
+func.func @matmul(%a: tensor<64x32xf32>, %b: tensor<32x48xf32>) -> tensor<64x48xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<64x48xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%empty : tensor<64x48xf32>) -> tensor<64x48xf32>
+  %c = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x48xf32>) outs(%init : tensor<64x48xf32>) -> tensor<64x48xf32>
+  return %c : tensor<64x48xf32>
+}
+
+// -----
+
+// Sizes that are not multiples of the block: the full blocks and the edge
+// rows get static shapes of their own (peeling), so no masks are needed; a
+// row narrower than the panel stays one vector.
+
+// AVX512-LABEL: func.func @ragged
+// AVX512-NOT: vector.mask
+// AVX512: scf.for %{{.*}} = %c0 to %c7 step %c1 iter_args({{.*}}) -> (vector<30xf32>, vector<30xf32>, vector<30xf32>, vector<30xf32>, vector<30xf32>, vector<30xf32>, vector<30xf32>, vector<30xf32>)
+// AVX512-COUNT-8: vector.fma %{{.*}} : vector<30xf32>
+// AVX512: scf.for %{{.*}} = %c0 to %c7 step %c1 iter_args({{.*}}) -> (vector<30xf32>, vector<30xf32>)
+// AVX512-COUNT-2: vector.fma %{{.*}} : vector<30xf32>
+// AVX512-NOT: linalg.matmul
+func.func @ragged(%a: tensor<10x7xf32>, %b: tensor<7x30xf32>, %c: tensor<10x30xf32>) -> tensor<10x30xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<10x7xf32>, tensor<7x30xf32>) outs(%c : tensor<10x30xf32>) -> tensor<10x30xf32>
+  return %r : tensor<10x30xf32>
+}
+
+// -----
+
+// Batched: one batch at a time around the same blocks.
+
+// AVX512-LABEL: func.func @batch_matmul
+// AVX512: scf.for %{{.*}} = %c0 to %c3 step %c1
+// AVX512: scf.for %{{.*}} = %c0 to %c4 step %c1 iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// AVX512-COUNT-16: vector.fma %{{.*}} : vector<16xf32>
+func.func @batch_matmul(%a: tensor<3x8x4xf32>, %b: tensor<3x4x32xf32>, %c: tensor<3x8x32xf32>) -> tensor<3x8x32xf32> {
+  %r = linalg.batch_matmul ins(%a, %b : tensor<3x8x4xf32>, tensor<3x4x32xf32>) outs(%c : tensor<3x8x32xf32>) -> tensor<3x8x32xf32>
+  return %r : tensor<3x8x32xf32>
+}
+
+// -----
+
+// Convolutions: an im2col gather of the input (C*KH*KW x OH*OW per image),
+// then the filter (F x C*KH*KW) times it in register blocks.
+
+// AVX512-LABEL: func.func @conv
+// AVX512-NOT: linalg.conv_2d_nchw_fchw
+// AVX512-DAG: tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2, 3]] : tensor<16x8x3x3xf32> into tensor<16x72xf32>
+// AVX512-DAG: tensor.collapse_shape %{{.*}} {{\[\[}}0], [1], [2, 3]] : tensor<1x16x4x4xf32> into tensor<1x16x16xf32>
+// AVX512: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x8x6x6xf32>) outs(%{{.*}} : tensor<1x72x16xf32>)
+// AVX512: scf.for %{{.*}} = %c0 to %c16 step %c8
+// AVX512: scf.for %{{.*}} = %c0 to %c72 step %c1 iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// AVX512-COUNT-8: vector.fma %{{.*}} : vector<16xf32>
+// AVX512: tensor.expand_shape
+func.func @conv(%x: tensor<1x8x6x6xf32>, %w: tensor<16x8x3x3xf32>, %o: tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32> {
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x6x6xf32>, tensor<16x8x3x3xf32>) outs(%o : tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  return %r : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+// Matrix-vector products are not GEMMs: left to the loops.
+
+// AVX2-LABEL: func.func @matvec
+// AVX2: linalg.matvec
+func.func @matvec(%a: tensor<8x4xf32>, %x: tensor<4xf32>, %y: tensor<8xf32>) -> tensor<8xf32> {
+  %r = linalg.matvec ins(%a, %x : tensor<8x4xf32>, tensor<4xf32>) outs(%y : tensor<8xf32>) -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
