@@ -20,6 +20,7 @@
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Transform/IR/TransformDialect.h"
+#include "mlir/Dialect/Transform/IR/TransformOps.h"
 #include "mlir/Dialect/Transform/Interfaces/TransformInterfaces.h"
 #include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -384,8 +385,8 @@ struct CPUKernelSchedulePass
     if (failed(transform::detail::parseTransformModuleFromFile(
             &getContext(), scheduleFile, library)))
       return signalPassFailure();
-    transform::TransformOpInterface entry =
-        transform::detail::findTransformEntryPoint(getOperation(), *library);
+    auto entry = library->lookupSymbol<transform::NamedSequenceOp>(
+        transform::TransformDialect::kTransformEntryPointSymbolName);
     if (!entry) {
       getOperation().emitError()
           << "schedule file '" << scheduleFile

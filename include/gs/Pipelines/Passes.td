@@ -57,14 +57,19 @@ def FuseElementwise : Pass<"gs-fuse-elementwise"> {
 def CPUKernelSchedule : Pass<"gs-cpu-kernel-schedule", "::mlir::ModuleOp"> {
   let summary = "Tile and vectorize contractions for the host CPU";
   let description = [{
-    Applies a transform-dialect schedule to the linalg-on-tensors IR:
-    2-D convolutions become an im2col gather and a GEMM; GEMMs (linalg
-    matmuls and the im2col products) are tiled into register blocks of
-    `mr x nr` outputs accumulated over the reduction one step at a time and
-    vectorized into broadcast-and-FMA outer products, with masks on the
-    partial tiles at the edges. The register block follows the SIMD width:
-    8 x 32 floats with 512-bit vectors, 4 x 24 with 256-bit ones, so that
-    the accumulators and one row of B stay in registers.
+    Blocks the GEMMs of linalg-on-tensors IR for SIMD registers. 2-D
+    convolutions become an im2col gather and a GEMM. Every contraction with
+    one reduction dimension (matmuls, batched matmuls, the im2col products)
+    is tiled into panels of `nr` columns and `kc` = 256 reduction steps, and
+    those into register blocks of `mr x nr` outputs updated one reduction
+    step at a time; peeling gives the full blocks and the edge blocks static
+    shapes of their own, so no masks are needed. Each block is vectorized
+    and unrolled into one vector per SIMD register, and its contraction
+    lowered to broadcast-and-FMA outer products; the pipeline then hoists
+    the accumulators out of the reduction loop. The block follows the SIMD
+    width: 8 x 32 floats with 512-bit vectors, 4 x 24 with 256-bit ones,
+    so that the accumulators, one row of B and a broadcast fit the register
+    file. Matrix-vector products and other contractions stay as they are.
 
     `schedule-file` replaces the built-in schedule by the
     `@__transform_main` named sequence of a transform-dialect file, for
