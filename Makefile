@@ -2,6 +2,7 @@
 #
 #   make demo    install what is missing, build, run the bundled example
 #   make check   install what is missing, build, run every test
+#   make bench   build, run the benchmarks in bench/ (see bench/README.md)
 #
 # Variables: BUILD (build directory), JOBS (parallel jobs), BUILD_TYPE.
 
@@ -18,7 +19,7 @@ CMAKE_FLAGS = -G Ninja \
   -DCMAKE_C_COMPILER_LAUNCHER=ccache \
   -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 
-.PHONY: all deps configure build check demo docs clean
+.PHONY: all deps configure build check demo bench docs clean
 
 all: build
 
@@ -38,6 +39,11 @@ check: build
 
 demo: build
 	@utils/demo.sh $(BUILD)
+
+bench: build
+	ninja -C $(BUILD) gs-reference-python
+	$(BUILD)/reference-python/bin/python3 bench/cpu_forward.py --build $(BUILD)
+	python3 bench/import_resnet18.py --build $(BUILD)
 
 docs: configure
 	ninja -C $(BUILD) gs-doc
