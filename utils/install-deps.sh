@@ -17,6 +17,8 @@ packages=(
   # The reference Python environment (ONNX Runtime from pip, see
   # utils/requirements-reference.txt) and the GEMM benchmark's baseline.
   python3-venv python3-pip libopenblas-dev
+  # Training data for the PyTorch trajectory tests.
+  dataset-fashion-mnist
 )
 
 missing=()

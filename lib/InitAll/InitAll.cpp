@@ -4,6 +4,7 @@
 
 #include "gs/Conversion/Passes.h"
 #include "gs/Dialect/GS/IR/GSDialect.h"
+#include "gs/Dialect/GS/Transforms/Passes.h"
 #include "gs/Pipelines/Pipelines.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -92,6 +93,7 @@
 using namespace mlir;
 
 void mlir::gs::registerAllDialects(DialectRegistry &registry) {
+  gs::registerDifferentiableOpInterfaceModels(registry);
   registry.insert<gs::GSDialect, affine::AffineDialect, arith::ArithDialect,
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
                   func::FuncDialect, gpu::GPUDialect, index::IndexDialect,
@@ -160,6 +162,7 @@ void mlir::gs::registerAllDialects(DialectRegistry &registry) {
 void mlir::gs::registerAllPasses() {
   // GradScale's own passes and pipelines.
   gs::registerGSConversionPasses();
+  gs::registerGSTransformsPasses();
   gs::registerPipelines();
 
   // Generic transformations: canonicalize, cse, inline, symbol-dce, ...

@@ -14,6 +14,7 @@
 #include "TensorProtoIO.h"
 
 #include "gs/Conversion/ImportONNX/ImportONNX.h"
+#include "gs/Dialect/GS/Transforms/Passes.h"
 #include "gs/InitAll.h"
 #include "gs/Runner/JitRunner.h"
 
@@ -21,6 +22,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -80,6 +82,12 @@ static cl::opt<unsigned> benchmarkRuns(
     cl::desc("After one warm-up call, time N calls and print the median and "
              "the fastest (inputs are zeros unless given with -i)"),
     cl::value_desc("N"), cl::init(0), cl::cat(runnerCategory));
+static cl::opt<unsigned>
+    steps("steps",
+          cl::desc("Call the function N times on the same inputs; parameters "
+                   "persist, so each call of a train step trains one step "
+                   "(outputs are those of the last call)"),
+          cl::value_desc("N"), cl::init(1), cl::cat(runnerCategory));
 static cl::list<std::string>
     inputShapes("onnx-shape",
                 cl::desc("Pin the shape of a graph input: name=1x3x224x224"),
@@ -89,9 +97,9 @@ static cl::opt<bool>
                    cl::desc("Tile and vectorize GEMMs and convolutions"),
                    cl::init(true), cl::cat(runnerCategory));
 
-/// Loads the model as a module: ONNX through the importer, MLIR parsed.
-static OwningOpRef<ModuleOp> loadModel(StringRef path, MLIRContext &context,
-                                       const gs::OnnxImportOptions &options) {
+/// Parses or imports the model: ONNX through the importer, MLIR parsed.
+static OwningOpRef<ModuleOp> parseModel(StringRef path, MLIRContext &context,
+                                        const gs::OnnxImportOptions &options) {
   if (gs::isOnnxFile(path)) {
     gs::OnnxDiagnosticPrinter diagnostics(&context, llvm::errs());
     return gs::importOnnxFile(path, &context, options);
@@ -99,6 +107,24 @@ static OwningOpRef<ModuleOp> loadModel(StringRef path, MLIRContext &context,
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   return parseSourceFile<ModuleOp>(path, sourceMgr, &context);
+}
+
+/// Loads the model and differentiates what it asks for: its gradient
+/// requests (ONNX Gradient operators), and its train step when --entry
+/// names a function the model does not define.
+static OwningOpRef<ModuleOp> loadModel(StringRef path, MLIRContext &context,
+                                       const gs::OnnxImportOptions &options) {
+  OwningOpRef<ModuleOp> module = parseModel(path, context, options);
+  if (!module)
+    return nullptr;
+  gs::AutodiffOptions autodiff;
+  autodiff.trainStepName =
+      module->lookupSymbol(entry) ? std::string() : std::string(entry);
+  PassManager pm(&context);
+  pm.addPass(gs::createAutodiff(autodiff));
+  if (failed(pm.run(*module)))
+    return nullptr;
+  return module;
 }
 
 /// Reads a tensor from a .pb or .npy file.
@@ -373,15 +399,23 @@ int main(int argc, char **argv) {
   if (benchmarkRuns > 0)
     return benchmark(*function, pointers);
   std::vector<Tensor> outputs;
-  if (std::string e = function->run(pointers, outputs); !e.empty()) {
-    llvm::errs() << "gs-run: " << e << "\n";
-    return 1;
-  }
-  for (auto [i, output] : llvm::enumerate(outputs)) {
-    std::string name = function->outputs()[i].name;
-    if (printOutputs)
+  // Parameters persist across calls: each call of a train step is a step.
+  for (unsigned step = 1; step <= steps; ++step) {
+    if (std::string e = function->run(pointers, outputs); !e.empty()) {
+      llvm::errs() << "gs-run: " << e << "\n";
+      return 1;
+    }
+    if (!printOutputs)
+      continue;
+    if (steps > 1)
+      llvm::outs() << "step " << step << ": ";
+    for (auto [i, output] : llvm::enumerate(outputs)) {
+      std::string name = function->outputs()[i].name;
       print(output, name.empty() ? "output_" + std::to_string(i) : name,
             llvm::outs());
+    }
+  }
+  for (auto [i, output] : llvm::enumerate(outputs)) {
     if (outputDir.empty())
       continue;
     SmallString<256> path(outputDir);

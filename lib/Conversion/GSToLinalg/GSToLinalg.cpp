@@ -33,12 +33,31 @@ void mlir::gs::configureGSToLinalgTarget(ConversionTarget &target) {
                          math::MathDialect, tensor::TensorDialect>();
   target.addIllegalDialect<GSDialect>();
   // Training structure and scale computations have passes of their own.
-  target.addLegalOp<ParamOp, ParamReadOp, ParamWriteOp, TrainingOp, BackwardOp,
-                    YieldOp, UpdateOp, GradStatsOp, ComputeScaleOp,
-                    UnifyScalesOp, AllFiniteOp>();
+  target.addLegalOp<ParamOp, ParamReadOp, ParamWriteOp, TrainingOp, UpdateOp,
+                    GradStatsOp, ComputeScaleOp, UnifyScalesOp, AllFiniteOp>();
 }
 
 namespace {
+/// Moves the computation of every differentiated gs.backward region in
+/// front of it and replaces its results with the yielded gradients: once
+/// gradient scaling has seen the region, it is ordinary code.
+void inlineBackwardRegions(Operation *root) {
+  SmallVector<BackwardOp> regions;
+  root->walk([&](BackwardOp op) {
+    if (op.isComputed())
+      regions.push_back(op);
+  });
+  for (BackwardOp backward : regions) {
+    Block &body = backward.getBody().front();
+    auto yield = cast<YieldOp>(body.getTerminator());
+    backward.replaceAllUsesWith(yield.getGradients());
+    yield.erase();
+    backward->getBlock()->getOperations().splice(backward->getIterator(),
+                                                 body.getOperations());
+    backward.erase();
+  }
+}
+
 /// Rejects what this lowering cannot express: unsigned element types (its
 /// integer arithmetic is signless) and gradients not yet differentiated.
 LogicalResult checkLowerable(Operation *root) {
@@ -46,7 +65,8 @@ LogicalResult checkLowerable(Operation *root) {
     if (!isa<GSDialect>(op->getDialect()))
       return WalkResult::advance();
     if (isa<BackwardOp>(op)) {
-      op->emitOpError("must be differentiated (by autodiff) before lowering");
+      op->emitOpError("must be differentiated (by gs-autodiff) before "
+                      "lowering");
       return WalkResult::interrupt();
     }
     for (Type type :
@@ -68,6 +88,7 @@ struct ConvertGSToLinalgPass
 
   void runOnOperation() override {
     Operation *root = getOperation();
+    inlineBackwardRegions(root);
     if (failed(checkLowerable(root)))
       return signalPassFailure();
     MLIRContext *context = &getContext();

@@ -153,14 +153,16 @@ static Value nllLoss(OpBuilder &b, Location loc, Value logp, Value target,
                                               nb, l, weights, ValueRange{cls}),
                                           acc)
                           : scalarConstant(nb, l, acc, 1.0);
+        Value loss =
+            arith::NegFOp::create(nb, l, arith::MulFOp::create(nb, l, w, lp));
         if (ignoreIndex) {
+          // Ignored targets contribute nothing, even where lp is -inf.
           Value ignored = arith::CmpIOp::create(
               nb, l, arith::CmpIPredicate::eq, args[0],
               scalarConstant(nb, l, args[0].getType(), *ignoreIndex));
           w = arith::SelectOp::create(nb, l, ignored, zero, w);
+          loss = arith::SelectOp::create(nb, l, ignored, zero, loss);
         }
-        Value loss =
-            arith::NegFOp::create(nb, l, arith::MulFOp::create(nb, l, w, lp));
         linalg::YieldOp::create(nb, l, ValueRange{loss, w});
       });
   Value losses = generic.getResult(0), weightSums = generic.getResult(1);

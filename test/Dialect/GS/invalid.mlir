@@ -920,7 +920,7 @@ func.func @all_finite_empty() {
 // -----
 
 func.func @unscale_type(%g: tensor<4xf16>, %a: f32) {
-  // expected-error @+1 {{must be tensor of 32-bit float values}}
+  // expected-error @+1 {{must be statically shaped tensor of 32-bit float values}}
   %0 = gs.unscale %g, %a : tensor<4xf16>
   return
 }

@@ -115,5 +115,7 @@ static void printParamKind(OpAsmPrinter &printer, Operation *,
   printer << stringifyParamKind(kind.getValue());
 }
 
+#include "gs/Dialect/GS/IR/GSOpInterfaces.cpp.inc"
+
 #define GET_OP_CLASSES
 #include "gs/Dialect/GS/IR/GSOps.cpp.inc"

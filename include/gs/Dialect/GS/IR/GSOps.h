@@ -57,6 +57,8 @@ template <typename OpTy> LogicalResult verifyByInference(OpTy op) {
 
 } // namespace mlir::gs
 
+#include "gs/Dialect/GS/IR/GSOpInterfaces.h.inc"
+
 #define GET_OP_CLASSES
 #include "gs/Dialect/GS/IR/GSOps.h.inc"
 

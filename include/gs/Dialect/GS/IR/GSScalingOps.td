@@ -99,8 +99,8 @@ def GS_UnscaleOp : GS_Op<"unscale", [Pure, AllTypesMatch<["input", "result"]>]> 
     %dw = gs.unscale %dw_s, %alpha : tensor<10x256xf32>
     ```
   }];
-  let arguments = (ins TensorOf<[F32]>:$input, F32:$alpha);
-  let results = (outs TensorOf<[F32]>:$result);
+  let arguments = (ins StaticShapeTensorOf<[F32]>:$input, F32:$alpha);
+  let results = (outs StaticShapeTensorOf<[F32]>:$result);
   let assemblyFormat = "$input `,` $alpha attr-dict `:` type($input)";
   let hasFolder = 1;
 }

@@ -1,0 +1,166 @@
+// RUN: gs-opt %s --split-input-file --convert-gs-to-linalg | FileCheck %s
+
+// Pooling.cpp: windows are reduction loops of a linalg.generic over the
+// padded input (loops n, c, o... | k...); the window's shape comes from an
+// unread tensor.empty operand. Max pooling pads with and starts from -inf;
+// average pooling sums (in f32 for f16) and divides by per-position window
+// sizes known at compile time.
+
+// CHECK-DAG: #[[$IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 2 + d4, d3 * 2 + d5)>
+// CHECK-DAG: #[[$WIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>
+// CHECK-DAG: #[[$OUT:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @max_pool(
+// CHECK-SAME:      %[[X:.*]]: tensor<1x3x8x8xf32>)
+// CHECK:         %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK:         %[[PADDED:.*]] = tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK:           tensor.yield %[[NEGINF]] : f32
+// CHECK:         } : tensor<1x3x8x8xf32> to tensor<1x3x10x10xf32>
+// CHECK-DAG:     %[[E:.*]] = tensor.empty() : tensor<1x3x4x4xf32>
+// CHECK-DAG:     %[[INIT_V:.*]] = arith.constant 0xFF800000 : f32
+// CHECK:         %[[INIT:.*]] = linalg.fill ins(%[[INIT_V]] : f32) outs(%[[E]] : tensor<1x3x4x4xf32>)
+// CHECK:         %[[WINDOW:.*]] = tensor.empty() : tensor<3x3xf32>
+// CHECK:         %[[R:.*]] = linalg.generic {indexing_maps = [#[[$IN]], #[[$WIN]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+// CHECK-SAME:        ins(%[[PADDED]], %[[WINDOW]] : tensor<1x3x10x10xf32>, tensor<3x3xf32>) outs(%[[INIT]] : tensor<1x3x4x4xf32>)
+// CHECK-NEXT:    ^bb0(%[[V:.*]]: f32, %{{.*}}: f32, %[[ACC:.*]]: f32):
+// CHECK-NEXT:      %[[M:.*]] = arith.maximumf %[[V]], %[[ACC]] : f32
+// CHECK-NEXT:      linalg.yield %[[M]] : f32
+// CHECK:         return %[[R]]
+func.func @max_pool(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32> {
+  %0 = gs.max_pool %x <{kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>}> : tensor<1x3x8x8xf32>
+  return %0 : tensor<1x3x4x4xf32>
+}
+
+// -----
+
+// f16 max pooling stays in f16 (-inf is 0xFC00). With ceil_mode the last
+// window reaches one element beyond the input: one more element of -inf
+// padding at the end. Dilation 2 shows in the input map.
+// CHECK-DAG: #[[$IN:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 2 + d3 * 2)>
+// CHECK-DAG: #[[$WIN:.+]] = affine_map<(d0, d1, d2, d3) -> (d3)>
+// CHECK-DAG: #[[$OUT:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @max_pool_f16_ceil_dilated(
+// CHECK:         %[[NEGINF:.*]] = arith.constant 0xFC00 : f16
+// CHECK:         %[[PADDED:.*]] = tensor.pad %{{.*}} low[0, 0, 0] high[0, 0, 1]
+// CHECK:           tensor.yield %[[NEGINF]] : f16
+// CHECK:         } : tensor<1x1x6xf16> to tensor<1x1x7xf16>
+// CHECK-DAG:     %[[INIT_V:.*]] = arith.constant 0xFC00 : f16
+// CHECK-DAG:     tensor.empty() : tensor<1x1x3xf16>
+// CHECK:         %[[INIT:.*]] = linalg.fill ins(%[[INIT_V]] : f16) outs(%{{.*}} : tensor<1x1x3xf16>)
+// CHECK:         linalg.generic {indexing_maps = [#[[$IN]], #[[$WIN]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// CHECK-SAME:        ins(%[[PADDED]], %{{.*}} : tensor<1x1x7xf16>, tensor<2xf32>) outs(%[[INIT]] : tensor<1x1x3xf16>)
+// CHECK-NEXT:    ^bb0(%[[V:.*]]: f16, %{{.*}}: f32, %[[ACC:.*]]: f16):
+// CHECK-NEXT:      arith.maximumf %[[V]], %[[ACC]] : f16
+func.func @max_pool_f16_ceil_dilated(%x: tensor<1x1x6xf16>) -> tensor<1x1x3xf16> {
+  %0 = gs.max_pool %x <{kernel_shape = array<i64: 2>, strides = array<i64: 2>, dilations = array<i64: 2>, ceil_mode}> : tensor<1x1x6xf16>
+  return %0 : tensor<1x1x3xf16>
+}
+
+// -----
+
+// Without count_include_pad the divisor counts only input elements: 3x3
+// windows at stride 2 with one element of padding cover 2 or 3 input
+// elements per dimension.
+// CHECK-DAG: #[[$IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 2 + d4, d3 * 2 + d5)>
+// CHECK-DAG: #[[$ID4:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[$SPATIAL:.+]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+// CHECK-LABEL: func.func @avg_pool(
+// CHECK-SAME:      %[[X:.*]]: tensor<1x1x4x4xf32>)
+// CHECK:         %[[PADV:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:         %[[PADDED:.*]] = tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK:           tensor.yield %[[PADV]] : f32
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:         %[[INIT:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<1x1x2x2xf32>)
+// CHECK:         %[[SUMS:.*]] = linalg.generic {indexing_maps = [#[[$IN]], #{{.+}}, #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+// CHECK-SAME:        ins(%[[PADDED]], %{{.*}} : tensor<1x1x6x6xf32>, tensor<3x3xf32>) outs(%[[INIT]] : tensor<1x1x2x2xf32>)
+// CHECK-NEXT:    ^bb0(%[[V:.*]]: f32, %{{.*}}: f32, %[[ACC:.*]]: f32):
+// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[V]], %[[ACC]] : f32
+// CHECK-NEXT:      linalg.yield %[[S]] : f32
+// CHECK:         %[[COUNTS:.*]] = arith.constant dense<{{\[}}[4.000000e+00, 6.000000e+00], [6.000000e+00, 9.000000e+00]]> : tensor<2x2xf32>
+// CHECK:         %[[R:.*]] = linalg.generic {indexing_maps = [#[[$ID4]], #[[$SPATIAL]], #[[$ID4]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+// CHECK-SAME:        ins(%[[SUMS]], %[[COUNTS]] : tensor<1x1x2x2xf32>, tensor<2x2xf32>)
+// CHECK-NEXT:    ^bb0(%[[SV:.*]]: f32, %[[CV:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT:      %[[Q:.*]] = arith.divf %[[SV]], %[[CV]] : f32
+// CHECK-NEXT:      linalg.yield %[[Q]] : f32
+// CHECK:         return %[[R]]
+func.func @avg_pool(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
+  %0 = gs.avg_pool %x <{kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>}> : tensor<1x1x4x4xf32>
+  return %0 : tensor<1x1x2x2xf32>
+}
+
+// -----
+
+// With count_include_pad every window counts 9; f16 sums accumulate in f32
+// and round once after the division.
+// CHECK-LABEL: func.func @avg_pool_f16_count_include_pad(
+// CHECK:         %[[PADV:.*]] = arith.constant 0.000000e+00 : f16
+// CHECK:         tensor.pad
+// CHECK:           tensor.yield %[[PADV]] : f16
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:         %[[INIT:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<1x1x2x2xf32>)
+// CHECK:         %[[SUMS:.*]] = linalg.generic
+// CHECK-SAME:        ins(%{{.*}}, %{{.*}} : tensor<1x1x6x6xf16>, tensor<3x3xf32>) outs(%[[INIT]] : tensor<1x1x2x2xf32>)
+// CHECK-NEXT:    ^bb0(%[[V:.*]]: f16, %{{.*}}: f32, %[[ACC:.*]]: f32):
+// CHECK-NEXT:      %[[VW:.*]] = arith.extf %[[V]] : f16 to f32
+// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[VW]], %[[ACC]] : f32
+// CHECK:         %[[COUNTS:.*]] = arith.constant dense<9.000000e+00> : tensor<2x2xf32>
+// CHECK:         linalg.generic
+// CHECK-SAME:        ins(%[[SUMS]], %[[COUNTS]] : tensor<1x1x2x2xf32>, tensor<2x2xf32>) outs(%{{.*}} : tensor<1x1x2x2xf16>)
+// CHECK-NEXT:    ^bb0(%[[SV:.*]]: f32, %[[CV:.*]]: f32, %{{.*}}: f16):
+// CHECK-NEXT:      %[[Q:.*]] = arith.divf %[[SV]], %[[CV]] : f32
+// CHECK-NEXT:      %[[H:.*]] = arith.truncf %[[Q]] : f32 to f16
+// CHECK-NEXT:      linalg.yield %[[H]] : f16
+func.func @avg_pool_f16_count_include_pad(%x: tensor<1x1x4x4xf16>) -> tensor<1x1x2x2xf16> {
+  %0 = gs.avg_pool %x <{kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, count_include_pad}> : tensor<1x1x4x4xf16>
+  return %0 : tensor<1x1x2x2xf16>
+}
+
+// -----
+
+// ceil_mode: the extra end padding (beyond the explicit pads) never counts,
+// even with count_include_pad. Input 5, kernel 2, stride 2 -> windows
+// [0, 1], [2, 3], [4, pad]: counts 2, 2, 1.
+// CHECK-LABEL: func.func @avg_pool_ceil(
+// CHECK:         tensor.pad %{{.*}} low[0, 0, 0] high[0, 0, 1]
+// CHECK:         arith.constant dense<[2.000000e+00, 2.000000e+00, 1.000000e+00]> : tensor<3xf32>
+func.func @avg_pool_ceil(%x: tensor<1x1x5xf32>) -> tensor<1x1x3xf32> {
+  %0 = gs.avg_pool %x <{kernel_shape = array<i64: 2>, strides = array<i64: 2>, ceil_mode, count_include_pad}> : tensor<1x1x5xf32>
+  return %0 : tensor<1x1x3xf32>
+}
+
+// -----
+
+// Global average pooling: a sum over the spatial dimensions (f32
+// accumulator), a division by their size, and a reshape to N x C x 1 x 1.
+// CHECK-DAG: #[[$ID4:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[$NC:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
+// CHECK-LABEL: func.func @global_avg_pool(
+// CHECK-SAME:      %[[X:.*]]: tensor<2x3x4x5xf32>, %[[H:.*]]: tensor<2x3x4x5xf16>)
+// CHECK:         %[[Z0:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:         %[[I0:.*]] = linalg.fill ins(%[[Z0]] : f32) outs(%{{.*}} : tensor<2x3xf32>)
+// CHECK:         %[[S0:.*]] = linalg.generic {indexing_maps = [#[[$ID4]], #[[$NC]]], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+// CHECK-SAME:        ins(%[[X]] : tensor<2x3x4x5xf32>) outs(%[[I0]] : tensor<2x3xf32>)
+// CHECK:           arith.addf
+// CHECK:         %[[N0:.*]] = arith.constant 2.000000e+01 : f32
+// CHECK:         %[[M0:.*]] = linalg.generic
+// CHECK-SAME:        ins(%[[S0]] : tensor<2x3xf32>) outs(%{{.*}} : tensor<2x3xf32>)
+// CHECK-NEXT:    ^bb0(%[[V0:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT:      arith.divf %[[V0]], %[[N0]] : f32
+// CHECK:         %[[R0:.*]] = tensor.expand_shape %[[M0]] {{\[}}[0], [1, 2, 3]] output_shape [2, 3, 1, 1] : tensor<2x3xf32> into tensor<2x3x1x1xf32>
+// CHECK:         %[[I1:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x3xf32>)
+// CHECK:         %[[S1:.*]] = linalg.generic {indexing_maps = [#[[$ID4]], #[[$NC]]], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+// CHECK-SAME:        ins(%[[H]] : tensor<2x3x4x5xf16>) outs(%[[I1]] : tensor<2x3xf32>)
+// CHECK-NEXT:    ^bb0(%[[V1:.*]]: f16, %[[A1:.*]]: f32):
+// CHECK-NEXT:      %[[W1:.*]] = arith.extf %[[V1]] : f16 to f32
+// CHECK-NEXT:      arith.addf %[[W1]], %[[A1]] : f32
+// CHECK:         %[[M1:.*]] = linalg.generic
+// CHECK-SAME:        ins(%[[S1]] : tensor<2x3xf32>) outs(%{{.*}} : tensor<2x3xf16>)
+// CHECK:           arith.divf
+// CHECK-NEXT:      arith.truncf %{{.*}} : f32 to f16
+// CHECK:         %[[R1:.*]] = tensor.expand_shape %[[M1]] {{\[}}[0], [1, 2, 3]] output_shape [2, 3, 1, 1] : tensor<2x3xf16> into tensor<2x3x1x1xf16>
+// CHECK:         return %[[R0]], %[[R1]]
+func.func @global_avg_pool(%x: tensor<2x3x4x5xf32>, %h: tensor<2x3x4x5xf16>)
+    -> (tensor<2x3x1x1xf32>, tensor<2x3x1x1xf16>) {
+  %0 = gs.global_avg_pool %x : tensor<2x3x4x5xf32>
+  %1 = gs.global_avg_pool %h : tensor<2x3x4x5xf16>
+  return %0, %1 : tensor<2x3x1x1xf32>, tensor<2x3x1x1xf16>
+}

@@ -1,0 +1,135 @@
+// RUN: gs-opt %s --split-input-file --gs-autodiff --verify-diagnostics | FileCheck %s
+
+// A GEMM's gradients are GEMMs: dW = alpha * g^T x (transB), db sums g over
+// the rows; the input x needs no gradient, so no GEMM computes one.
+
+// CHECK-LABEL: func.func @gemm
+// CHECK-SAME: (%[[X:.+]]: tensor<8x16xf32>, %[[W:.+]]: tensor<4x16xf32>, %{{.+}}: tensor<4xf32>)
+// CHECK: gs.backward %{{.*}} wrt %[[W]], %{{.*}} : tensor<f32>, tensor<4x16xf32>, tensor<4xf32> {
+// CHECK:   %[[ONE:.+]] = gs.constant dense<1.000000e+00> : tensor<f32>
+// CHECK:   %[[G:.+]] = gs.expand %{{.*}} : tensor<1x1xf32> -> tensor<8x4xf32>
+// CHECK-NOT: gs.gemm {{.*}} -> tensor<8x16xf32>
+// CHECK:   %[[DW:.+]] = gs.gemm %[[G]], %[[X]] {alpha = 2.000000e+00 : f32, transA} : tensor<8x4xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+// CHECK:   %[[DB:.+]] = gs.reduce_sum %[[G]] <{axes = array<i64: 0>}> : tensor<8x4xf32>
+// CHECK:   gs.yield %[[DW]], %[[DB]] : tensor<4x16xf32>, tensor<4xf32>
+func.func @gemm(%x: tensor<8x16xf32>, %w: tensor<4x16xf32>, %b: tensor<4xf32>) -> (tensor<f32>, tensor<4x16xf32>, tensor<4xf32>) {
+  %y = gs.gemm %x, %w, %b {transB, alpha = 2.0 : f32} : tensor<8x16xf32>, tensor<4x16xf32>, tensor<4xf32> -> tensor<8x4xf32>
+  %l = gs.reduce_sum %y <{axes = array<i64: 0, 1>}> : tensor<8x4xf32>
+  %g:2 = gs.backward %l wrt %w, %b : tensor<f32>, tensor<4x16xf32>, tensor<4xf32>
+  return %l, %g#0, %g#1 : tensor<f32>, tensor<4x16xf32>, tensor<4xf32>
+}
+
+// -----
+
+// A value used twice: its two contributions meet in one gs.add_n (a branch
+// point). The broadcast operand's contribution is summed back to its shape.
+
+// CHECK-LABEL: func.func @branch
+// CHECK: gs.backward
+// CHECK:   %[[G:.+]] = gs.mul %{{.*}}, %{{.*}} : tensor<4x3xf32>, tensor<f32>
+// CHECK:   %[[VIA_ADD:.+]] = gs.reduce_sum %[[G]] <{axes = array<i64: 0>}> : tensor<4x3xf32>
+// CHECK:   %[[PRODUCT:.+]] = gs.mul %[[G]], %{{.*}} : tensor<4x3xf32>
+// CHECK:   %[[VIA_MUL:.+]] = gs.reduce_sum %[[PRODUCT]] <{axes = array<i64: 0>}> : tensor<4x3xf32>
+// CHECK:   %[[SUM:.+]] = gs.add_n %[[VIA_ADD]], %[[VIA_MUL]] : tensor<3xf32>
+// CHECK:   gs.yield %[[SUM]] : tensor<3xf32>
+func.func @branch(%x: tensor<4x3xf32>, %s: tensor<3xf32>) -> tensor<3xf32> {
+  %a = gs.mul %x, %s : tensor<4x3xf32>, tensor<3xf32>
+  %b = gs.add %a, %s : tensor<4x3xf32>, tensor<3xf32>
+  %l = gs.reduce_mean %b <{axes = array<i64: 0, 1>}> : tensor<4x3xf32>
+  %g = gs.backward %l wrt %s : tensor<f32>, tensor<3xf32>
+  return %g : tensor<3xf32>
+}
+
+// -----
+
+// Integer values carry no gradient; a wrt value the loss does not depend on
+// gets zeros.
+
+// CHECK-LABEL: func.func @unreachable
+// CHECK: gs.backward
+// CHECK-NEXT: %[[ZERO:.+]] = gs.constant dense<0.000000e+00> : tensor<4xf32>
+// CHECK-NEXT: gs.yield %[[ZERO]]
+func.func @unreachable(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %l = gs.reduce_sum %x <{axes = array<i64: 0>}> : tensor<4xf32>
+  %g = gs.backward %l wrt %y : tensor<f32>, tensor<4xf32>
+  return %g : tensor<4xf32>
+}
+
+// -----
+
+// The classification loss: (softmax - onehot(t)) / N, then the GEMM.
+
+// CHECK-LABEL: func.func @cross_entropy
+// CHECK: gs.backward
+// CHECK-DAG: %[[SOFTMAX:.+]] = gs.exp %{{.*}} : tensor<8x5xf32>
+// CHECK-DAG: %[[N:.+]] = gs.constant dense<8.000000e+00> : tensor<f32>
+// CHECK-DAG: %[[IOTA:.+]] = gs.constant dense<{{\[\[}}0, 1, 2, 3, 4]]> : tensor<1x5xi64>
+// CHECK: %[[HIT:.+]] = gs.compare eq, %{{.*}}, %[[IOTA]] : tensor<8x1xi64>, tensor<1x5xi64>
+// CHECK: %[[ONEHOT:.+]] = gs.cast %[[HIT]] : tensor<8x5xi1> to tensor<8x5xf32>
+// CHECK: %[[DIFF:.+]] = gs.sub %[[SOFTMAX]], %[[ONEHOT]] : tensor<8x5xf32>
+// CHECK: %[[DLOGITS:.+]] = gs.mul %[[DIFF]], %{{.*}} : tensor<8x5xf32>, tensor<8x1xf32>
+// CHECK: gs.gemm %[[DLOGITS]], %{{.*}} {transA} : tensor<8x5xf32>, tensor<8x16xf32> -> tensor<5x16xf32>
+func.func @cross_entropy(%x: tensor<8x16xf32>, %w: tensor<5x16xf32>, %t: tensor<8xi64>) -> tensor<5x16xf32> {
+  %y = gs.gemm %x, %w {transB} : tensor<8x16xf32>, tensor<5x16xf32> -> tensor<8x5xf32>
+  %l, %lp = gs.softmax_cross_entropy %y, %t <{reduction = #gs.reduction<mean>}> : tensor<8x5xf32>, tensor<8xi64>
+  %g = gs.backward %l wrt %w : tensor<f32>, tensor<5x16xf32>
+  return %g : tensor<5x16xf32>
+}
+
+// -----
+
+// An op without a vector-Jacobian product on the path is an error.
+func.func @no_vjp(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
+  // expected-error @+1 {{'gs.max_pool' op is on the path from the differentiated value to a gradient input, but has no gradient}}
+  %y = gs.max_pool %x <{kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}> : tensor<1x1x4x4xf32>
+  %l = gs.reduce_sum %y <{axes = array<i64: 0, 1, 2, 3>}> : tensor<1x1x2x2xf32>
+  %g = gs.backward %l wrt %x : tensor<f32>, tensor<1x1x4x4xf32>
+  return %g : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// The train step: the forward ops, the gradients of the loss with respect to
+// the trainable parameters (not the frozen buffer), one update per parameter
+// with zero-initialized optimizer state, and the step counter.
+
+// CHECK: gs.param trainable @w
+// CHECK: gs.param buffer @frozen
+// CHECK-DAG: gs.param state @gs.step = dense<0> : tensor<i64>
+// CHECK-DAG: gs.param state @w.velocity = dense<0.000000e+00> : tensor<3x4xf32>
+// CHECK-NOT: @frozen.velocity
+// CHECK-LABEL: func.func @forward
+// CHECK-NOT: gs.backward
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[W:.+]] = gs.param.read @w : tensor<3x4xf32>
+// CHECK: %[[LOSS:.+]] = gs.reduce_sum
+// CHECK: %[[G:.+]] = gs.backward %[[LOSS]] wrt %[[W]] : tensor<f32>, tensor<3x4xf32> {
+// CHECK: %[[STEP:.+]] = gs.param.read @gs.step : tensor<i64>
+// CHECK: %[[T:.+]] = tensor.extract %[[STEP]][] : tensor<i64>
+// CHECK: %[[LR:.+]] = arith.constant 1.000000e-01 : f32
+// CHECK: gs.update @w, %[[G]], lr %[[LR]], step %[[T]] state [@w.velocity] {optimizer = #gs.momentum<>} : tensor<3x4xf32>
+// CHECK: %[[NEXT:.+]] = gs.add %[[STEP]], %{{.*}} : tensor<i64>
+// CHECK: gs.param.write %[[NEXT]], @gs.step : tensor<i64>
+// CHECK: return %[[LOSS]] : tensor<f32>
+gs.param trainable @w = dense<0.5> : tensor<3x4xf32>
+gs.param buffer @frozen = dense<2.0> : tensor<3x4xf32>
+func.func @forward(%x: tensor<3x4xf32>) -> tensor<f32> {
+  %w = gs.param.read @w : tensor<3x4xf32>
+  %f = gs.param.read @frozen : tensor<3x4xf32>
+  %a = gs.mul %x, %w : tensor<3x4xf32>
+  %b = gs.mul %a, %f : tensor<3x4xf32>
+  %l = gs.reduce_sum %b <{axes = array<i64: 0, 1>}> : tensor<3x4xf32>
+  return %l : tensor<f32>
+}
+gs.training @forward {learning_rate = 0.1 : f32, optimizer = #gs.momentum<>}
+
+// -----
+
+// expected-error @+1 {{'gs.training' op cannot create the train step @train_step: the symbol exists (was autodiff run already?)}}
+gs.training @forward {learning_rate = 0.1 : f32, optimizer = #gs.momentum<>}
+func.func @forward(%x: tensor<f32>) -> tensor<f32> {
+  return %x : tensor<f32>
+}
+func.func @train_step() {
+  return
+}
