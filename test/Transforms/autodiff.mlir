@@ -78,6 +78,25 @@ func.func @cross_entropy(%x: tensor<8x16xf32>, %w: tensor<5x16xf32>, %t: tensor<
 
 // -----
 
+// Max sends the gradient to the larger operand, ties to the left one.
+
+// CHECK-LABEL: func.func @max
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32>, %[[Y:.+]]: tensor<4xf32>)
+// CHECK: gs.backward
+// CHECK-DAG: %[[ZERO:.+]] = gs.constant dense<0.000000e+00> : tensor<f32>
+// CHECK-DAG: %[[XWINS:.+]] = gs.compare ge, %[[X]], %[[Y]] : tensor<4xf32>
+// CHECK: %[[DX:.+]] = gs.where %[[XWINS]], %[[G:.+]], %[[ZERO]] : tensor<4xi1>, tensor<4xf32>, tensor<f32>
+// CHECK: %[[DY:.+]] = gs.where %[[XWINS]], %[[ZERO]], %[[G]] : tensor<4xi1>, tensor<f32>, tensor<4xf32>
+// CHECK: gs.yield %[[DX]], %[[DY]]
+func.func @max(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %m = gs.max %x, %y : tensor<4xf32>
+  %l = gs.reduce_sum %m <{axes = array<i64: 0>}> : tensor<4xf32>
+  %g:2 = gs.backward %l wrt %x, %y : tensor<f32>, tensor<4xf32>, tensor<4xf32>
+  return %g#0, %g#1 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
 // An op without a vector-Jacobian product on the path is an error.
 func.func @no_vjp(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
   // expected-error @+1 {{'gs.max_pool' op is on the path from the differentiated value to a gradient input, but has no gradient}}

@@ -81,14 +81,16 @@ struct Rules {
     return {gx, neg(mul(gx, z))};
   }
   std::pair<Value, Value> binary(MaxOp, Value x, Value y, Value, Value g) {
-    Value xWins = cmp(ComparePredicate::ge, x, y);
-    Value zero = c(g, 0);
-    return {where(xWins, g, zero), where(xWins, zero, g)};
+    return toWinner(ComparePredicate::ge, x, y, g);
   }
   std::pair<Value, Value> binary(MinOp, Value x, Value y, Value, Value g) {
-    Value xWins = cmp(ComparePredicate::le, x, y);
-    Value zero = c(g, 0);
-    return {where(xWins, g, zero), where(xWins, zero, g)};
+    return toWinner(ComparePredicate::le, x, y, g);
+  }
+  /// Max and min: g goes to x where `xWins` holds (ties included), else to y.
+  std::pair<Value, Value> toWinner(ComparePredicate xWins, Value x, Value y,
+                                   Value g) {
+    Value mask = cmp(xWins, x, y), zero = c(g, 0);
+    return {where(mask, g, zero), where(mask, zero, g)};
   }
   std::pair<Value, Value> binary(PowOp, Value x, Value y, Value z, Value g) {
     // d/dx x^y = y x^(y-1); d/dy x^y = x^y log x.
