@@ -201,20 +201,29 @@ std::string mlir::gs::runtime::writeNpy(const std::string &path,
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header.push_back('\n');
-  std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out)
-      return "cannot write '" + path + "': " + std::strerror(errno);
+  return writeFileAtomically(path, [&](std::ostream &out) {
     uint16_t size = header.size();
     out.write("\x93NUMPY\x01\x00", 8);
     out.write(reinterpret_cast<const char *>(&size), 2);
     out.write(header.data(), header.size());
     out.write(tensor.data(), tensor.byteSize());
-    out.flush();
-    if (!out) {
-      std::remove(temporary.c_str());
+    return static_cast<bool>(out);
+  });
+}
+
+std::string mlir::gs::runtime::writeFileAtomically(
+    const std::string &path, const std::function<bool(std::ostream &)> &write) {
+  std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out)
       return "cannot write '" + path + "': " + std::strerror(errno);
+    if (!write(out) || !out.flush()) {
+      std::string error =
+          "cannot write '" + path + "': " + std::strerror(errno);
+      out.close();
+      std::remove(temporary.c_str());
+      return error;
     }
   }
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {

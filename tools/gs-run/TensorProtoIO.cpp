@@ -5,11 +5,8 @@
 #include "onnx/onnx_pb.h"
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
-
-#include <unistd.h>
 
 using mlir::gs::runtime::DType;
 using mlir::gs::runtime::Tensor;
@@ -133,18 +130,6 @@ std::string mlir::gs::writeTensorProto(const std::string &path,
   for (int64_t d : tensor.shape())
     proto.add_dims(d);
   proto.set_raw_data(tensor.data(), tensor.byteSize());
-  std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out || !proto.SerializeToOstream(&out) || !out.flush()) {
-      std::remove(temporary.c_str());
-      return "cannot write '" + path + "': " + std::strerror(errno);
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::string error = "cannot write '" + path + "': " + std::strerror(errno);
-    std::remove(temporary.c_str());
-    return error;
-  }
-  return {};
+  return mlir::gs::runtime::writeFileAtomically(
+      path, [&](std::ostream &out) { return proto.SerializeToOstream(&out); });
 }

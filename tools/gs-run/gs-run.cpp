@@ -127,6 +127,20 @@ static OwningOpRef<ModuleOp> loadModel(StringRef path, MLIRContext &context,
   return module;
 }
 
+/// JIT-compiles --entry of `module` through the CPU pipeline; reports a
+/// failure naming the model.
+static std::unique_ptr<gs::JitFunction> compileEntry(ModuleOp module,
+                                                     StringRef model) {
+  gs::CPUPipelineOptions pipeline;
+  pipeline.kernelSchedule = kernelSchedule;
+  std::string error;
+  std::unique_ptr<gs::JitFunction> function =
+      gs::JitFunction::compile(module, entry, pipeline, error);
+  if (!function)
+    llvm::errs() << "gs-run: " << model << ": " << error << "\n";
+  return function;
+}
+
 /// Reads a tensor from a .pb or .npy file.
 static std::string readTensor(const std::string &path, Tensor &tensor) {
   if (StringRef(path).ends_with(".npy"))
@@ -271,27 +285,15 @@ static int runCheck(DialectRegistry &registry) {
                  << "directories\n";
     return 1;
   }
-  if (!outputDir.empty())
-    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
-      llvm::errs() << "gs-run: --output-dir: cannot create '" << outputDir
-                   << "': " << ec.message() << "\n";
-      return 1;
-    }
   MLIRContext context(registry);
   gs::OnnxImportOptions options;
   options.parameterInputDir = dataSets.front();
   OwningOpRef<ModuleOp> module = loadModel(model, context, options);
   if (!module)
     return 1;
-  gs::CPUPipelineOptions pipeline;
-  pipeline.kernelSchedule = kernelSchedule;
-  std::string error;
-  std::unique_ptr<gs::JitFunction> function =
-      gs::JitFunction::compile(*module, entry, pipeline, error);
-  if (!function) {
-    llvm::errs() << "gs-run: " << model << ": " << error << "\n";
+  std::unique_ptr<gs::JitFunction> function = compileEntry(*module, model);
+  if (!function)
     return 1;
-  }
   bool allPassed = true;
   for (const std::string &dataSet : dataSets) {
     std::vector<Tensor> inputs(function->inputs().size());
@@ -371,14 +373,9 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = loadModel(modelPath, context, options);
   if (!module)
     return 1;
-  gs::CPUPipelineOptions pipeline;
-  pipeline.kernelSchedule = kernelSchedule;
-  std::unique_ptr<gs::JitFunction> function =
-      gs::JitFunction::compile(*module, entry, pipeline, error);
-  if (!function) {
-    llvm::errs() << "gs-run: " << modelPath << ": " << error << "\n";
+  std::unique_ptr<gs::JitFunction> function = compileEntry(*module, modelPath);
+  if (!function)
     return 1;
-  }
   if (benchmarkRuns > 0 && inputFiles.empty())
     return benchmark(*function, {});
   if (inputFiles.size() != function->inputs().size()) {

@@ -11,7 +11,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -56,9 +58,16 @@ private:
 /// error message, empty on success.
 std::string readNpy(const std::string &path, Tensor &tensor);
 
-/// Writes a .npy file through a temporary file and a rename, so that a
-/// failure never leaves a half-written file behind.
+/// Writes a .npy file through writeFileAtomically.
 std::string writeNpy(const std::string &path, const Tensor &tensor);
+
+/// Writes `path` through a temporary file beside it and a rename, so that a
+/// failure never leaves a half-written or lost file behind. `write` fills
+/// the stream and returns false on failure. Returns an error message,
+/// empty on success.
+std::string
+writeFileAtomically(const std::string &path,
+                    const std::function<bool(std::ostream &)> &write);
 
 /// f16 bits to float and back (round to nearest even).
 float halfToFloat(uint16_t bits);
