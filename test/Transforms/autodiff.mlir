@@ -97,11 +97,12 @@ func.func @max(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4
 
 // -----
 
-// An op without a vector-Jacobian product on the path is an error.
+// An op without a vector-Jacobian product on the path is an error (here a
+// pooling gradient: no second derivatives).
 func.func @no_vjp(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
-  // expected-error @+1 {{'gs.max_pool' op is on the path from the differentiated value to a gradient input, but has no gradient}}
-  %y = gs.max_pool %x <{kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}> : tensor<1x1x4x4xf32>
-  %l = gs.reduce_sum %y <{axes = array<i64: 0, 1, 2, 3>}> : tensor<1x1x2x2xf32>
+  // expected-error @+1 {{'gs.avg_pool_grad' op is on the path from the differentiated value to a gradient input, but has no gradient}}
+  %y = gs.avg_pool_grad %x <{kernel_shape = array<i64: 2, 2>}> : tensor<1x1x4x4xf32> -> tensor<1x1x5x5xf32>
+  %l = gs.reduce_sum %y <{axes = array<i64: 0, 1, 2, 3>}> : tensor<1x1x5x5xf32>
   %g = gs.backward %l wrt %x : tensor<f32>, tensor<1x1x4x4xf32>
   return %g : tensor<1x1x4x4xf32>
 }
@@ -151,4 +152,146 @@ func.func @forward(%x: tensor<f32>) -> tensor<f32> {
 }
 func.func @train_step() {
   return
+}
+
+// -----
+
+// A convolution's data gradient is the transposed convolution with the same
+// geometry (output padding restores the row the stride skipped: 8 + 2 - 3
+// is odd); its weight gradient correlates the input (batch and channels
+// swapped, per group) with the output gradient: a gs.conv whose stride is
+// the forward dilation and whose dilation is the forward stride.
+
+// CHECK-LABEL: func.func @conv
+// CHECK-SAME: (%[[X:.+]]: tensor<2x4x8x8xf32>, %[[W:.+]]: tensor<6x2x3x3xf32>, %{{.+}}: tensor<6xf32>)
+// CHECK: gs.backward
+// CHECK:   %[[G:.+]] = gs.expand %{{.*}} -> tensor<2x6x4x4xf32>
+// CHECK:   %[[DX:.+]] = gs.conv_transpose %[[G]], %[[W]] {group = 2 : i64, output_padding = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<2x6x4x4xf32>, tensor<6x2x3x3xf32> -> tensor<2x4x8x8xf32>
+// CHECK:   %[[GROUPED:.+]] = gs.reshape %[[X]] : tensor<2x4x8x8xf32> -> tensor<2x2x2x8x8xf32>
+// CHECK:   %[[SWAPPED:.+]] = gs.transpose %[[GROUPED]], [2, 1, 0, 3, 4]
+// CHECK:   %[[IMAGES:.+]] = gs.reshape %[[SWAPPED]] : tensor<2x2x2x8x8xf32> -> tensor<2x4x8x8xf32>
+// CHECK:   %[[FILTERS:.+]] = gs.transpose %[[G]], [1, 0, 2, 3] : tensor<2x6x4x4xf32>
+// CHECK:   %[[CORR:.+]] = gs.conv %[[IMAGES]], %[[FILTERS]] {dilations = array<i64: 2, 2>, group = 2 : i64, pads = array<i64: 1, 1, 0, 0>, strides = array<i64: 1, 1>} : tensor<2x4x8x8xf32>, tensor<6x2x4x4xf32> -> tensor<2x6x3x3xf32>
+// CHECK:   %[[DW:.+]] = gs.transpose %[[CORR]], [1, 0, 2, 3] : tensor<2x6x3x3xf32>
+// CHECK:   %[[DB:.+]] = gs.reduce_sum %[[G]] <{axes = array<i64: 0, 2, 3>}>
+// CHECK:   gs.yield %[[DX]], %[[DW]], %[[DB]]
+func.func @conv(%x: tensor<2x4x8x8xf32>, %w: tensor<6x2x3x3xf32>, %b: tensor<6xf32>) -> (tensor<2x4x8x8xf32>, tensor<6x2x3x3xf32>, tensor<6xf32>) {
+  %y = gs.conv %x, %w, %b {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, group = 2 : i64} : tensor<2x4x8x8xf32>, tensor<6x2x3x3xf32>, tensor<6xf32> -> tensor<2x6x4x4xf32>
+  %l = gs.reduce_sum %y <{axes = array<i64: 0, 1, 2, 3>}> : tensor<2x6x4x4xf32>
+  %g:3 = gs.backward %l wrt %x, %w, %b : tensor<f32>, tensor<2x4x8x8xf32>, tensor<6x2x3x3xf32>, tensor<6xf32>
+  return %g#0, %g#1, %g#2 : tensor<2x4x8x8xf32>, tensor<6x2x3x3xf32>, tensor<6xf32>
+}
+
+// -----
+
+// A transposed convolution's data gradient is the convolution with the
+// same geometry; its weight gradient correlates the output gradient with
+// the input.
+
+// CHECK-LABEL: func.func @conv_transpose
+// CHECK-SAME: (%[[X:.+]]: tensor<1x2x3x3xf32>, %[[W:.+]]: tensor<2x3x3x3xf32>)
+// CHECK: gs.backward
+// CHECK:   %[[G:.+]] = gs.expand %{{.*}} -> tensor<1x3x7x7xf32>
+// CHECK:   %[[DX:.+]] = gs.conv %[[G]], %[[W]] {strides = array<i64: 2, 2>} : tensor<1x3x7x7xf32>, tensor<2x3x3x3xf32> -> tensor<1x2x3x3xf32>
+// CHECK:   %[[FILTERS:.+]] = gs.transpose %[[X]], [1, 0, 2, 3] : tensor<1x2x3x3xf32>
+// CHECK:   %[[CORR:.+]] = gs.conv %{{.*}}, %[[FILTERS]] {dilations = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : tensor<3x1x7x7xf32>, tensor<2x1x3x3xf32> -> tensor<3x2x3x3xf32>
+// CHECK:   %[[DW:.+]] = gs.transpose %[[CORR]], [1, 0, 2, 3]
+// CHECK:   gs.yield %[[DX]], %[[DW]]
+func.func @conv_transpose(%x: tensor<1x2x3x3xf32>, %w: tensor<2x3x3x3xf32>) -> (tensor<1x2x3x3xf32>, tensor<2x3x3x3xf32>) {
+  %y = gs.conv_transpose %x, %w {strides = array<i64: 2, 2>} : tensor<1x2x3x3xf32>, tensor<2x3x3x3xf32> -> tensor<1x3x7x7xf32>
+  %l = gs.reduce_sum %y <{axes = array<i64: 0, 1, 2, 3>}> : tensor<1x3x7x7xf32>
+  %g:2 = gs.backward %l wrt %x, %w : tensor<f32>, tensor<1x2x3x3xf32>, tensor<2x3x3x3xf32>
+  return %g#0, %g#1 : tensor<1x2x3x3xf32>, tensor<2x3x3x3xf32>
+}
+
+// -----
+
+// Training-mode batch norm differentiates through its batch statistics:
+// xhat from the op's mean and variance, then
+// dx = inv_std * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)).
+// Max pooling routes the gradient with gs.max_pool_grad.
+
+// CHECK-LABEL: func.func @batch_norm
+// CHECK-SAME: (%[[X:.+]]: tensor<8x3x4x4xf32>, %[[S:.+]]: tensor<3xf32>, %[[B:.+]]: tensor<3xf32>)
+// CHECK: %[[Y:.+]], %[[MEAN:.+]], %[[VAR:.+]] = gs.batch_norm
+// CHECK: gs.backward
+// CHECK:   %[[DP:.+]] = gs.max_pool_grad %[[Y]], %{{.*}} <{kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}> : tensor<8x3x4x4xf32>, tensor<8x3x2x2xf32>
+// CHECK-DAG:   gs.reshape %[[MEAN]] : tensor<3xf32> -> tensor<1x3x1x1xf32>
+// CHECK-DAG:   gs.reshape %[[VAR]] : tensor<3xf32> -> tensor<1x3x1x1xf32>
+// CHECK:   %[[XHAT:.+]] = gs.mul %{{.*}}, %{{.*}} : tensor<8x3x4x4xf32>, tensor<1x3x1x1xf32>
+// CHECK:   %[[DB:.+]] = gs.reduce_sum %[[DP]] <{axes = array<i64: 0, 2, 3>}>
+// CHECK:   %[[DYXHAT:.+]] = gs.mul %[[DP]], %[[XHAT]]
+// CHECK:   %[[DS:.+]] = gs.reduce_sum %[[DYXHAT]] <{axes = array<i64: 0, 2, 3>}>
+// CHECK:   %[[DXHAT:.+]] = gs.mul %[[DP]], %{{.*}} : tensor<8x3x4x4xf32>, tensor<1x3x1x1xf32>
+// CHECK:   gs.reduce_mean %[[DXHAT]] <{axes = array<i64: 0, 2, 3>, keepdims}>
+// CHECK:   %[[DX:.+]] = gs.mul %{{.*}}, %{{.*}} : tensor<1x3x1x1xf32>, tensor<8x3x4x4xf32>
+// CHECK:   gs.yield %[[DX]], %[[DS]], %[[DB]]
+func.func @batch_norm(%x: tensor<8x3x4x4xf32>, %s: tensor<3xf32>, %b: tensor<3xf32>) -> (tensor<8x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %y, %m, %v = gs.batch_norm %x, %s, %b : tensor<8x3x4x4xf32>, tensor<3xf32>
+  %p = gs.max_pool %y <{kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}> : tensor<8x3x4x4xf32>
+  %l = gs.reduce_sum %p <{axes = array<i64: 0, 1, 2, 3>}> : tensor<8x3x2x2xf32>
+  %g:3 = gs.backward %l wrt %x, %s, %b : tensor<f32>, tensor<8x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>
+  return %g#0, %g#1, %g#2 : tensor<8x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// Layer norm: the scale and bias gradients sum over the leading axes; the
+// statistics are the op's mean and inverse standard deviation. Average
+// pooling's gradient is gs.avg_pool_grad, global average pooling's a
+// broadcast over the spatial size.
+
+// CHECK-LABEL: func.func @layer_norm
+// CHECK: %[[Y:.+]], %[[MEAN:.+]], %[[INV:.+]] = gs.layer_norm
+// CHECK: gs.backward
+// CHECK:   %[[G:.+]] = gs.mul %{{.*}}, %{{.*}} : tensor<2x3x1x1xf32>, tensor<f32>
+// CHECK:   %[[GP:.+]] = gs.expand %[[G]] : tensor<2x3x1x1xf32> -> tensor<2x3x2x2xf32>
+// CHECK:   %[[DA:.+]] = gs.avg_pool_grad %[[GP]] <{kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}> : tensor<2x3x2x2xf32> -> tensor<2x3x4x4xf32>
+// CHECK:   %[[CENTERED:.+]] = gs.sub %{{.*}}, %[[MEAN]] : tensor<2x3x4x4xf32>, tensor<2x1x1x1xf32>
+// CHECK:   %[[XHAT:.+]] = gs.mul %[[CENTERED]], %[[INV]]
+// CHECK:   %[[PRODUCT:.+]] = gs.mul %[[DA]], %[[XHAT]]
+// CHECK:   %[[DS:.+]] = gs.reduce_sum %[[PRODUCT]] <{axes = array<i64: 0>}> : tensor<2x3x4x4xf32>
+// CHECK:   %[[DB:.+]] = gs.reduce_sum %[[DA]] <{axes = array<i64: 0>}> : tensor<2x3x4x4xf32>
+// CHECK:   gs.yield %[[DS]], %[[DB]] : tensor<3x4x4xf32>, tensor<3x4x4xf32>
+func.func @layer_norm(%x: tensor<2x3x4x4xf32>, %s: tensor<3x4x4xf32>, %b: tensor<3x4x4xf32>) -> (tensor<3x4x4xf32>, tensor<3x4x4xf32>) {
+  %y, %m, %i = gs.layer_norm %x, %s, %b <{axis = 1 : i64}> : tensor<2x3x4x4xf32>, tensor<3x4x4xf32>, tensor<3x4x4xf32>
+  %a = gs.avg_pool %y <{kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}> : tensor<2x3x4x4xf32>
+  %p = gs.global_avg_pool %a : tensor<2x3x2x2xf32>
+  %l = gs.reduce_sum %p <{axes = array<i64: 0, 1, 2, 3>}> : tensor<2x3x1x1xf32>
+  %g:2 = gs.backward %l wrt %s, %b : tensor<f32>, tensor<3x4x4xf32>, tensor<3x4x4xf32>
+  return %g#0, %g#1 : tensor<3x4x4xf32>, tensor<3x4x4xf32>
+}
+
+// -----
+
+// A strided slice's gradient is spread back with zero blocks: each element
+// gets a zero column (concat), the pairs are flattened (reshape), cut after
+// the last element and framed by zeros to the input's size. A gather's
+// gradient is the transposed one-hot mask of its (normalized) indices times
+// the gradient.
+
+// CHECK-LABEL: func.func @slice_gather
+// CHECK: gs.backward
+// CHECK:   %[[HIT:.+]] = gs.compare eq, %{{.*}}, %{{.*}} : tensor<2x1xi64>, tensor<1x5xi64>
+// CHECK:   %[[ONEHOT:.+]] = gs.cast %[[HIT]] : tensor<2x5xi1> to tensor<2x5xf32>
+// CHECK:   %[[T:.+]] = gs.transpose %[[ONEHOT]], [1, 0]
+// CHECK:   %[[DG:.+]] = gs.matmul %[[T]], %{{.*}} : tensor<5x2xf32>, tensor<1x2x4xf32> -> tensor<1x5x4xf32>
+// CHECK:   %[[DTABLE:.+]] = gs.reshape %[[DG]] : tensor<1x5x4xf32> -> tensor<5x4xf32>
+// CHECK:   %[[COLUMN:.+]] = gs.reshape %{{.*}} : tensor<3xf32> -> tensor<3x1xf32>
+// CHECK:   %[[ZEROS:.+]] = gs.constant dense<0.000000e+00> : tensor<3x1xf32>
+// CHECK:   %[[PAIRS:.+]] = gs.concat %[[COLUMN]], %[[ZEROS]] <{axis = 1 : i64}>
+// CHECK:   %[[FLAT:.+]] = gs.reshape %[[PAIRS]] : tensor<3x2xf32> -> tensor<6xf32>
+// CHECK:   %[[CUT:.+]] = gs.slice %[[FLAT]] <{ends = array<i64: 5>, starts = array<i64: 0>, steps = array<i64: 1>}>
+// CHECK:   %[[FRONT:.+]] = gs.constant dense<0.000000e+00> : tensor<1xf32>
+// CHECK:   %[[BACK:.+]] = gs.constant dense<0.000000e+00> : tensor<2xf32>
+// CHECK:   %[[DS:.+]] = gs.concat %[[FRONT]], %[[CUT]], %[[BACK]] <{axis = 0 : i64}> : tensor<1xf32>, tensor<5xf32>, tensor<2xf32>
+// CHECK:   gs.yield %[[DS]], %[[DTABLE]] : tensor<8xf32>, tensor<5x4xf32>
+func.func @slice_gather(%x: tensor<8xf32>, %table: tensor<5x4xf32>, %ids: tensor<2xi64>) -> (tensor<8xf32>, tensor<5x4xf32>) {
+  %s = gs.slice %x <{starts = array<i64: 1>, ends = array<i64: 7>, steps = array<i64: 2>}> : tensor<8xf32>
+  %a = gs.reduce_sum %s <{axes = array<i64: 0>}> : tensor<3xf32>
+  %e = gs.gather %table, %ids <{axis = 0 : i64}> : tensor<5x4xf32>, tensor<2xi64>
+  %b = gs.reduce_sum %e <{axes = array<i64: 0, 1>}> : tensor<2x4xf32>
+  %l = gs.add %a, %b : tensor<f32>, tensor<f32>
+  %g:2 = gs.backward %l wrt %x, %table : tensor<f32>, tensor<8xf32>, tensor<5x4xf32>
+  return %g#0, %g#1 : tensor<8xf32>, tensor<5x4xf32>
 }

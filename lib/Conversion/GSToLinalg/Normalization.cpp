@@ -114,7 +114,7 @@ struct BatchNormLowering : OpConversionPattern<BatchNormOp> {
     Value x = adaptor.getInput();
     RankedTensorType type = tensorTypeOf(x);
     int64_t rank = type.getRank();
-    Type acc = Float32Type::get(getContext());
+    Type acc = statisticsType(type.getElementType());
     Moments m = moments(rewriter, loc, x, nonChannelAxes(rank), acc);
     Value invStd = inverseStdDev(rewriter, loc, m.variance,
                                  op.getEpsilon().convertToDouble());
@@ -139,7 +139,7 @@ struct BatchNormInferenceLowering : OpConversionPattern<BatchNormInferenceOp> {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
     int64_t rank = type.getRank();
-    Type acc = Float32Type::get(getContext());
+    Type acc = statisticsType(type.getElementType());
     auto channel = [&](Value v) {
       return alongChannels(rewriter, loc, castTensor(rewriter, loc, v, acc),
                            rank);
@@ -165,7 +165,7 @@ struct LayerNormLowering : OpConversionPattern<LayerNormOp> {
     SmallVector<int64_t> axes;
     for (int64_t d = op.getAxis(); d < type.getRank(); ++d)
       axes.push_back(d);
-    Type acc = Float32Type::get(getContext());
+    Type acc = statisticsType(type.getElementType());
     Moments m = moments(rewriter, loc, x, axes, acc);
     Value invStd = inverseStdDev(rewriter, loc, m.variance,
                                  op.getEpsilon().convertToDouble());

@@ -68,6 +68,133 @@ poolWindows(OpBuilder &b, Location loc, Value padded, Value init,
       .getResult(0);
 }
 
+/// The divisor of each average-pooling window (spatial output shape, f32):
+/// how many of its elements lie inside the input, or inside input and
+/// explicit padding with `countIncludePad`. Known at compile time.
+static Value windowDivisors(OpBuilder &b, Location loc, RankedTensorType inType,
+                            RankedTensorType outType, ArrayRef<int64_t> kernel,
+                            const WindowGeometry &g, bool countIncludePad) {
+  int64_t rank = kernel.size();
+  SmallVector<SmallVector<int64_t>> counts(rank);
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t size = inType.getDimSize(i + 2);
+    int64_t lo = countIncludePad ? -g.padsBegin[i] : 0;
+    int64_t hi = countIncludePad ? size + g.padsEnd[i] : size;
+    for (int64_t o = 0; o < outType.getDimSize(i + 2); ++o) {
+      int64_t start = o * g.strides[i] - g.padsBegin[i];
+      int64_t n = 0;
+      for (int64_t k = 0; k < kernel[i]; ++k)
+        n += start + k >= lo && start + k < hi;
+      counts[i].push_back(n);
+    }
+  }
+  SmallVector<int64_t> divisorShape(outType.getShape().drop_front(2));
+  SmallVector<float> divisors(outType.getNumElements() / outType.getDimSize(0) /
+                              outType.getDimSize(1));
+  for (size_t flat = 0; flat < divisors.size(); ++flat) {
+    int64_t rest = flat, n = 1;
+    for (int64_t i = rank - 1; i >= 0; --i) {
+      n *= counts[i][rest % divisorShape[i]];
+      rest /= divisorShape[i];
+    }
+    divisors[flat] = static_cast<float>(std::max<int64_t>(n, 1));
+  }
+  auto divisorType = RankedTensorType::get(divisorShape, b.getF32Type());
+  return arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(divisorType, ArrayRef(divisors)));
+}
+
+/// The row-major position of the kernel element that reduction loops
+/// `first..first+rank-1` of a linalg.generic are at.
+static Value windowPosition(OpBuilder &b, Location loc,
+                            ArrayRef<int64_t> kernel, int64_t first) {
+  Value flat = scalarConstant(b, loc, b.getIndexType(), 0);
+  for (auto [i, k] : llvm::enumerate(kernel)) {
+    Value scaled = arith::MulIOp::create(
+        b, loc, flat, scalarConstant(b, loc, b.getIndexType(), k));
+    flat = arith::AddIOp::create(b, loc, scaled,
+                                 linalg::IndexOp::create(b, loc, first + i));
+  }
+  return flat;
+}
+
+/// The gradient of a pooling in gather form: each input position sums,
+/// over its kernel offsets k, `contribution(window, k)` of the window whose
+/// element k it is (window = (i + pad - k * dilation) / stride where that
+/// divides and is in range). `contribution` gets the window's indices
+/// (n, c, o...) and the window position of k; its value is accumulated in
+/// the accumulation type of `inType`'s elements.
+static Value
+scatterToWindows(OpBuilder &b, Location loc, RankedTensorType inType,
+                 RankedTensorType outType, ArrayRef<int64_t> kernel,
+                 const WindowGeometry &g,
+                 function_ref<Value(OpBuilder &, Location, ValueRange, Value)>
+                     contribution) {
+  MLIRContext *ctx = b.getContext();
+  int64_t rank = kernel.size(), numLoops = 2 + 2 * rank;
+  Type element = inType.getElementType(), acc = accumulationType(element);
+  RankedTensorType accType = inType.clone(acc);
+  SmallVector<AffineExpr> windowExprs, outExprs;
+  for (int64_t d = 0; d < 2 + rank; ++d)
+    outExprs.push_back(getAffineDimExpr(d, ctx));
+  for (int64_t i = 0; i < rank; ++i)
+    windowExprs.push_back(getAffineDimExpr(2 + rank + i, ctx));
+  SmallVector<utils::IteratorType> iterators = parallelIterators(2 + rank);
+  iterators.append(rank, utils::IteratorType::reduction);
+  Value window = tensor::EmptyOp::create(b, loc, kernel, b.getF32Type());
+  Value sums =
+      linalg::GenericOp::create(
+          b, loc, accType, window, filledTensor(b, loc, accType, 0.0),
+          SmallVector<AffineMap>{AffineMap::get(numLoops, 0, windowExprs, ctx),
+                                 AffineMap::get(numLoops, 0, outExprs, ctx)},
+          iterators,
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            Type idx = nb.getIndexType();
+            auto constant = [&](int64_t v) {
+              return scalarConstant(nb, l, idx, v);
+            };
+            auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
+              return arith::CmpIOp::create(nb, l, p, x, y);
+            };
+            Value inside = arith::ConstantIntOp::create(nb, l, 1, 1);
+            SmallVector<Value> indices = {linalg::IndexOp::create(nb, l, 0),
+                                          linalg::IndexOp::create(nb, l, 1)};
+            for (int64_t i = 0; i < rank; ++i) {
+              Value k = linalg::IndexOp::create(nb, l, 2 + rank + i);
+              Value shifted = arith::SubIOp::create(
+                  nb, l,
+                  arith::AddIOp::create(nb, l,
+                                        linalg::IndexOp::create(nb, l, 2 + i),
+                                        constant(g.padsBegin[i])),
+                  arith::MulIOp::create(nb, l, k, constant(g.dilations[i])));
+              Value stride = constant(g.strides[i]);
+              Value o = arith::DivSIOp::create(nb, l, shifted, stride);
+              Value ok = arith::AndIOp::create(
+                  nb, l, cmp(arith::CmpIPredicate::sge, shifted, constant(0)),
+                  arith::AndIOp::create(
+                      nb, l,
+                      cmp(arith::CmpIPredicate::eq,
+                          arith::RemSIOp::create(nb, l, shifted, stride),
+                          constant(0)),
+                      cmp(arith::CmpIPredicate::slt, o,
+                          constant(outType.getDimSize(2 + i)))));
+              inside = arith::AndIOp::create(nb, l, inside, ok);
+              // Clamped so that reads stay in bounds where unused.
+              indices.push_back(
+                  arith::SelectOp::create(nb, l, ok, o, constant(0)));
+            }
+            Value position = windowPosition(nb, l, kernel, 2 + rank);
+            Value value = contribution(nb, l, indices, position);
+            Value zero = scalarConstant(nb, l, acc, 0.0);
+            Value term = arith::SelectOp::create(
+                nb, l, inside, convertScalar(nb, l, value, acc), zero);
+            linalg::YieldOp::create(
+                nb, l, ValueRange{arith::AddFOp::create(nb, l, args[1], term)});
+          })
+          .getResult(0);
+  return acc == element ? sums : castTensor(b, loc, sums, element);
+}
+
 namespace {
 struct MaxPoolLowering : OpConversionPattern<MaxPoolOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -114,38 +241,9 @@ struct AvgPoolLowering : OpConversionPattern<AvgPoolOp> {
           return arith::AddFOp::create(b, l, x, a).getResult();
         });
 
-    // How many elements each window averages, per spatial dimension: those
-    // inside the input, or inside input and explicit padding.
-    RankedTensorType inType = tensorTypeOf(adaptor.getInput());
-    int64_t rank = kernel.size();
-    SmallVector<SmallVector<int64_t>> counts(rank);
-    for (int64_t i = 0; i < rank; ++i) {
-      int64_t size = inType.getDimSize(i + 2);
-      int64_t lo = op.getCountIncludePad() ? -g.padsBegin[i] : 0;
-      int64_t hi = op.getCountIncludePad() ? size + g.padsEnd[i] : size;
-      for (int64_t o = 0; o < type.getDimSize(i + 2); ++o) {
-        int64_t start = o * g.strides[i] - g.padsBegin[i];
-        int64_t n = 0;
-        for (int64_t k = 0; k < kernel[i]; ++k)
-          n += start + k >= lo && start + k < hi;
-        counts[i].push_back(n);
-      }
-    }
-    SmallVector<int64_t> divisorShape(type.getShape().drop_front(2));
-    SmallVector<float> divisors(type.getNumElements() / type.getDimSize(0) /
-                                type.getDimSize(1));
-    for (size_t flat = 0; flat < divisors.size(); ++flat) {
-      int64_t rest = flat, n = 1;
-      for (int64_t i = rank - 1; i >= 0; --i) {
-        n *= counts[i][rest % divisorShape[i]];
-        rest /= divisorShape[i];
-      }
-      divisors[flat] = static_cast<float>(std::max<int64_t>(n, 1));
-    }
-    auto divisorType =
-        RankedTensorType::get(divisorShape, rewriter.getF32Type());
-    Value divisor = arith::ConstantOp::create(
-        rewriter, loc, DenseElementsAttr::get(divisorType, ArrayRef(divisors)));
+    Value divisor =
+        windowDivisors(rewriter, loc, tensorTypeOf(adaptor.getInput()), type,
+                       kernel, g, op.getCountIncludePad());
     rewriter.replaceOp(
         op, elementwise(rewriter, loc, type, ValueRange{sums, divisor},
                         [&](OpBuilder &b, Location l, ValueRange a) {
@@ -189,10 +287,128 @@ struct GlobalAvgPoolLowering : OpConversionPattern<GlobalAvgPoolOp> {
     return success();
   }
 };
+
+/// The window position of each window's first maximum (index type, -1 when
+/// no element beats the padding), then the gradient gathered from it.
+struct MaxPoolGradLowering : OpConversionPattern<MaxPoolGradOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MaxPoolGradOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType inType = op.getType();
+    RankedTensorType outType = tensorTypeOf(adaptor.getGrad());
+    WindowGeometry g = op.getGeometry();
+    ArrayRef<int64_t> kernel = op.getKernelShape();
+    Type element = inType.getElementType();
+    int64_t rank = kernel.size();
+    Value padded =
+        padForWindows(rewriter, loc, adaptor.getInput(), outType, kernel, g,
+                      lowestValue(rewriter, loc, element));
+
+    MLIRContext *ctx = rewriter.getContext();
+    int64_t numLoops = 2 + 2 * rank;
+    auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
+    SmallVector<AffineExpr> inExprs = {dim(0), dim(1)}, windowExprs,
+                            outExprs = {dim(0), dim(1)};
+    for (int64_t i = 0; i < rank; ++i) {
+      inExprs.push_back(dim(2 + i) * g.strides[i] +
+                        dim(2 + rank + i) * g.dilations[i]);
+      windowExprs.push_back(dim(2 + rank + i));
+      outExprs.push_back(dim(2 + i));
+    }
+    SmallVector<utils::IteratorType> iterators = parallelIterators(2 + rank);
+    iterators.append(rank, utils::IteratorType::reduction);
+    Value window =
+        tensor::EmptyOp::create(rewriter, loc, kernel, rewriter.getF32Type());
+    RankedTensorType positionType = outType.clone(rewriter.getIndexType());
+    Value maxInit = linalg::FillOp::create(rewriter, loc,
+                                           lowestValue(rewriter, loc, element),
+                                           emptyTensor(rewriter, loc, outType))
+                        .getResult(0);
+    Value positionInit = filledTensor(rewriter, loc, positionType, -1);
+    AffineMap outMap = AffineMap::get(numLoops, 0, outExprs, ctx);
+    // Ties go to the lower position, whatever order the loops run in.
+    auto argmax = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{outType, positionType},
+        ValueRange{padded, window}, ValueRange{maxInit, positionInit},
+        SmallVector<AffineMap>{AffineMap::get(numLoops, 0, inExprs, ctx),
+                               AffineMap::get(numLoops, 0, windowExprs, ctx),
+                               outMap, outMap},
+        iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+          Value x = args[0], best = args[2], bestAt = args[3];
+          Value at = windowPosition(b, l, kernel, 2 + rank);
+          Value greater =
+              arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, x, best);
+          Value tieBefore = arith::AndIOp::create(
+              b, l,
+              arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, x, best),
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, at,
+                                    bestAt));
+          Value wins = arith::OrIOp::create(b, l, greater, tieBefore);
+          linalg::YieldOp::create(
+              b, l,
+              ValueRange{arith::SelectOp::create(b, l, wins, x, best),
+                         arith::SelectOp::create(b, l, wins, at, bestAt)});
+        });
+    Value positions = argmax.getResult(1);
+    Value grad = adaptor.getGrad();
+    rewriter.replaceOp(
+        op, scatterToWindows(
+                rewriter, loc, inType, outType, kernel, g,
+                [&](OpBuilder &b, Location l, ValueRange window, Value at) {
+                  Value winner =
+                      tensor::ExtractOp::create(b, l, positions, window);
+                  Value value = tensor::ExtractOp::create(b, l, grad, window);
+                  Value zero = scalarConstant(b, l, element, 0.0);
+                  return arith::SelectOp::create(
+                             b, l,
+                             arith::CmpIOp::create(
+                                 b, l, arith::CmpIPredicate::eq, winner, at),
+                             value, zero)
+                      .getResult();
+                }));
+    return success();
+  }
+};
+
+/// Each window's gradient divided by its divisor, to each of its elements.
+struct AvgPoolGradLowering : OpConversionPattern<AvgPoolGradOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AvgPoolGradOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType inType = op.getType();
+    RankedTensorType outType = tensorTypeOf(adaptor.getGrad());
+    WindowGeometry g = op.getGeometry();
+    ArrayRef<int64_t> kernel = op.getKernelShape();
+    Type acc = accumulationType(inType.getElementType());
+    Value divisors = windowDivisors(rewriter, loc, inType, outType, kernel, g,
+                                    op.getCountIncludePad());
+    Value grad = adaptor.getGrad();
+    rewriter.replaceOp(
+        op,
+        scatterToWindows(
+            rewriter, loc, inType, outType, kernel, g,
+            [&](OpBuilder &b, Location l, ValueRange window, Value) {
+              Value value = convertScalar(
+                  b, l, tensor::ExtractOp::create(b, l, grad, window), acc);
+              Value divisor =
+                  convertScalar(b, l,
+                                tensor::ExtractOp::create(b, l, divisors,
+                                                          window.drop_front(2)),
+                                acc);
+              return arith::DivFOp::create(b, l, value, divisor).getResult();
+            }));
+    return success();
+  }
+};
 } // namespace
 
 void to_linalg::populatePoolingPatterns(TypeConverter &converter,
                                         RewritePatternSet &patterns) {
-  patterns.add<MaxPoolLowering, AvgPoolLowering, GlobalAvgPoolLowering>(
-      converter, patterns.getContext());
+  patterns.add<MaxPoolLowering, AvgPoolLowering, GlobalAvgPoolLowering,
+               MaxPoolGradLowering, AvgPoolGradLowering>(converter,
+                                                         patterns.getContext());
 }

@@ -74,11 +74,11 @@ template <typename OpTy> struct ReduceLowering : OpConversionPattern<OpTy> {
 };
 } // namespace
 
-/// Softmax or log-softmax of `x` along `axis`, in f32.
+/// Softmax or log-softmax of `x` along `axis`, in f32 (f64 for f64).
 static Value softmax(OpBuilder &b, Location loc, Value x, int64_t axis,
                      bool logarithm) {
   RankedTensorType type = tensorTypeOf(x);
-  Type acc = Float32Type::get(b.getContext());
+  Type acc = statisticsType(type.getElementType());
   SmallVector<int64_t> keptShape(type.getShape());
   keptShape[axis] = 1;
   auto keptType = RankedTensorType::get(keptShape, acc);
@@ -114,7 +114,7 @@ static Value softmax(OpBuilder &b, Location loc, Value x, int64_t axis,
       });
 }
 
-/// ONNX's negative log-likelihood over f32 log-probabilities `logp`
+/// ONNX's negative log-likelihood over log-probabilities `logp` (f32 or f64)
 /// (N x C x d...), targets (N x d...) and optional class weights.
 static Value nllLoss(OpBuilder &b, Location loc, Value logp, Value target,
                      Value weights, Reduction reduction,
@@ -123,7 +123,7 @@ static Value nllLoss(OpBuilder &b, Location loc, Value logp, Value target,
   RankedTensorType targetType = tensorTypeOf(target);
   int64_t rank = targetType.getRank();
   int64_t classes = tensorTypeOf(logp).getDimSize(1);
-  Type acc = Float32Type::get(b.getContext());
+  Type acc = tensorTypeOf(logp).getElementType();
   auto perElement = targetType.clone(acc);
   SmallVector<AffineMap> maps(3, b.getMultiDimIdentityMap(rank));
   auto generic = linalg::GenericOp::create(
@@ -219,8 +219,9 @@ struct NLLLossLowering : OpConversionPattern<NLLLossOp> {
   matchAndRewrite(NLLLossOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value logp =
-        castTensor(rewriter, loc, adaptor.getInput(), rewriter.getF32Type());
+    Value logp = castTensor(
+        rewriter, loc, adaptor.getInput(),
+        statisticsType(tensorTypeOf(adaptor.getInput()).getElementType()));
     rewriter.replaceOp(op, nllLoss(rewriter, loc, logp, adaptor.getTarget(),
                                    adaptor.getWeights(), op.getReduction(),
                                    op.getIgnoreIndex(), op.getType()));

@@ -63,6 +63,13 @@ inline Type accumulationType(Type elementType) {
                              : elementType;
 }
 
+/// The type normalization statistics and losses are computed in: f32, or
+/// f64 for f64 data.
+inline Type statisticsType(Type elementType) {
+  return elementType.isF64() ? elementType
+                             : Float32Type::get(elementType.getContext());
+}
+
 inline RankedTensorType tensorTypeOf(Value value) {
   return cast<RankedTensorType>(value.getType());
 }

@@ -164,3 +164,58 @@ func.func @global_avg_pool(%x: tensor<2x3x4x5xf32>, %h: tensor<2x3x4x5xf16>)
   %1 = gs.global_avg_pool %h : tensor<2x3x4x5xf16>
   return %0, %1 : tensor<2x3x1x1xf32>, tensor<2x3x1x1xf16>
 }
+
+// -----
+
+// Max pooling's gradient: one generic finds each window's first maximum
+// (value and window position; ties go to the lower position, whatever the
+// loop order), a second gathers, for each input element and kernel offset
+// k, the gradient of the window whose element k it is, where that window
+// exists and chose k.
+
+// CHECK-LABEL: func.func @max_pool_grad(
+// CHECK-SAME:      %[[X:.*]]: tensor<1x2x5xf32>, %[[G:.*]]: tensor<1x2x2xf32>)
+// CHECK:         %[[ARGMAX:.*]]:2 = linalg.generic
+// CHECK-SAME:        iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK-SAME:        ins(%[[X]], %{{.*}} : tensor<1x2x5xf32>, tensor<3xf32>) outs(%{{.*}}, %{{.*}} : tensor<1x2x2xf32>, tensor<1x2x2xindex>)
+// CHECK:           %[[GT:.*]] = arith.cmpf ogt
+// CHECK:           %[[BEFORE:.*]] = arith.cmpi ult
+// CHECK:           %[[TIE:.*]] = arith.cmpf oeq
+// CHECK:           %[[TIEBEFORE:.*]] = arith.andi %[[TIE]], %[[BEFORE]]
+// CHECK:           %[[WINS:.*]] = arith.ori %[[GT]], %[[TIEBEFORE]]
+// CHECK:         %[[DX:.*]] = linalg.generic
+// CHECK-SAME:        iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK-SAME:        outs(%{{.*}} : tensor<1x2x5xf32>)
+// CHECK:           arith.divsi %{{.*}}, %c2
+// CHECK:           arith.remsi
+// CHECK:           %[[WINNER:.*]] = tensor.extract %[[ARGMAX]]#1
+// CHECK:           %[[VALUE:.*]] = tensor.extract %[[G]]
+// CHECK:           %[[CHOSEN:.*]] = arith.cmpi eq, %[[WINNER]]
+// CHECK:           arith.select %[[CHOSEN]], %[[VALUE]]
+// CHECK:         return %[[DX]]
+func.func @max_pool_grad(%x: tensor<1x2x5xf32>, %g: tensor<1x2x2xf32>) -> tensor<1x2x5xf32> {
+  %0 = gs.max_pool_grad %x, %g <{kernel_shape = array<i64: 3>, strides = array<i64: 2>}> : tensor<1x2x5xf32>, tensor<1x2x2xf32>
+  return %0 : tensor<1x2x5xf32>
+}
+
+// -----
+
+// Average pooling's gradient divides each window's gradient by the same
+// compile-time divisors as the forward (here the first window holds one
+// input element and one pad), accumulating f16 in f32.
+
+// CHECK-LABEL: func.func @avg_pool_grad(
+// CHECK-SAME:      %[[G:.*]]: tensor<1x2x3xf16>)
+// CHECK:         %[[DIVISORS:.*]] = arith.constant dense<[1.000000e+00, 2.000000e+00, 2.000000e+00]> : tensor<3xf32>
+// CHECK:         %[[SUMS:.*]] = linalg.generic
+// CHECK-SAME:        outs(%{{.*}} : tensor<1x2x5xf32>)
+// CHECK:           %[[V:.*]] = tensor.extract %[[G]]
+// CHECK:           %[[WIDE:.*]] = arith.extf %[[V]] : f16 to f32
+// CHECK:           %[[D:.*]] = tensor.extract %[[DIVISORS]]
+// CHECK:           arith.divf %[[WIDE]], %[[D]] : f32
+// CHECK:         linalg.generic
+// CHECK:           arith.truncf %{{.*}} : f32 to f16
+func.func @avg_pool_grad(%g: tensor<1x2x3xf16>) -> tensor<1x2x5xf16> {
+  %0 = gs.avg_pool_grad %g <{kernel_shape = array<i64: 2>, strides = array<i64: 2>, pads = array<i64: 1, 0>}> : tensor<1x2x3xf16> -> tensor<1x2x5xf16>
+  return %0 : tensor<1x2x5xf16>
+}

@@ -294,7 +294,7 @@ func.func @add_n_empty() {
 // -----
 
 func.func @dynamic_shape(%a: tensor<?x3xf32>) {
-  // expected-error @+1 {{must be statically shaped tensor of 16-bit float or 32-bit float values}}
+  // expected-error @+1 {{must be statically shaped tensor of 16-bit float or 32-bit float or 64-bit float values}}
   %0 = gs.relu %a : tensor<?x3xf32>
   return
 }
@@ -1002,5 +1002,29 @@ func.func @gather_elements_empty_axis(%d: tensor<2x0xf32>, %i: tensor<2x1xi64>) 
 func.func @gather_elements_shape(%d: tensor<2x3xf32>, %i: tensor<3x1xi64>) {
   // expected-error @+1 {{'gs.gather_elements' op indices shape 3x1 exceeds the data shape 2x3 in dimension 0}}
   %0 = gs.gather_elements %d, %i <{axis = 1 : i64}> : tensor<2x3xf32>, tensor<3x1xi64>
+  return
+}
+
+// -----
+
+func.func @max_pool_grad_shape(%x: tensor<1x3x8x8xf32>, %g: tensor<1x3x3x4xf32>) {
+  // expected-error @+1 {{'gs.max_pool_grad' op expects a gradient of the pooling's result shape 1x3x4x4, got 1x3x3x4}}
+  %0 = gs.max_pool_grad %x, %g <{kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}> : tensor<1x3x8x8xf32>, tensor<1x3x3x4xf32>
+  return
+}
+
+// -----
+
+func.func @avg_pool_grad_element_type(%g: tensor<1x3x4x4xf16>) {
+  // expected-error @+1 {{'gs.avg_pool_grad' op expects the gradient and the result to have one element type}}
+  %0 = gs.avg_pool_grad %g <{kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}> : tensor<1x3x4x4xf16> -> tensor<1x3x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @avg_pool_grad_window(%g: tensor<1x3x4x4xf32>) {
+  // expected-error @+1 {{'gs.avg_pool_grad' op window exceeds the padded input in spatial dimension 0}}
+  %0 = gs.avg_pool_grad %g <{kernel_shape = array<i64: 3, 3>}> : tensor<1x3x4x4xf32> -> tensor<1x3x2x8xf32>
   return
 }

@@ -111,6 +111,10 @@ func.func @normalization_and_pooling(%x: tensor<8x16x4x4xf16>, %c: tensor<16xf32
   %mp = gs.max_pool %p <{kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, ceil_mode}> : tensor<1x3x32x32xf32>
   // CHECK: gs.max_pool %{{.*}} <{dilations = array<i64: 2, 2>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>}> : tensor<1x3x32x32xf32>
   %md = gs.max_pool %p <{kernel_shape = array<i64: 2, 2>, dilations = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>}> : tensor<1x3x32x32xf32>
+  // CHECK: gs.max_pool_grad %{{.*}}, %{{.*}} <{ceil_mode, kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>}> : tensor<1x3x32x32xf32>, tensor<1x3x16x16xf32>
+  %mg = gs.max_pool_grad %p, %mp <{kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, ceil_mode}> : tensor<1x3x32x32xf32>, tensor<1x3x16x16xf32>
+  // CHECK: gs.avg_pool_grad %{{.*}} <{count_include_pad, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}> : tensor<1x3x16x16xf32> -> tensor<1x3x32x32xf32>
+  %ag = gs.avg_pool_grad %mp <{kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, count_include_pad}> : tensor<1x3x16x16xf32> -> tensor<1x3x32x32xf32>
   // CHECK: gs.avg_pool %{{.*}} <{count_include_pad, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>}> : tensor<1x3x32x32xf32>
   %ap = gs.avg_pool %p <{kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, count_include_pad}> : tensor<1x3x32x32xf32>
   // CHECK: gs.global_avg_pool %{{.*}} : tensor<8x16x4x4xf16>

@@ -145,7 +145,10 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *context,
                                    formatShape(shapeOf(bias)));
   SmallVector<int64_t> statsShape(input);
   std::fill(statsShape.begin() + axis, statsShape.end(), 1);
-  auto statsType = RankedTensorType::get(statsShape, Float32Type::get(context));
+  // FP32 statistics, FP64 for FP64 data.
+  Type element = elementTypeOf(adaptor.getInput());
+  auto statsType = RankedTensorType::get(
+      statsShape, element.isF64() ? element : Float32Type::get(context));
   types.append({adaptor.getInput().getType(), statsType, statsType});
   return success();
 }
@@ -236,6 +239,43 @@ LogicalResult AvgPoolOp::inferReturnTypes(MLIRContext *,
 }
 
 LogicalResult AvgPoolOp::verify() { return verifyByInference(*this); }
+
+/// Checks that `grad` has the shape the pooling of `input` produces.
+template <typename OpTy>
+static LogicalResult verifyPoolGrad(OpTy op, ArrayRef<int64_t> input, Type grad,
+                                    ArrayRef<int64_t> dilations) {
+  FailureOr<SmallVector<int64_t>> shape = inferPoolShape<OpTy>(
+      op.getLoc(), input, op.getKernelShape(), orEmpty(op.getStrides()),
+      orEmpty(op.getPads()), dilations, op.getCeilMode());
+  if (failed(shape))
+    return failure();
+  if (shapeOf(grad) != ArrayRef<int64_t>(*shape))
+    return op.emitOpError("expects a gradient of the pooling's result shape ")
+           << formatShape(*shape) << ", got " << formatShape(shapeOf(grad));
+  if (elementTypeOf(op.getGrad()) != elementTypeOf(op.getResult()))
+    return op.emitOpError("expects the gradient and the result to have one "
+                          "element type");
+  return success();
+}
+
+WindowGeometry MaxPoolGradOp::getGeometry() {
+  return makeGeometry(getKernelShape().size(), orEmpty(getStrides()),
+                      orEmpty(getPads()), orEmpty(getDilations()));
+}
+
+LogicalResult MaxPoolGradOp::verify() {
+  return verifyPoolGrad(*this, shapeOf(getInput()), getGrad().getType(),
+                        orEmpty(getDilations()));
+}
+
+WindowGeometry AvgPoolGradOp::getGeometry() {
+  return makeGeometry(getKernelShape().size(), orEmpty(getStrides()),
+                      orEmpty(getPads()), {});
+}
+
+LogicalResult AvgPoolGradOp::verify() {
+  return verifyPoolGrad(*this, shapeOf(getResult()), getGrad().getType(), {});
+}
 
 LogicalResult GlobalAvgPoolOp::inferReturnTypes(MLIRContext *,
                                                 std::optional<Location> loc,

@@ -31,9 +31,12 @@ using namespace mlir::gs::vjp;
 void mlir::gs::registerDifferentiableOpInterfaceModels(
     DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, GSDialect *) {
+    registerConvolutionVJPs(context);
     registerElementwiseVJPs(context);
+    registerIndexingVJPs(context);
     registerLinearAlgebraVJPs(context);
     registerLossVJPs(context);
+    registerNormalizationVJPs(context);
     registerShapeVJPs(context);
   });
 }

@@ -5,7 +5,10 @@
 // the sum of the counted weights for `mean`. Then
 //   softmax cross entropy:  d scores = (softmax(scores) - onehot(t)) * c
 //   NLL:                    d input  = -onehot(t) * c
-// with c broadcast along the class axis (1).
+// with c broadcast along the class axis (1). The class weights get
+//   d w[k] = sum over targets of class k of  c' * (loss_i - L)
+// where loss_i = -logp[i, t_i], c' is c without the factor w[t] and L is 0
+// or, for `mean`, the loss itself.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +25,7 @@ namespace {
 struct TargetTerms {
   Value oneHot;      // N x C x d..., the input's element type.
   Value coefficient; // N x 1 x d..., broadcasting along the class axis.
+  Value unweighted;  // The coefficient without the factor w[t].
 };
 
 TargetTerms buildTargetTerms(OpBuilder &b, Location loc, Value input,
@@ -49,27 +53,31 @@ TargetTerms buildTargetTerms(OpBuilder &b, Location loc, Value input,
     weight = selectOrZero(b, loc, counted,
                           weight ? weight : splat(b, loc, perTarget, 1.0));
 
-  Value coefficient;
-  if (reduction == Reduction::none) {
-    coefficient = weight ? MulOp::create(b, loc, g, weight).getResult() : g;
-  } else {
-    Value total = weight ? weight : splat(b, loc, perTarget, 1.0);
-    coefficient = MulOp::create(b, loc, total, g);
-    if (reduction == Reduction::mean) {
-      // Sum of the counted weights (an empty axes list would reduce
-      // nothing), or the number of targets.
-      Value denominator =
-          weight
-              ? ReduceSumOp::create(
-                    b, loc, weight,
-                    llvm::to_vector(llvm::seq<int64_t>(0, labelType.getRank())))
-                    .getResult()
-              : scalar(b, loc, element,
-                       static_cast<double>(labelType.getNumElements()));
-      coefficient = DivOp::create(b, loc, coefficient, denominator);
-    }
-  }
-  coefficient = UnsqueezeOp::create(b, loc, coefficient, ArrayRef<int64_t>{1});
+  // g * x, over the sum of the counted weights for `mean` (an empty axes
+  // list would reduce nothing), or over the number of targets.
+  Value denominator;
+  if (reduction == Reduction::mean)
+    denominator =
+        weight
+            ? ReduceSumOp::create(
+                  b, loc, weight,
+                  llvm::to_vector(llvm::seq<int64_t>(0, labelType.getRank())))
+                  .getResult()
+            : scalar(b, loc, element,
+                     static_cast<double>(labelType.getNumElements()));
+  auto coefficientOf = [&](Value x) {
+    Value scaled = x ? MulOp::create(b, loc, x, g).getResult() : g;
+    if (reduction != Reduction::none && !x)
+      scaled = MulOp::create(b, loc, splat(b, loc, perTarget, 1.0), g);
+    if (denominator)
+      scaled = DivOp::create(b, loc, scaled, denominator);
+    return UnsqueezeOp::create(b, loc, scaled, ArrayRef<int64_t>{1})
+        .getResult();
+  };
+  Value coefficient = coefficientOf(weight);
+  Value unweighted = coefficientOf(
+      counted ? CastOp::create(b, loc, perTarget, counted).getResult()
+              : Value());
 
   // onehot[n, c, d...] = (t[n, d...] == c).
   int64_t classes = inputType.getDimSize(1);
@@ -86,7 +94,28 @@ TargetTerms buildTargetTerms(OpBuilder &b, Location loc, Value input,
   Value column = UnsqueezeOp::create(b, loc, safeLabels, ArrayRef<int64_t>{1});
   Value hit = CompareOp::create(b, loc, ComparePredicate::eq, column, iota);
   Value oneHot = CastOp::create(b, loc, typeOf(hit).clone(element), hit);
-  return {oneHot, coefficient};
+  return {oneHot, coefficient, unweighted};
+}
+
+/// The gradient of the class weights: c' * (loss_i - L) summed per class,
+/// with loss_i = -logp[i, t_i] and L the loss for `mean` (0 otherwise).
+Value classWeightGradient(OpBuilder &b, Location loc, const TargetTerms &t,
+                          Value logProb, Value loss, Reduction reduction,
+                          Value weights) {
+  Value picked =
+      ReduceSumOp::create(b, loc, MulOp::create(b, loc, t.oneHot, logProb),
+                          ArrayRef<int64_t>{1}, /*keepdims=*/true);
+  Value perTarget = NegOp::create(b, loc, picked);
+  if (reduction == Reduction::mean)
+    perTarget = SubOp::create(b, loc, perTarget, loss);
+  Value contribution = MulOp::create(
+      b, loc, t.oneHot, MulOp::create(b, loc, t.unweighted, perTarget));
+  SmallVector<int64_t> axes = {0};
+  for (int64_t d = 2; d < typeOf(contribution).getRank(); ++d)
+    axes.push_back(d);
+  Value summed = ReduceSumOp::create(b, loc, contribution, axes,
+                                     /*keepdims=*/false);
+  return castLike(b, loc, summed, typeOf(weights));
 }
 
 struct SoftmaxCrossEntropyVJP
@@ -99,6 +128,7 @@ struct SoftmaxCrossEntropyVJP
     Value logProb = loss.getLogProb();
     Value softmax = ExpOp::create(b, loc, logProb);
     SmallVector<Value> terms;
+    Value weightGradient;
     if (Value g = gradients[0]) {
       TargetTerms targets = buildTargetTerms(
           b, loc, loss.getScores(), loss.getLabels(), loss.getWeights(),
@@ -106,6 +136,10 @@ struct SoftmaxCrossEntropyVJP
       terms.push_back(
           MulOp::create(b, loc, SubOp::create(b, loc, softmax, targets.oneHot),
                         targets.coefficient));
+      if (Value weights = loss.getWeights())
+        weightGradient =
+            classWeightGradient(b, loc, targets, logProb, loss.getLoss(),
+                                loss.getReduction(), weights);
     }
     if (Value g = gradients[1]) {
       // Through log_softmax: g - softmax * sum(g) along the classes.
@@ -118,7 +152,7 @@ struct SoftmaxCrossEntropyVJP
         terms.size() == 1 ? terms[0] : AddNOp::create(b, loc, terms));
     operandGradients.push_back(Value()); // labels
     if (loss.getWeights())
-      operandGradients.push_back(Value());
+      operandGradients.push_back(weightGradient);
     return success();
   }
 };
@@ -135,8 +169,10 @@ struct NLLLossVJP
     operandGradients.push_back(NegOp::create(
         b, loc, MulOp::create(b, loc, targets.oneHot, targets.coefficient)));
     operandGradients.push_back(Value()); // target
-    if (loss.getWeights())
-      operandGradients.push_back(Value());
+    if (Value weights = loss.getWeights())
+      operandGradients.push_back(
+          classWeightGradient(b, loc, targets, loss.getInput(), loss.getLoss(),
+                              loss.getReduction(), weights));
     return success();
   }
 };

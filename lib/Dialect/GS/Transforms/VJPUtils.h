@@ -51,9 +51,12 @@ inline bool isDifferentiable(Value value) {
 namespace mlir::gs {
 // The families' models, registered together by
 // registerDifferentiableOpInterfaceModels.
+void registerConvolutionVJPs(MLIRContext *context);
 void registerElementwiseVJPs(MLIRContext *context);
+void registerIndexingVJPs(MLIRContext *context);
 void registerLinearAlgebraVJPs(MLIRContext *context);
 void registerLossVJPs(MLIRContext *context);
+void registerNormalizationVJPs(MLIRContext *context);
 void registerShapeVJPs(MLIRContext *context);
 } // namespace mlir::gs
 

@@ -46,14 +46,16 @@ def GS_Dialect : Dialect {
 // Type constraints
 //===----------------------------------------------------------------------===//
 
-def GS_FloatElement : AnyTypeOf<[F16, F32]>;
+/// FP16 and FP32 are what models train in; FP64 serves as a reference
+/// precision (gradient checks against finite differences).
+def GS_FloatElement : AnyTypeOf<[F16, F32, F64]>;
 
 /// Any element type a gs tensor can hold.
 def GS_Element : AnyTypeOf<[F16, F32, F64, I1, I8, I32, I64, UI8]>;
 
 /// Statically shaped tensors: the dialect has no dynamic dimensions.
 def GS_Tensor : StaticShapeTensorOf<[F16, F32, F64, I1, I8, I32, I64, UI8]>;
-def GS_FloatTensor : StaticShapeTensorOf<[F16, F32]>;
+def GS_FloatTensor : StaticShapeTensorOf<[F16, F32, F64]>;
 def GS_NumericTensor : StaticShapeTensorOf<[F16, F32, F64, I32, I64]>;
 def GS_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
 def GS_MaskTensor : StaticShapeTensorOf<[I1]>;

@@ -515,6 +515,64 @@ def GS_GlobalAvgPoolOp : GS_Op<"global_avg_pool", [Pure, InferTypeOpAdaptor]> {
   let hasVerifier = 1;
 }
 
+def GS_MaxPoolGradOp : GS_Op<"max_pool_grad", [Pure,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "gradient of max pooling";
+  let description = [{
+    The vector-Jacobian product of `gs.max_pool` with the same attributes:
+    each element of `grad` (shaped like the pooling's result) goes to the
+    first position of its window, in row-major window order, that holds the
+    window's maximum; every other position of `input`'s shape gets zero,
+    and positions in several windows sum what they receive. Padding never
+    receives a gradient.
+
+    ```mlir
+    %dx = gs.max_pool_grad %x, %dy <{kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}> : tensor<8x16x28x28xf32>, tensor<8x16x14x14xf32>
+    ```
+  }];
+  let arguments = (ins GS_FloatTensor:$input, GS_FloatTensor:$grad,
+                   DenseI64ArrayAttr:$kernel_shape,
+                   OptionalAttr<DenseI64ArrayAttr>:$strides,
+                   OptionalAttr<DenseI64ArrayAttr>:$pads,
+                   OptionalAttr<DenseI64ArrayAttr>:$dilations,
+                   UnitAttr:$ceil_mode);
+  let results = (outs GS_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $grad prop-dict attr-dict `:` type($input) `,` type($grad)
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::gs::WindowGeometry getGeometry();
+  }];
+  let hasVerifier = 1;
+}
+
+def GS_AvgPoolGradOp : GS_Op<"avg_pool_grad", [Pure]> {
+  let summary = "gradient of average pooling";
+  let description = [{
+    The vector-Jacobian product of `gs.avg_pool` with the same attributes:
+    each element of `grad` (shaped like the pooling's result), divided by
+    its window's divisor, is added to every input position of its window.
+    The result has the shape of the pooling's input.
+
+    ```mlir
+    %dx = gs.avg_pool_grad %dy <{kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}> : tensor<8x16x14x14xf32> -> tensor<8x16x28x28xf32>
+    ```
+  }];
+  let arguments = (ins GS_FloatTensor:$grad,
+                   DenseI64ArrayAttr:$kernel_shape,
+                   OptionalAttr<DenseI64ArrayAttr>:$strides,
+                   OptionalAttr<DenseI64ArrayAttr>:$pads,
+                   UnitAttr:$ceil_mode, UnitAttr:$count_include_pad);
+  let results = (outs GS_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad prop-dict attr-dict `:` type($grad) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::gs::WindowGeometry getGeometry();
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Shape manipulation
 //===----------------------------------------------------------------------===//

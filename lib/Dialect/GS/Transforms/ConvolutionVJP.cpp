@@ -1,0 +1,229 @@
+//===- ConvolutionVJP.cpp - Gradients of convolutions and pooling -*- C++ -*-=//
+//
+// A convolution's data gradient is the transposed convolution with the same
+// geometry (and the other way round); its weight gradient is a convolution
+// that correlates the input with the output gradient, batch and channels
+// swapped. Both stay gs.conv / gs.conv_transpose: the backward GEMM-like ops
+// the gradient-scaling pass instruments. Pooling gradients are their own ops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "VJPUtils.h"
+
+#include "gs/Dialect/GS/IR/GSOps.h"
+
+using namespace mlir;
+using namespace mlir::gs;
+using namespace mlir::gs::vjp;
+
+namespace {
+/// The leading `shape` of `value` (every dimension no larger), by a slice
+/// from the origin; `value` itself when it already has that shape.
+Value sliceTo(OpBuilder &b, Location loc, Value value,
+              ArrayRef<int64_t> shape) {
+  if (typeOf(value).getShape() == shape)
+    return value;
+  SmallVector<int64_t> starts(shape.size(), 0), steps(shape.size(), 1);
+  return SliceOp::create(b, loc, value, starts, SmallVector<int64_t>(shape),
+                         steps);
+}
+
+/// `a0, ..., a(n-1), b0, ..., b(n-1)` as the ONNX pads attribute.
+DenseI64ArrayAttr padsAttr(OpBuilder &b, ArrayRef<int64_t> begin,
+                           ArrayRef<int64_t> end) {
+  SmallVector<int64_t> pads(begin);
+  llvm::append_range(pads, end);
+  return b.getDenseI64ArrayAttr(pads);
+}
+
+/// The weight gradient of a windowed correlation
+///   out[n, co, o] += in[n, group(co) * cin/G + ci, o * s + k * d - pb]
+///                  * w[co, ci, k]
+/// given `in` (N x Cin x D...) and the gradient `outGrad` of `out`
+/// (N x Cout x O...):
+///   dw[co, ci, k] = sum_{n, o} in[n, ..., o * s + k * d - pb] outGrad[n, co,
+///   o]
+/// which is a grouped convolution over "images" ci with "channels"
+/// (group, n), kernel outGrad[co, n, o], stride d and dilation s.
+Value correlationWeightGradient(OpBuilder &b, Location loc, Value in,
+                                Value outGrad, ArrayRef<int64_t> kernel,
+                                const WindowGeometry &g, int64_t group) {
+  RankedTensorType inType = typeOf(in), gradType = typeOf(outGrad);
+  int64_t rank = kernel.size();
+  int64_t n = inType.getDimSize(0), cin = inType.getDimSize(1);
+  int64_t cout = gradType.getDimSize(1);
+  ArrayRef<int64_t> spatial = inType.getShape().drop_front(2);
+
+  // in: N x G x Cin/G x D -> Cin/G x G x N x D -> Cin/G x (G*N) x D.
+  SmallVector<int64_t> grouped = {n, group, cin / group};
+  llvm::append_range(grouped, spatial);
+  Value images = reshape(b, loc, in, inType.clone(grouped));
+  SmallVector<int64_t> permutation = {2, 1, 0};
+  for (int64_t i = 0; i < rank; ++i)
+    permutation.push_back(3 + i);
+  images = TransposeOp::create(b, loc, images, permutation);
+  SmallVector<int64_t> imageShape = {cin / group, group * n};
+  llvm::append_range(imageShape, spatial);
+  images = reshape(b, loc, images, inType.clone(imageShape));
+
+  // outGrad: N x Cout x O -> Cout x N x O.
+  SmallVector<int64_t> swap = {1, 0};
+  for (int64_t i = 0; i < rank; ++i)
+    swap.push_back(2 + i);
+  Value filters = TransposeOp::create(b, loc, outGrad, swap);
+
+  // Only as much end padding as the kernel's last offset needs.
+  SmallVector<int64_t> padsEnd;
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t reach = (kernel[i] - 1) * g.dilations[i] +
+                    (gradType.getDimSize(2 + i) - 1) * g.strides[i] + 1;
+    padsEnd.push_back(
+        std::max<int64_t>(0, reach - spatial[i] - g.padsBegin[i]));
+  }
+  Value correlated = ConvOp::create(b, loc, images, filters, /*bias=*/Value(),
+                                    b.getDenseI64ArrayAttr(g.dilations),
+                                    padsAttr(b, g.padsBegin, padsEnd),
+                                    b.getDenseI64ArrayAttr(g.strides), group);
+  SmallVector<int64_t> wanted = {cin / group, cout};
+  llvm::append_range(wanted, kernel);
+  Value weights = sliceTo(b, loc, correlated, wanted);
+  return TransposeOp::create(b, loc, weights, swap);
+}
+
+/// The bias gradient: the output gradient summed over all but channels.
+Value biasGradient(OpBuilder &b, Location loc, Value grad, Value bias) {
+  SmallVector<int64_t> axes = {0};
+  for (int64_t d = 2; d < typeOf(grad).getRank(); ++d)
+    axes.push_back(d);
+  Value summed = ReduceSumOp::create(b, loc, grad, b.getDenseI64ArrayAttr(axes),
+                                     /*keepdims=*/nullptr);
+  return castLike(b, loc, summed, typeOf(bias));
+}
+
+/// Y = conv(X, W) + B:
+///   dX = conv_transpose(dY, W) with the same geometry, the output padding
+///        restoring the rows the forward stride skipped;
+///   dW = correlation of X with dY; dB = dY summed per channel.
+struct ConvVJP : DifferentiableOpInterface::ExternalModel<ConvVJP, ConvOp> {
+  LogicalResult buildVJP(Operation *op, OpBuilder &b, ValueRange gradients,
+                         SmallVectorImpl<Value> &operandGradients) const {
+    auto conv = cast<ConvOp>(op);
+    Location loc = op->getLoc();
+    WindowGeometry g = conv.getGeometry();
+    Value x = conv.getInput(), w = conv.getWeight();
+    RankedTensorType xType = typeOf(x), wType = typeOf(w);
+    Value dy = castLike(b, loc, gradients[0], xType);
+    ArrayRef<int64_t> kernel = wType.getShape().drop_front(2);
+    int64_t rank = kernel.size();
+
+    SmallVector<int64_t> outputPadding;
+    for (int64_t i = 0; i < rank; ++i) {
+      int64_t covered = xType.getDimSize(2 + i) + g.padsBegin[i] +
+                        g.padsEnd[i] - (kernel[i] - 1) * g.dilations[i] - 1;
+      outputPadding.push_back(covered % g.strides[i]);
+    }
+    bool anyPadding = llvm::any_of(outputPadding, [](int64_t p) { return p; });
+    Value dx = ConvTransposeOp::create(
+        b, loc, dy, castLike(b, loc, w, xType), /*bias=*/Value(),
+        conv.getStridesAttr(), conv.getPadsAttr(), conv.getDilationsAttr(),
+        anyPadding ? b.getDenseI64ArrayAttr(outputPadding)
+                   : DenseI64ArrayAttr(),
+        conv.getGroup());
+    operandGradients.push_back(castLike(b, loc, dx, xType));
+
+    Value dw = correlationWeightGradient(b, loc, castLike(b, loc, x, wType),
+                                         castLike(b, loc, gradients[0], wType),
+                                         kernel, g, conv.getGroup());
+    operandGradients.push_back(dw);
+    if (Value bias = conv.getBias())
+      operandGradients.push_back(biasGradient(b, loc, gradients[0], bias));
+    return success();
+  }
+};
+
+/// Y = conv_transpose(X, W) + B is the adjoint of a convolution:
+///   dX = conv(dY, W) with the same geometry (cut to X's size where output
+///        padding at least as large as the stride added a row);
+///   dW = correlation of dY (the "input") with X; dB = dY summed.
+struct ConvTransposeVJP
+    : DifferentiableOpInterface::ExternalModel<ConvTransposeVJP,
+                                               ConvTransposeOp> {
+  LogicalResult buildVJP(Operation *op, OpBuilder &b, ValueRange gradients,
+                         SmallVectorImpl<Value> &operandGradients) const {
+    auto convT = cast<ConvTransposeOp>(op);
+    Location loc = op->getLoc();
+    WindowGeometry g = convT.getGeometry();
+    Value x = convT.getInput(), w = convT.getWeight();
+    RankedTensorType xType = typeOf(x), wType = typeOf(w);
+    ArrayRef<int64_t> kernel = wType.getShape().drop_front(2);
+
+    Value dx = ConvOp::create(b, loc, castLike(b, loc, gradients[0], xType),
+                              castLike(b, loc, w, xType), /*bias=*/Value(),
+                              convT.getStridesAttr(), convT.getPadsAttr(),
+                              convT.getDilationsAttr(), convT.getGroup());
+    operandGradients.push_back(sliceTo(b, loc, dx, xType.getShape()));
+
+    Value dw = correlationWeightGradient(
+        b, loc, castLike(b, loc, gradients[0], wType),
+        castLike(b, loc, x, wType), kernel, g, convT.getGroup());
+    operandGradients.push_back(dw);
+    if (Value bias = convT.getBias())
+      operandGradients.push_back(biasGradient(b, loc, gradients[0], bias));
+    return success();
+  }
+};
+
+struct MaxPoolVJP
+    : DifferentiableOpInterface::ExternalModel<MaxPoolVJP, MaxPoolOp> {
+  LogicalResult buildVJP(Operation *op, OpBuilder &b, ValueRange gradients,
+                         SmallVectorImpl<Value> &operandGradients) const {
+    auto pool = cast<MaxPoolOp>(op);
+    operandGradients.push_back(MaxPoolGradOp::create(
+        b, op->getLoc(), typeOf(pool.getInput()), pool.getInput(), gradients[0],
+        pool.getKernelShapeAttr(), pool.getStridesAttr(), pool.getPadsAttr(),
+        pool.getDilationsAttr(), pool.getCeilModeAttr()));
+    return success();
+  }
+};
+
+struct AvgPoolVJP
+    : DifferentiableOpInterface::ExternalModel<AvgPoolVJP, AvgPoolOp> {
+  LogicalResult buildVJP(Operation *op, OpBuilder &b, ValueRange gradients,
+                         SmallVectorImpl<Value> &operandGradients) const {
+    auto pool = cast<AvgPoolOp>(op);
+    operandGradients.push_back(AvgPoolGradOp::create(
+        b, op->getLoc(), typeOf(pool.getInput()), gradients[0],
+        pool.getKernelShapeAttr(), pool.getStridesAttr(), pool.getPadsAttr(),
+        pool.getCeilModeAttr(), pool.getCountIncludePadAttr()));
+    return success();
+  }
+};
+
+/// Each input element gets its channel's gradient over the spatial size.
+struct GlobalAvgPoolVJP
+    : DifferentiableOpInterface::ExternalModel<GlobalAvgPoolVJP,
+                                               GlobalAvgPoolOp> {
+  LogicalResult buildVJP(Operation *op, OpBuilder &b, ValueRange gradients,
+                         SmallVectorImpl<Value> &operandGradients) const {
+    Location loc = op->getLoc();
+    RankedTensorType inType = typeOf(op->getOperand(0));
+    int64_t count = 1;
+    for (int64_t d = 2; d < inType.getRank(); ++d)
+      count *= inType.getDimSize(d);
+    Value g = gradients[0];
+    Value mean = MulOp::create(
+        b, loc, g, scalar(b, loc, typeOf(g).getElementType(), 1.0 / count));
+    operandGradients.push_back(
+        ExpandOp::create(b, loc, inType, mean).getResult());
+    return success();
+  }
+};
+} // namespace
+
+void mlir::gs::registerConvolutionVJPs(MLIRContext *context) {
+  ConvOp::attachInterface<ConvVJP>(*context);
+  ConvTransposeOp::attachInterface<ConvTransposeVJP>(*context);
+  MaxPoolOp::attachInterface<MaxPoolVJP>(*context);
+  AvgPoolOp::attachInterface<AvgPoolVJP>(*context);
+  GlobalAvgPoolOp::attachInterface<GlobalAvgPoolVJP>(*context);
+}

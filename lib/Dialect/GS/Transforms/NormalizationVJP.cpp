@@ -1,0 +1,187 @@
+//===- NormalizationVJP.cpp - Gradients of batch and layer norm -*- C++ -*-===//
+//
+// Both normalize xhat = (x - mean) * inv_std over a set of axes (the batch
+// and spatial axes for batch_norm, the trailing ones for layer_norm) and
+// differentiate through the statistics:
+//   dx = inv_std * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
+// with the means over the normalized axes. The statistics, and so the
+// whole gradient, are computed in the element type of the op's statistics.
+//
+//===----------------------------------------------------------------------===//
+
+#include "VJPUtils.h"
+
+#include "gs/Dialect/GS/IR/GSOps.h"
+
+using namespace mlir;
+using namespace mlir::gs;
+using namespace mlir::gs::vjp;
+
+namespace {
+/// The normalization of `x` over `axes` with `mean` and `invStd` broadcast
+/// to it, and the pieces of its gradient that do not depend on the affine
+/// part.
+class Normalized {
+public:
+  Normalized(OpBuilder &b, Location loc, Value x, Value mean, Value invStd,
+             ArrayRef<int64_t> axes)
+      : b(b), loc(loc), x(x), mean(mean), invStd(invStd), axes(axes) {
+    RankedTensorType type = typeOf(x);
+    for (int64_t axis : axes)
+      count *= type.getDimSize(axis);
+    xhat = MulOp::create(b, loc, SubOp::create(b, loc, x, mean), invStd);
+  }
+
+  Value getXhat() const { return xhat; }
+
+  /// The mean of `value` over the normalized axes, kept as size-1 dims.
+  Value meanOver(Value value) {
+    return ReduceMeanOp::create(b, loc, value, b.getDenseI64ArrayAttr(axes),
+                                b.getUnitAttr());
+  }
+
+  Value times(Value value, double factor) {
+    return MulOp::create(
+        b, loc, value, scalar(b, loc, typeOf(value).getElementType(), factor));
+  }
+
+  /// The gradient of x through xhat, given the gradient of xhat.
+  Value throughXhat(Value dxhat) {
+    Value centered = SubOp::create(b, loc, dxhat, meanOver(dxhat));
+    Value projection = MulOp::create(
+        b, loc, xhat, meanOver(MulOp::create(b, loc, dxhat, xhat)));
+    return MulOp::create(b, loc, invStd,
+                         SubOp::create(b, loc, centered, projection));
+  }
+
+  /// The gradient of x through the mean statistic.
+  Value throughMean(Value dmean) { return times(dmean, 1.0 / count); }
+
+  /// The gradient of x through the biased variance statistic:
+  /// 2 (x - mean) / count = 2 xhat / (inv_std count).
+  Value throughVariance(Value dvar) {
+    Value centered = DivOp::create(b, loc, xhat, invStd);
+    return MulOp::create(b, loc, dvar, times(centered, 2.0 / count));
+  }
+
+  /// The gradient of x through inv_std = (var + eps)^-1/2:
+  /// -inv_std^3 (x - mean) / count = -inv_std^2 xhat / count.
+  Value throughInvStd(Value dinv) {
+    Value square = MulOp::create(b, loc, invStd, invStd);
+    return MulOp::create(
+        b, loc, dinv, times(MulOp::create(b, loc, square, xhat), -1.0 / count));
+  }
+
+private:
+  OpBuilder &b;
+  Location loc;
+  Value x, mean, invStd, xhat;
+  SmallVector<int64_t> axes;
+  double count = 1;
+};
+
+/// The sum of the non-null `terms`, or null.
+Value sumOf(OpBuilder &b, Location loc, ArrayRef<Value> terms) {
+  Value sum;
+  for (Value term : terms)
+    if (term)
+      sum = sum ? AddOp::create(b, loc, sum, term).getResult() : term;
+  return sum;
+}
+
+/// batch_norm (training): statistics over every axis but the channels.
+struct BatchNormVJP
+    : DifferentiableOpInterface::ExternalModel<BatchNormVJP, BatchNormOp> {
+  LogicalResult buildVJP(Operation *op, OpBuilder &b, ValueRange gradients,
+                         SmallVectorImpl<Value> &operandGradients) const {
+    auto bn = cast<BatchNormOp>(op);
+    Location loc = op->getLoc();
+    RankedTensorType xType = typeOf(bn.getInput());
+    RankedTensorType statsType = typeOf(bn.getBatchMean());
+    int64_t rank = xType.getRank();
+    SmallVector<int64_t> axes = {0}, channelShape(rank, 1);
+    for (int64_t d = 2; d < rank; ++d)
+      axes.push_back(d);
+    channelShape[1] = xType.getDimSize(1);
+    auto perChannel = [&](Value v) {
+      return reshape(b, loc, castLike(b, loc, v, statsType),
+                     statsType.clone(channelShape));
+    };
+
+    Value x = castLike(b, loc, bn.getInput(), statsType);
+    Value mean = perChannel(bn.getBatchMean());
+    Type element = statsType.getElementType();
+    Value variance = AddOp::create(
+        b, loc, perChannel(bn.getBatchVar()),
+        scalar(b, loc, element, bn.getEpsilon().convertToDouble()));
+    Value invStd = DivOp::create(b, loc, scalar(b, loc, element, 1.0),
+                                 SqrtOp::create(b, loc, variance));
+    Normalized norm(b, loc, x, mean, invStd, axes);
+
+    Value dx, dscale, dbias;
+    if (Value dy = gradients[0]) {
+      dy = castLike(b, loc, dy, statsType);
+      auto sumPerChannel = [&](Value v) {
+        return ReduceSumOp::create(b, loc, v, b.getDenseI64ArrayAttr(axes),
+                                   /*keepdims=*/nullptr);
+      };
+      dbias = castLike(b, loc, sumPerChannel(dy), typeOf(bn.getBias()));
+      dscale = castLike(
+          b, loc, sumPerChannel(MulOp::create(b, loc, dy, norm.getXhat())),
+          typeOf(bn.getScale()));
+      dx = norm.throughXhat(
+          MulOp::create(b, loc, dy, perChannel(bn.getScale())));
+    }
+    if (Value dmean = gradients[1])
+      dx = sumOf(b, loc, {dx, norm.throughMean(perChannel(dmean))});
+    if (Value dvar = gradients[2])
+      dx = sumOf(b, loc, {dx, norm.throughVariance(perChannel(dvar))});
+    operandGradients.push_back(castLike(b, loc, dx, xType));
+    operandGradients.push_back(dscale);
+    operandGradients.push_back(dbias);
+    return success();
+  }
+};
+
+/// layer_norm: statistics over the trailing axes from `axis`.
+struct LayerNormVJP
+    : DifferentiableOpInterface::ExternalModel<LayerNormVJP, LayerNormOp> {
+  LogicalResult buildVJP(Operation *op, OpBuilder &b, ValueRange gradients,
+                         SmallVectorImpl<Value> &operandGradients) const {
+    auto ln = cast<LayerNormOp>(op);
+    Location loc = op->getLoc();
+    RankedTensorType xType = typeOf(ln.getInput());
+    RankedTensorType statsType = typeOf(ln.getMean());
+    SmallVector<int64_t> axes;
+    for (int64_t d = ln.getAxis(); d < xType.getRank(); ++d)
+      axes.push_back(d);
+    auto inStats = [&](Value v) { return castLike(b, loc, v, statsType); };
+
+    Normalized norm(b, loc, inStats(ln.getInput()), ln.getMean(),
+                    ln.getInvStdDev(), axes);
+    Value dx, dscale, dbias;
+    if (Value dy = gradients[0]) {
+      dy = inStats(dy);
+      dscale = unbroadcast(b, loc, MulOp::create(b, loc, dy, norm.getXhat()),
+                           typeOf(ln.getScale()));
+      if (Value bias = ln.getBias())
+        dbias = unbroadcast(b, loc, dy, typeOf(bias));
+      dx = norm.throughXhat(MulOp::create(b, loc, dy, inStats(ln.getScale())));
+    }
+    if (Value dmean = gradients[1])
+      dx = sumOf(b, loc, {dx, norm.throughMean(dmean)});
+    if (Value dinv = gradients[2])
+      dx = sumOf(b, loc, {dx, norm.throughInvStd(dinv)});
+    operandGradients.push_back(castLike(b, loc, dx, xType));
+    operandGradients.push_back(dscale);
+    if (ln.getBias())
+      operandGradients.push_back(dbias);
+    return success();
+  }
+};
+} // namespace
+
+void mlir::gs::registerNormalizationVJPs(MLIRContext *context) {
+  BatchNormOp::attachInterface<BatchNormVJP>(*context);
+  LayerNormOp::attachInterface<LayerNormVJP>(*context);
+}
