@@ -2,6 +2,8 @@
 
 #include "gs/Runner/JitRunner.h"
 
+#include "gs/Dialect/GS/IR/GSOps.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -9,6 +11,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
 
 using namespace mlir;
 using namespace mlir::gs;
@@ -78,6 +82,14 @@ JitFunction::compile(ModuleOp module, StringRef entry,
       failed(signatureOf(function.getResultTypes(), function.getResAttrsAttr(),
                          jit->outputs_, error)))
     return nullptr;
+  for (auto param : module.getOps<ParamOp>()) {
+    std::vector<TensorSignature> one;
+    Type type = param.getType();
+    if (failed(signatureOf(ArrayRef<Type>(type), nullptr, one, error)))
+      return nullptr;
+    one.front().name = param.getSymName().str();
+    jit->parameters_.push_back(std::move(one.front()));
+  }
   function->setAttr("llvm.emit_c_interface",
                     UnitAttr::get(module.getContext()));
 
@@ -165,5 +177,19 @@ std::string JitFunction::run(const std::vector<const Tensor *> &inputs,
   if (llvm::Error e = engine->invokePacked(symbol, args))
     return "calling the compiled function failed: " +
            llvm::toString(std::move(e));
+  return {};
+}
+
+std::string JitFunction::readParameter(size_t index, Tensor &value) {
+  if (index >= parameters_.size())
+    return "no parameter " + std::to_string(index);
+  const TensorSignature &s = parameters_[index];
+  // A parameter is a global of the compiled module holding its elements.
+  llvm::Expected<void *> address = engine->lookup(s.name);
+  if (!address)
+    return "parameter '" + s.name +
+           "' is not in the compiled code: " + toString(address.takeError());
+  value = Tensor(s.type, s.shape);
+  std::memcpy(value.data(), *address, value.byteSize());
   return {};
 }

@@ -27,6 +27,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -88,6 +89,13 @@ static cl::opt<unsigned>
                    "persist, so each call of a train step trains one step "
                    "(outputs are those of the last call)"),
           cl::value_desc("N"), cl::init(1), cl::cat(runnerCategory));
+static cl::opt<std::string> dumpParams(
+    "dump-params",
+    cl::desc("After each call, write every parameter (weights, optimizer "
+             "state, step counter) to DIR/step_<N>/<name>.npy, with "
+             "characters other than letters, digits, '.', '-' and '_' in "
+             "the name replaced by '_'"),
+    cl::value_desc("DIR"), cl::cat(runnerCategory));
 static cl::list<std::string>
     inputShapes("onnx-shape",
                 cl::desc("Pin the shape of a graph input: name=1x3x224x224"),
@@ -139,6 +147,35 @@ static std::unique_ptr<gs::JitFunction> compileEntry(ModuleOp module,
   if (!function)
     llvm::errs() << "gs-run: " << model << ": " << error << "\n";
   return function;
+}
+
+/// `name` with every character outside [A-Za-z0-9._-] replaced by '_'.
+static std::string fileNameOf(StringRef name) {
+  std::string file(name);
+  for (char &c : file)
+    if (!llvm::isAlnum(c) && c != '.' && c != '-' && c != '_')
+      c = '_';
+  return file;
+}
+
+/// Writes the parameters after call `step` under --dump-params.
+static std::string dumpParameters(gs::JitFunction &function, unsigned step) {
+  SmallString<256> dir(dumpParams);
+  llvm::sys::path::append(dir, "step_" + std::to_string(step));
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return "--dump-params: cannot create '" + std::string(dir) +
+           "': " + ec.message();
+  for (auto [i, parameter] : llvm::enumerate(function.parameters())) {
+    Tensor value;
+    if (std::string e = function.readParameter(i, value); !e.empty())
+      return e;
+    SmallString<256> path(dir);
+    llvm::sys::path::append(path, fileNameOf(parameter.name) + ".npy");
+    if (std::string e = gs::runtime::writeNpy(std::string(path), value);
+        !e.empty())
+      return e;
+  }
+  return {};
 }
 
 /// Reads a tensor from a .pb or .npy file.
@@ -402,6 +439,11 @@ int main(int argc, char **argv) {
       llvm::errs() << "gs-run: " << e << "\n";
       return 1;
     }
+    if (!dumpParams.empty())
+      if (std::string e = dumpParameters(*function, step); !e.empty()) {
+        llvm::errs() << "gs-run: " << e << "\n";
+        return 1;
+      }
     if (!printOutputs)
       continue;
     if (steps > 1)

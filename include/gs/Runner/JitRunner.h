@@ -46,17 +46,24 @@ public:
 
   const std::vector<TensorSignature> &inputs() const { return inputs_; }
   const std::vector<TensorSignature> &outputs() const { return outputs_; }
+  /// The module's parameters (gs.param: weights, optimizer state, step
+  /// counters), which persist across calls; `name` is the symbol.
+  const std::vector<TensorSignature> &parameters() const { return parameters_; }
 
   /// Calls the function. Inputs must match `inputs()` in element type and
   /// shape; returns an error message, empty on success.
   std::string run(const std::vector<const runtime::Tensor *> &inputs,
                   std::vector<runtime::Tensor> &outputs);
 
+  /// Copies the current value of parameter `index` (of `parameters()`).
+  /// Returns an error message, empty on success.
+  std::string readParameter(size_t index, runtime::Tensor &value);
+
 private:
   JitFunction() = default;
   std::unique_ptr<ExecutionEngine> engine;
   std::string symbol;
-  std::vector<TensorSignature> inputs_, outputs_;
+  std::vector<TensorSignature> inputs_, outputs_, parameters_;
 };
 
 } // namespace mlir::gs

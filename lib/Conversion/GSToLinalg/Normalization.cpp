@@ -22,18 +22,19 @@ struct Moments {
 static Moments moments(OpBuilder &b, Location loc, Value x,
                        ArrayRef<int64_t> axes, Type accType) {
   RankedTensorType type = tensorTypeOf(x);
+  Type wide = sumType(accType);
   int64_t count = 1;
   SmallVector<int64_t> keptShape(type.getShape());
   for (int64_t axis : axes) {
     count *= type.getDimSize(axis);
     keptShape[axis] = 1;
   }
-  auto keptType = RankedTensorType::get(keptShape, accType);
+  auto keptType = RankedTensorType::get(keptShape, wide);
   auto add = [](OpBuilder &nb, Location l, Value x, Value acc) -> Value {
     return arith::AddFOp::create(nb, l, x, acc);
   };
   auto divideByCount = [&](Value sum) {
-    Value divisor = scalarConstant(b, loc, accType, static_cast<double>(count));
+    Value divisor = scalarConstant(b, loc, wide, static_cast<double>(count));
     Value mean = elementwise(
         b, loc, tensorTypeOf(sum), sum,
         [&](OpBuilder &nb, Location l, ValueRange a) {
@@ -41,17 +42,18 @@ static Moments moments(OpBuilder &b, Location loc, Value x,
         });
     return reshapeTo(b, loc, mean, keptType);
   };
-  Value zero = scalarConstant(b, loc, accType, 0.0);
+  Value zero = scalarConstant(b, loc, wide, 0.0);
   Value mean = divideByCount(reduce(b, loc, x, axes, zero, add));
   Value squares =
-      elementwise(b, loc, type.clone(accType), ValueRange{x, mean},
+      elementwise(b, loc, type.clone(wide), ValueRange{x, mean},
                   [&](OpBuilder &nb, Location l, ValueRange a) {
                     Value d = arith::SubFOp::create(
-                        nb, l, convertScalar(nb, l, a[0], accType), a[1]);
+                        nb, l, convertScalar(nb, l, a[0], wide), a[1]);
                     return arith::MulFOp::create(nb, l, d, d).getResult();
                   });
   Value variance = divideByCount(reduce(b, loc, squares, axes, zero, add));
-  return {mean, variance};
+  return {castTensor(b, loc, mean, accType),
+          castTensor(b, loc, variance, accType)};
 }
 
 /// 1 / sqrt(variance + epsilon), elementwise.

@@ -264,7 +264,7 @@ struct GlobalAvgPoolLowering : OpConversionPattern<GlobalAvgPoolOp> {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
     RankedTensorType inType = tensorTypeOf(adaptor.getInput());
-    Type acc = accumulationType(type.getElementType());
+    Type acc = sumType(type.getElementType());
     SmallVector<int64_t> axes;
     int64_t count = 1;
     for (int64_t d = 2; d < inType.getRank(); ++d) {

@@ -54,7 +54,7 @@ template <typename OpTy> struct ReduceLowering : OpConversionPattern<OpTy> {
     RankedTensorType type = op.getType();
     Type element = type.getElementType();
     bool isMax = std::is_same_v<OpTy, ReduceMaxOp>;
-    Type acc = isMax ? element : accumulationType(element);
+    Type acc = isMax ? element : sumType(element);
     Value init = isMax ? lowestValue(rewriter, loc, acc)
                        : scalarConstant(rewriter, loc, acc, 0.0);
     Value reduced = reduce(rewriter, loc, adaptor.getInput(), op.getAxes(),

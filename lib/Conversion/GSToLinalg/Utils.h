@@ -63,6 +63,16 @@ inline Type accumulationType(Type elementType) {
                              : elementType;
 }
 
+/// The type long sums (reductions, normalization statistics, pooling over
+/// whole images) accumulate in: f32 for f16, f64 otherwise, so that sums of
+/// 10^4-10^5 f32 terms keep f32 accuracy.
+inline Type sumType(Type elementType) {
+  MLIRContext *context = elementType.getContext();
+  if (elementType.isF16())
+    return Float32Type::get(context);
+  return Float64Type::get(context);
+}
+
 /// The type normalization statistics and losses are computed in: f32, or
 /// f64 for f64 data.
 inline Type statisticsType(Type elementType) {

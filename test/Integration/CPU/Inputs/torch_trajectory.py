@@ -1,17 +1,36 @@
 #!/usr/bin/env python3
-"""Trains PyTorch's MLP for a few SGD-momentum steps and GradScale's train
-step on the same data; compares the per-step losses.
+"""Trains a PyTorch model for a few SGD-momentum steps and GradScale's train
+step on the same data; compares losses, parameters and gradients per step.
 
-Usage: torch_trajectory.py --gs-run PATH --work DIR [--steps 5]
+Usage: torch_trajectory.py --gs-run PATH --work DIR [--model mlp|cnn|resnet18]
+                           [--batch 16] [--steps 5] [--rtol 1e-5]
+                           [--param-rtol 1e-5] [--grad-rtol 1e-4]
 
-Run with Debian's Python (torch 1.13). The model is the MLP of
-test/ImportONNX/Inputs/export_torch_models.py (Flatten, Linear 784-128,
-ReLU, Linear 128-10) with CrossEntropyLoss, exported in training mode; the
-batch is the first 16 Fashion-MNIST training images scaled to [0, 1]. Torch
-runs deterministically on one thread with SGD(lr=0.01, momentum=0.9), which
-is ONNX's Momentum with beta = 1, the importer's default for exports. Both
-train on the same batch each step. Prints each step's losses and relative
-difference; exits 1 when one exceeds --rtol.
+Run with Debian's Python (torch 1.13). The models are those of
+test/ImportONNX/Inputs/export_torch_models.py (the MLP; the CNN with
+BatchNorm in training mode, max and global average pooling; torchvision's
+ResNet-18) with CrossEntropyLoss, exported in training mode. The batch is
+the first Fashion-MNIST training images scaled to [0, 1] (for ResNet-18
+repeated to 3 channels and enlarged 8x to 224 x 224). Torch runs
+deterministically on one thread with SGD(lr=0.01, momentum=0.9), which is
+ONNX's Momentum with beta = 1, the importer's default for exports; both
+train on the same batch each step. gs-run dumps its parameters after each
+step (--dump-params).
+
+Per step the script prints the relative loss difference and, over all
+trainable tensors, the largest relative difference of the parameters and of
+the momentum buffers (after step 1 the buffer is the gradient, after step t
+the momentum-weighted sum of the gradients so far): parameters as
+max|ours - torch| / max|torch| per tensor, momentum buffers relative to the
+largest buffer element of the whole model, since the exact gradient of some
+tensors is zero (a convolution bias before BatchNorm) and both sides then
+hold rounding noise. It exits 1 when a loss differs by more than --rtol, a
+parameter by more than --param-rtol or a momentum buffer by more than
+--grad-rtol.
+
+Tracing a training-mode export runs the model once, which updates
+BatchNorm's running statistics; the torch model starts from the exported
+initializers so that both sides start from the same state.
 """
 
 import argparse
@@ -42,12 +61,42 @@ def fashion_batch(n):
     return x, labels[:n].astype(np.int64)
 
 
+def relative(ours, theirs, floor=0.0):
+    scale = max(float(np.abs(theirs).max()), floor)
+    return float(np.abs(ours - theirs).max() / scale) if scale > 0 else \
+        float(np.abs(ours).max())
+
+
+def load_initializers(module, path):
+    """Copies the ONNX model's initializers into `module`'s state."""
+    import onnx
+    from onnx import numpy_helper
+    values = {i.name: numpy_helper.to_array(i)
+              for i in onnx.load(path).graph.initializer}
+    state = module.state_dict()
+    for name, tensor in state.items():
+        if name in values:
+            tensor.copy_(torch.from_numpy(values[name].copy()))
+
+
+def batch_for(model, n):
+    x, t = fashion_batch(n)
+    if model == "resnet18":
+        x = np.repeat(np.kron(x, np.ones((1, 1, 8, 8), np.float32)), 3, axis=1)
+    return np.ascontiguousarray(x), t
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--gs-run", required=True)
     parser.add_argument("--work", required=True)
+    parser.add_argument("--model", default="mlp",
+                        choices=["mlp", "cnn", "resnet18"])
+    parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--rtol", type=float, default=1e-5)
+    parser.add_argument("--param-rtol", type=float, default=1e-5)
+    parser.add_argument("--grad-rtol", type=float, default=1e-4)
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     torch.use_deterministic_algorithms(True)
@@ -55,39 +104,58 @@ def main():
 
     # The exported model and the one torch trains start from the same
     # weights: export_torch_models seeds before building.
-    export_torch_models.export("mlp", export_torch_models.mlp, args.work)
+    builder = getattr(export_torch_models, args.model)
+    export_torch_models.export(args.model, builder, args.work)
     torch.manual_seed(0)
-    model, _ = export_torch_models.mlp()
+    model, _ = builder()
     wrapped = export_torch_models.WithLoss(model).train()
+    load_initializers(wrapped, os.path.join(args.work, args.model + ".onnx"))
 
-    x, t = fashion_batch(16)
+    x, t = batch_for(args.model, args.batch)
     np.save(os.path.join(args.work, "x.npy"), x)
     np.save(os.path.join(args.work, "t.npy"), t)
     optimizer = torch.optim.SGD(wrapped.parameters(), lr=0.01, momentum=0.9)
+    named = dict(wrapped.named_parameters())
     reference = []
     for _ in range(args.steps):
         optimizer.zero_grad()
         loss = wrapped(torch.from_numpy(x), torch.from_numpy(t))
         loss.backward()
         optimizer.step()
-        reference.append(loss.item())
+        reference.append((loss.item(), {
+            name: (p.detach().numpy().copy(),
+                   optimizer.state[p]["momentum_buffer"].numpy().copy())
+            for name, p in named.items()}))
 
+    dump = os.path.join(args.work, "params")
+    shape = "x=%s" % "x".join(str(d) for d in x.shape)
     out = subprocess.run(
-        [args.gs_run, os.path.join(args.work, "mlp.onnx"),
-         "--onnx-shape=x=16x1x28x28", "--entry=train_step",
+        [args.gs_run, os.path.join(args.work, args.model + ".onnx"),
+         "--onnx-shape=" + shape, "--entry=train_step",
          "-i", os.path.join(args.work, "x.npy"),
          "-i", os.path.join(args.work, "t.npy"),
-         "--steps=%d" % args.steps, "--print"],
+         "--steps=%d" % args.steps, "--print", "--dump-params=" + dump],
         check=True, capture_output=True, text=True).stdout
     ours = [float(v) for v in re.findall(r"loss float32\[\] = (\S+)", out)]
     if len(ours) != args.steps:
         sys.exit("unexpected gs-run output:\n" + out)
     ok = True
-    for step, (a, b) in enumerate(zip(ours, reference), 1):
-        rel = abs(a - b) / abs(b)
-        ok &= rel <= args.rtol
-        print("step %d: loss %.7f, torch %.7f, relative difference %.1e%s" %
-              (step, a, b, rel, "" if rel <= args.rtol else "  MISMATCH"))
+    for step, (a, (b, tensors)) in enumerate(zip(ours, reference), 1):
+        loss_rel = abs(a - b) / abs(b)
+        param_rel = grad_rel = 0.0
+        largest = max(float(np.abs(b).max()) for _, b in tensors.values())
+        for name, (param, buffer) in tensors.items():
+            stem = os.path.join(dump, "step_%d" % step, name)
+            param_rel = max(param_rel, relative(np.load(stem + ".npy"), param))
+            grad_rel = max(grad_rel, relative(
+                np.load(stem + ".velocity.npy"), buffer, largest))
+        good = (loss_rel <= args.rtol and param_rel <= args.param_rtol and
+                grad_rel <= args.grad_rtol)
+        ok &= good
+        print("step %d: loss %.7f, torch %.7f, relative difference %.1e; "
+              "parameters %.1e, gradients %.1e over %d tensors%s" %
+              (step, a, b, loss_rel, param_rel, grad_rel, len(tensors),
+               "" if good else "  MISMATCH"))
     return 0 if ok else 1
 
 
