@@ -221,6 +221,10 @@ const GradientCase cases[] = {
    "%n, %m, %v = gs.batch_norm %a0, %a1, %a2 : tensor<5x3xf64>, tensor<3xf64>\n"
    "  %y = gs.add %m, %v : tensor<3xf64>, tensor<3xf64>",
    "tensor<3xf64>"},
+  {"batch_norm_inference",
+   {"tensor<3x4x2xf64>", "tensor<4xf64>", "tensor<4xf64>", "tensor<4xf64>", "tensor<4xf64>"},
+   "%y = gs.batch_norm_inference %a0, %a1, %a2, %a3, %a4 : tensor<3x4x2xf64>, tensor<4xf64>",
+   "tensor<3x4x2xf64>", 0.5, 1.5},
   {"layer_norm_with_bias",
    {"tensor<3x4x5xf64>", "tensor<4x5xf64>", "tensor<4x5xf64>"},
    "%y, %m, %i = gs.layer_norm %a0, %a1, %a2 <{axis = 1 : i64}> : tensor<3x4x5xf64>, tensor<4x5xf64>, tensor<4x5xf64>",

@@ -64,10 +64,12 @@ inline Type accumulationType(Type elementType) {
 }
 
 /// The type long sums (reductions, normalization statistics, pooling over
-/// whole images) accumulate in: f32 for f16, f64 otherwise, so that sums of
-/// 10^4-10^5 f32 terms keep f32 accuracy.
+/// whole images) accumulate in: f32 for f16, f64 for f32 and f64, so that
+/// sums of 10^4-10^5 f32 terms keep f32 accuracy; integers themselves.
 inline Type sumType(Type elementType) {
   MLIRContext *context = elementType.getContext();
+  if (!isa<FloatType>(elementType))
+    return elementType;
   if (elementType.isF16())
     return Float32Type::get(context);
   return Float64Type::get(context);

@@ -1,8 +1,8 @@
 // RUN: gs-opt %s --split-input-file --convert-gs-to-linalg | FileCheck %s
 
-// Normalization.cpp: statistics in f32 with two passes (the mean, then the
-// mean of squared deviations: the biased variance), 1 / sqrt(var + eps) as
-// math.rsqrt, and one normalizing generic computing
+// Normalization.cpp: statistics with two passes (the mean, then the mean of
+// squared deviations: the biased variance) summed in f64 and rounded to f32,
+// 1 / sqrt(var + eps) as math.rsqrt, and one normalizing generic computing
 // (x - mean) * inv_std * scale + bias in f32, rounded to the input type.
 
 // Training-mode batch norm over N x C x H x W: statistics over (0, 2, 3).
@@ -12,28 +12,34 @@
 // CHECK-DAG: #[[$CHAN:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>
 // CHECK-LABEL: func.func @batch_norm(
 // CHECK-SAME:      %[[X:.*]]: tensor<8x4x2x2xf32>, %[[SCALE:.*]]: tensor<4xf32>, %[[BIAS:.*]]: tensor<4xf32>)
-// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK:         %[[SINIT:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<4xf32>)
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK:         %[[SINIT:.*]] = linalg.fill ins(%[[ZERO]] : f64) outs(%{{.*}} : tensor<4xf64>)
 // CHECK:         %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[$ID4]], #[[$C]]], iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
-// CHECK-SAME:        ins(%[[X]] : tensor<8x4x2x2xf32>) outs(%[[SINIT]] : tensor<4xf32>)
+// CHECK-SAME:        ins(%[[X]] : tensor<8x4x2x2xf32>) outs(%[[SINIT]] : tensor<4xf64>)
+// CHECK:           arith.extf %{{.*}} : f32 to f64
 // CHECK:           arith.addf
-// CHECK:         %[[COUNT:.*]] = arith.constant 3.200000e+01 : f32
+// CHECK:         %[[COUNT:.*]] = arith.constant 3.200000e+01 : f64
 // CHECK:         %[[MEAN:.*]] = linalg.generic
-// CHECK-SAME:        ins(%[[SUM]] : tensor<4xf32>)
-// CHECK:           arith.divf %{{.*}}, %[[COUNT]] : f32
-// CHECK:         %[[MEANK:.*]] = tensor.expand_shape %[[MEAN]] {{\[}}[0, 1, 2, 3]] output_shape [1, 4, 1, 1] : tensor<4xf32> into tensor<1x4x1x1xf32>
+// CHECK-SAME:        ins(%[[SUM]] : tensor<4xf64>)
+// CHECK:           arith.divf %{{.*}}, %[[COUNT]] : f64
+// CHECK:         %[[MEANK:.*]] = tensor.expand_shape %[[MEAN]] {{\[}}[0, 1, 2, 3]] output_shape [1, 4, 1, 1] : tensor<4xf64> into tensor<1x4x1x1xf64>
 // CHECK:         %[[SQ:.*]] = linalg.generic {indexing_maps = [#[[$ID4]], #[[$KEPT]], #[[$ID4]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
-// CHECK-SAME:        ins(%[[X]], %[[MEANK]] : tensor<8x4x2x2xf32>, tensor<1x4x1x1xf32>)
-// CHECK-NEXT:    ^bb0(%[[XV:.*]]: f32, %[[MV:.*]]: f32, %{{.*}}: f32):
-// CHECK-NEXT:      %[[D:.*]] = arith.subf %[[XV]], %[[MV]] : f32
-// CHECK-NEXT:      %[[D2:.*]] = arith.mulf %[[D]], %[[D]] : f32
-// CHECK-NEXT:      linalg.yield %[[D2]] : f32
+// CHECK-SAME:        ins(%[[X]], %[[MEANK]] : tensor<8x4x2x2xf32>, tensor<1x4x1x1xf64>)
+// CHECK-NEXT:    ^bb0(%[[XV:.*]]: f32, %[[MV:.*]]: f64, %{{.*}}: f64):
+// CHECK-NEXT:      %[[XW:.*]] = arith.extf %[[XV]] : f32 to f64
+// CHECK-NEXT:      %[[D:.*]] = arith.subf %[[XW]], %[[MV]] : f64
+// CHECK-NEXT:      %[[D2:.*]] = arith.mulf %[[D]], %[[D]] : f64
+// CHECK-NEXT:      linalg.yield %[[D2]] : f64
 // CHECK:         %[[SQSUM:.*]] = linalg.generic {indexing_maps = [#[[$ID4]], #[[$C]]], iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
-// CHECK-SAME:        ins(%[[SQ]] : tensor<8x4x2x2xf32>)
+// CHECK-SAME:        ins(%[[SQ]] : tensor<8x4x2x2xf64>)
 // CHECK:         %[[VAR:.*]] = linalg.generic
-// CHECK-SAME:        ins(%[[SQSUM]] : tensor<4xf32>)
+// CHECK-SAME:        ins(%[[SQSUM]] : tensor<4xf64>)
 // CHECK:           arith.divf
-// CHECK:         %[[VARK:.*]] = tensor.expand_shape %[[VAR]] {{\[}}[0, 1, 2, 3]] output_shape [1, 4, 1, 1]
+// CHECK:         %[[VARW:.*]] = tensor.expand_shape %[[VAR]] {{\[}}[0, 1, 2, 3]] output_shape [1, 4, 1, 1]
+// CHECK:         %[[MEANR:.*]] = linalg.generic {{.*}} ins(%[[MEANK]] : tensor<1x4x1x1xf64>) outs(%{{.*}} : tensor<1x4x1x1xf32>)
+// CHECK:           arith.truncf %{{.*}} : f64 to f32
+// CHECK:         %[[VARK:.*]] = linalg.generic {{.*}} ins(%[[VARW]] : tensor<1x4x1x1xf64>) outs(%{{.*}} : tensor<1x4x1x1xf32>)
+// CHECK:           arith.truncf %{{.*}} : f64 to f32
 // CHECK:         %[[EPS:.*]] = arith.constant 1.000000e-03 : f32
 // CHECK:         %[[INV:.*]] = linalg.generic
 // CHECK-SAME:        ins(%[[VARK]] : tensor<1x4x1x1xf32>)
@@ -44,14 +50,14 @@
 // CHECK-DAG:     %[[SCALEC:.*]] = tensor.expand_shape %[[SCALE]] {{\[}}[0, 1, 2]] output_shape [4, 1, 1] : tensor<4xf32> into tensor<4x1x1xf32>
 // CHECK-DAG:     %[[BIASC:.*]] = tensor.expand_shape %[[BIAS]] {{\[}}[0, 1, 2]] output_shape [4, 1, 1] : tensor<4xf32> into tensor<4x1x1xf32>
 // CHECK:         %[[Y:.*]] = linalg.generic {indexing_maps = [#[[$ID4]], #[[$KEPT]], #[[$KEPT]], #[[$CHAN]], #[[$CHAN]], #[[$ID4]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
-// CHECK-SAME:        ins(%[[X]], %[[MEANK]], %[[INV]], %[[SCALEC]], %[[BIASC]] : tensor<8x4x2x2xf32>, tensor<1x4x1x1xf32>, tensor<1x4x1x1xf32>, tensor<4x1x1xf32>, tensor<4x1x1xf32>)
+// CHECK-SAME:        ins(%[[X]], %[[MEANR]], %[[INV]], %[[SCALEC]], %[[BIASC]] : tensor<8x4x2x2xf32>, tensor<1x4x1x1xf32>, tensor<1x4x1x1xf32>, tensor<4x1x1xf32>, tensor<4x1x1xf32>)
 // CHECK-NEXT:    ^bb0(%[[A:.*]]: f32, %[[M:.*]]: f32, %[[I:.*]]: f32, %[[G:.*]]: f32, %[[B:.*]]: f32, %{{.*}}: f32):
 // CHECK-NEXT:      %[[C0:.*]] = arith.subf %[[A]], %[[M]] : f32
 // CHECK-NEXT:      %[[N:.*]] = arith.mulf %[[C0]], %[[I]] : f32
 // CHECK-NEXT:      %[[NG:.*]] = arith.mulf %[[N]], %[[G]] : f32
 // CHECK-NEXT:      %[[NB:.*]] = arith.addf %[[NG]], %[[B]] : f32
 // CHECK-NEXT:      linalg.yield %[[NB]] : f32
-// CHECK:         %[[BM:.*]] = tensor.collapse_shape %[[MEANK]] {{\[}}[0, 1, 2, 3]] : tensor<1x4x1x1xf32> into tensor<4xf32>
+// CHECK:         %[[BM:.*]] = tensor.collapse_shape %[[MEANR]] {{\[}}[0, 1, 2, 3]] : tensor<1x4x1x1xf32> into tensor<4xf32>
 // CHECK:         %[[BV:.*]] = tensor.collapse_shape %[[VARK]] {{\[}}[0, 1, 2, 3]] : tensor<1x4x1x1xf32> into tensor<4xf32>
 // CHECK:         return %[[Y]], %[[BM]], %[[BV]]
 func.func @batch_norm(%x: tensor<8x4x2x2xf32>, %s: tensor<4xf32>, %b: tensor<4xf32>)
@@ -63,18 +69,19 @@ func.func @batch_norm(%x: tensor<8x4x2x2xf32>, %s: tensor<4xf32>, %b: tensor<4xf
 // -----
 
 // f16 batch norm of a rank-2 input: f16 values are extended for the
-// statistics and the normalization; the batch statistics are rounded to
-// the type of `scale` (f16). The default epsilon is 1e-5.
+// statistics (summed in f64) and the normalization (f32); the batch
+// statistics are rounded to the type of `scale` (f16). The default epsilon
+// is 1e-5.
 // CHECK-DAG: #[[$ID2:.+]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[$KEPT:.+]] = affine_map<(d0, d1) -> (0, d1)>
 // CHECK-DAG: #[[$COL:.+]] = affine_map<(d0, d1) -> (d1)>
 // CHECK-LABEL: func.func @batch_norm_f16(
 // CHECK-SAME:      %[[X:.*]]: tensor<8x4xf16>, %[[SCALE:.*]]: tensor<4xf16>, %[[BIAS:.*]]: tensor<4xf16>)
 // CHECK:         linalg.generic
-// CHECK-SAME:        ins(%[[X]] : tensor<8x4xf16>) outs(%{{.*}} : tensor<4xf32>)
-// CHECK-NEXT:    ^bb0(%[[V:.*]]: f16, %[[ACC:.*]]: f32):
-// CHECK-NEXT:      %[[W:.*]] = arith.extf %[[V]] : f16 to f32
-// CHECK-NEXT:      arith.addf %[[W]], %[[ACC]] : f32
+// CHECK-SAME:        ins(%[[X]] : tensor<8x4xf16>) outs(%{{.*}} : tensor<4xf64>)
+// CHECK-NEXT:    ^bb0(%[[V:.*]]: f16, %[[ACC:.*]]: f64):
+// CHECK-NEXT:      %[[W:.*]] = arith.extf %[[V]] : f16 to f64
+// CHECK-NEXT:      arith.addf %[[W]], %[[ACC]] : f64
 // CHECK:         arith.constant 9.99999974E-6 : f32
 // CHECK:         math.rsqrt
 // CHECK:         %[[Y:.*]] = linalg.generic {indexing_maps = [#[[$ID2]], #[[$KEPT]], #[[$KEPT]], #[[$COL]], #[[$COL]], #[[$ID2]]]
@@ -149,15 +156,17 @@ func.func @batch_norm_inference(%x: tensor<2x4x3xf16>, %s: tensor<4xf32>, %b: te
 // CHECK-LABEL: func.func @layer_norm(
 // CHECK-SAME:      %[[X:.*]]: tensor<4x8x32xf32>, %[[G:.*]]: tensor<32xf32>, %[[B:.*]]: tensor<32xf32>)
 // CHECK:         %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[$ID3]], #[[$LEAD]]], iterator_types = ["parallel", "parallel", "reduction"]}
-// CHECK-SAME:        ins(%[[X]] : tensor<4x8x32xf32>)
-// CHECK:         %[[N:.*]] = arith.constant 3.200000e+01 : f32
-// CHECK:         arith.divf %{{.*}}, %[[N]] : f32
-// CHECK:         %[[MEANK:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2]] output_shape [4, 8, 1] : tensor<4x8xf32> into tensor<4x8x1xf32>
+// CHECK-SAME:        ins(%[[X]] : tensor<4x8x32xf32>) outs(%{{.*}} : tensor<4x8xf64>)
+// CHECK:         %[[N:.*]] = arith.constant 3.200000e+01 : f64
+// CHECK:         arith.divf %{{.*}}, %[[N]] : f64
+// CHECK:         %[[MEANW:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2]] output_shape [4, 8, 1] : tensor<4x8xf64> into tensor<4x8x1xf64>
 // CHECK:         linalg.generic {indexing_maps = [#[[$ID3]], #[[$KEPT]], #[[$ID3]]]
-// CHECK-SAME:        ins(%[[X]], %[[MEANK]] : tensor<4x8x32xf32>, tensor<4x8x1xf32>)
+// CHECK-SAME:        ins(%[[X]], %[[MEANW]] : tensor<4x8x32xf32>, tensor<4x8x1xf64>)
 // CHECK:           arith.subf
 // CHECK:           arith.mulf
-// CHECK:         %[[VARK:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2]] output_shape [4, 8, 1]
+// CHECK:         %[[VARW:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2]] output_shape [4, 8, 1]
+// CHECK:         %[[MEANK:.*]] = linalg.generic {{.*}} ins(%[[MEANW]] : tensor<4x8x1xf64>) outs(%{{.*}} : tensor<4x8x1xf32>)
+// CHECK:         %[[VARK:.*]] = linalg.generic {{.*}} ins(%[[VARW]] : tensor<4x8x1xf64>) outs(%{{.*}} : tensor<4x8x1xf32>)
 // CHECK:         %[[EPS:.*]] = arith.constant 9.99999974E-6 : f32
 // CHECK:         %[[INV:.*]] = linalg.generic
 // CHECK-SAME:        ins(%[[VARK]] : tensor<4x8x1xf32>)
@@ -186,10 +195,11 @@ func.func @layer_norm(%x: tensor<4x8x32xf32>, %g: tensor<32xf32>, %b: tensor<32x
 // CHECK-LABEL: func.func @layer_norm_f16_no_bias(
 // CHECK-SAME:      %[[X:.*]]: tensor<4x8x32xf16>, %[[G:.*]]: tensor<8x32xf16>)
 // CHECK:         linalg.generic {indexing_maps = [#[[$ID3]], #[[$LEAD]]], iterator_types = ["parallel", "reduction", "reduction"]}
-// CHECK-SAME:        ins(%[[X]] : tensor<4x8x32xf16>) outs(%{{.*}} : tensor<4xf32>)
+// CHECK-SAME:        ins(%[[X]] : tensor<4x8x32xf16>) outs(%{{.*}} : tensor<4xf64>)
 // CHECK:           arith.extf
-// CHECK:         arith.constant 2.560000e+02 : f32
-// CHECK:         %[[MEANK:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0, 1, 2]] output_shape [4, 1, 1] : tensor<4xf32> into tensor<4x1x1xf32>
+// CHECK:         arith.constant 2.560000e+02 : f64
+// CHECK:         %[[MEANW:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0, 1, 2]] output_shape [4, 1, 1] : tensor<4xf64> into tensor<4x1x1xf64>
+// CHECK:         %[[MEANK:.*]] = linalg.generic {{.*}} ins(%[[MEANW]] : tensor<4x1x1xf64>) outs(%{{.*}} : tensor<4x1x1xf32>)
 // CHECK:         arith.constant 9.99999974E-5 : f32
 // CHECK:         %[[INV:.*]] = linalg.generic
 // CHECK:           math.rsqrt

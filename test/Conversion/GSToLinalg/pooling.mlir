@@ -129,22 +129,26 @@ func.func @avg_pool_ceil(%x: tensor<1x1x5xf32>) -> tensor<1x1x3xf32> {
 
 // -----
 
-// Global average pooling: a sum over the spatial dimensions (f32
-// accumulator), a division by their size, and a reshape to N x C x 1 x 1.
+// Global average pooling: a sum over the spatial dimensions (in f64 for
+// f32 data, f32 for f16), a division by their size, and a reshape to
+// N x C x 1 x 1.
 // CHECK-DAG: #[[$ID4:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 // CHECK-DAG: #[[$NC:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
 // CHECK-LABEL: func.func @global_avg_pool(
 // CHECK-SAME:      %[[X:.*]]: tensor<2x3x4x5xf32>, %[[H:.*]]: tensor<2x3x4x5xf16>)
-// CHECK:         %[[Z0:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK:         %[[I0:.*]] = linalg.fill ins(%[[Z0]] : f32) outs(%{{.*}} : tensor<2x3xf32>)
+// CHECK:         %[[Z0:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK:         %[[I0:.*]] = linalg.fill ins(%[[Z0]] : f64) outs(%{{.*}} : tensor<2x3xf64>)
 // CHECK:         %[[S0:.*]] = linalg.generic {indexing_maps = [#[[$ID4]], #[[$NC]]], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
-// CHECK-SAME:        ins(%[[X]] : tensor<2x3x4x5xf32>) outs(%[[I0]] : tensor<2x3xf32>)
-// CHECK:           arith.addf
-// CHECK:         %[[N0:.*]] = arith.constant 2.000000e+01 : f32
+// CHECK-SAME:        ins(%[[X]] : tensor<2x3x4x5xf32>) outs(%[[I0]] : tensor<2x3xf64>)
+// CHECK-NEXT:    ^bb0(%[[V0:.*]]: f32, %[[A0:.*]]: f64):
+// CHECK-NEXT:      %[[W0:.*]] = arith.extf %[[V0]] : f32 to f64
+// CHECK-NEXT:      arith.addf %[[W0]], %[[A0]] : f64
+// CHECK:         %[[N0:.*]] = arith.constant 2.000000e+01 : f64
 // CHECK:         %[[M0:.*]] = linalg.generic
-// CHECK-SAME:        ins(%[[S0]] : tensor<2x3xf32>) outs(%{{.*}} : tensor<2x3xf32>)
-// CHECK-NEXT:    ^bb0(%[[V0:.*]]: f32, %{{.*}}: f32):
-// CHECK-NEXT:      arith.divf %[[V0]], %[[N0]] : f32
+// CHECK-SAME:        ins(%[[S0]] : tensor<2x3xf64>) outs(%{{.*}} : tensor<2x3xf32>)
+// CHECK-NEXT:    ^bb0(%[[Q0:.*]]: f64, %{{.*}}: f32):
+// CHECK-NEXT:      %[[D0:.*]] = arith.divf %[[Q0]], %[[N0]] : f64
+// CHECK-NEXT:      arith.truncf %[[D0]] : f64 to f32
 // CHECK:         %[[R0:.*]] = tensor.expand_shape %[[M0]] {{\[}}[0], [1, 2, 3]] output_shape [2, 3, 1, 1] : tensor<2x3xf32> into tensor<2x3x1x1xf32>
 // CHECK:         %[[I1:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x3xf32>)
 // CHECK:         %[[S1:.*]] = linalg.generic {indexing_maps = [#[[$ID4]], #[[$NC]]], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}

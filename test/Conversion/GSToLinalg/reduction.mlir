@@ -1,23 +1,28 @@
 // RUN: gs-opt %s --split-input-file --convert-gs-to-linalg | FileCheck %s
 
 // Reduction.cpp (reductions): one linalg.generic with reduction iterators
-// into a filled accumulator (f32 for f16 sums and means; the element type
-// itself for maxima), then a division for means, a cast back and a reshape
-// for keepdims.
+// into a filled accumulator (sums and means in f64 for f32 data, f32 for
+// f16; the element type itself for maxima), then a division for means, a
+// cast back and a reshape for keepdims.
 
 // CHECK-DAG: #[[$ID3:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-DAG: #[[$KEEP12:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
 // CHECK-LABEL: func.func @reduce_sum_keepdims(
 // CHECK-SAME:      %[[X:.*]]: tensor<8x16x4xf32>)
-// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK:         %[[E:.*]] = tensor.empty() : tensor<16x4xf32>
-// CHECK:         %[[INIT:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[E]] : tensor<16x4xf32>)
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<16x4xf64>
+// CHECK:         %[[INIT:.*]] = linalg.fill ins(%[[ZERO]] : f64) outs(%[[E]] : tensor<16x4xf64>)
 // CHECK:         %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[$ID3]], #[[$KEEP12]]], iterator_types = ["reduction", "parallel", "parallel"]}
-// CHECK-SAME:        ins(%[[X]] : tensor<8x16x4xf32>) outs(%[[INIT]] : tensor<16x4xf32>)
-// CHECK-NEXT:    ^bb0(%[[V:.*]]: f32, %[[ACC:.*]]: f32):
-// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[V]], %[[ACC]] : f32
-// CHECK-NEXT:      linalg.yield %[[S]] : f32
-// CHECK:         %[[R:.*]] = tensor.expand_shape %[[SUM]] {{\[}}[0, 1], [2]] output_shape [1, 16, 4] : tensor<16x4xf32> into tensor<1x16x4xf32>
+// CHECK-SAME:        ins(%[[X]] : tensor<8x16x4xf32>) outs(%[[INIT]] : tensor<16x4xf64>)
+// CHECK-NEXT:    ^bb0(%[[V:.*]]: f32, %[[ACC:.*]]: f64):
+// CHECK-NEXT:      %[[W:.*]] = arith.extf %[[V]] : f32 to f64
+// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[W]], %[[ACC]] : f64
+// CHECK-NEXT:      linalg.yield %[[S]] : f64
+// CHECK:         %[[ROUNDED:.*]] = linalg.generic
+// CHECK-SAME:        ins(%[[SUM]] : tensor<16x4xf64>) outs(%{{.*}} : tensor<16x4xf32>)
+// CHECK-NEXT:    ^bb0(%[[T:.*]]: f64, %{{.*}}: f32):
+// CHECK-NEXT:      arith.truncf %[[T]] : f64 to f32
+// CHECK:         %[[R:.*]] = tensor.expand_shape %[[ROUNDED]] {{\[}}[0, 1], [2]] output_shape [1, 16, 4] : tensor<16x4xf32> into tensor<1x16x4xf32>
 // CHECK:         return %[[R]]
 func.func @reduce_sum_keepdims(%x: tensor<8x16x4xf32>) -> tensor<1x16x4xf32> {
   %0 = gs.reduce_sum %x <{axes = array<i64: 0>, keepdims}> : tensor<8x16x4xf32>
@@ -71,13 +76,14 @@ func.func @reduce_sum_i32_all(%x: tensor<8x16xi32>) -> tensor<i32> {
 // CHECK-DAG: #[[$NC:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
 // CHECK-LABEL: func.func @reduce_mean(
 // CHECK:         %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[$ID4]], #[[$NC]]], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
-// CHECK:           arith.addf
-// CHECK:         %[[COUNT:.*]] = arith.constant 1.600000e+01 : f32
+// CHECK:           arith.addf %{{.*}}, %{{.*}} : f64
+// CHECK:         %[[COUNT:.*]] = arith.constant 1.600000e+01 : f64
 // CHECK:         %[[R:.*]] = linalg.generic
-// CHECK-SAME:        ins(%[[SUM]] : tensor<8x16xf32>) outs(%{{.*}} : tensor<8x16xf32>)
-// CHECK-NEXT:    ^bb0(%[[V:.*]]: f32, %{{.*}}: f32):
-// CHECK-NEXT:      %[[Q:.*]] = arith.divf %[[V]], %[[COUNT]] : f32
-// CHECK-NEXT:      linalg.yield %[[Q]] : f32
+// CHECK-SAME:        ins(%[[SUM]] : tensor<8x16xf64>) outs(%{{.*}} : tensor<8x16xf32>)
+// CHECK-NEXT:    ^bb0(%[[V:.*]]: f64, %{{.*}}: f32):
+// CHECK-NEXT:      %[[Q:.*]] = arith.divf %[[V]], %[[COUNT]] : f64
+// CHECK-NEXT:      %[[T:.*]] = arith.truncf %[[Q]] : f64 to f32
+// CHECK-NEXT:      linalg.yield %[[T]] : f32
 // CHECK:         return %[[R]]
 func.func @reduce_mean(%x: tensor<8x16x4x4xf32>) -> tensor<8x16xf32> {
   %0 = gs.reduce_mean %x <{axes = array<i64: 2, 3>}> : tensor<8x16x4x4xf32>

@@ -143,6 +143,59 @@ struct BatchNormVJP
   }
 };
 
+/// batch_norm_inference: an affine map per channel with given statistics,
+/// y = (x - mean) * k + bias with k = scale / sqrt(var + eps):
+///   dx = dy * k, dscale = sum(dy * xhat), dbias = sum(dy),
+///   dmean = -sum(dy) * k, dvar = -sum(dy * xhat) * scale / (2 (var + eps)).
+struct BatchNormInferenceVJP
+    : DifferentiableOpInterface::ExternalModel<BatchNormInferenceVJP,
+                                               BatchNormInferenceOp> {
+  LogicalResult buildVJP(Operation *op, OpBuilder &b, ValueRange gradients,
+                         SmallVectorImpl<Value> &operandGradients) const {
+    auto bn = cast<BatchNormInferenceOp>(op);
+    Location loc = op->getLoc();
+    RankedTensorType xType = typeOf(bn.getInput());
+    RankedTensorType channelType = typeOf(bn.getScale());
+    int64_t rank = xType.getRank();
+    SmallVector<int64_t> axes = {0}, channelShape(rank, 1);
+    for (int64_t d = 2; d < rank; ++d)
+      axes.push_back(d);
+    channelShape[1] = xType.getDimSize(1);
+    auto perChannel = [&](Value v) {
+      return reshape(b, loc, v, channelType.clone(channelShape));
+    };
+    auto sumPerChannel = [&](Value v) {
+      return ReduceSumOp::create(b, loc, v, b.getDenseI64ArrayAttr(axes),
+                                 /*keepdims=*/nullptr)
+          .getResult();
+    };
+    Type element = channelType.getElementType();
+    Value variance = AddOp::create(
+        b, loc, bn.getVariance(),
+        scalar(b, loc, element, bn.getEpsilon().convertToDouble()));
+    Value invStd = DivOp::create(b, loc, scalar(b, loc, element, 1.0),
+                                 SqrtOp::create(b, loc, variance));
+    Value k = MulOp::create(b, loc, bn.getScale(), invStd);
+
+    Value dy = castLike(b, loc, gradients[0], channelType);
+    Value x = castLike(b, loc, bn.getInput(), channelType);
+    Value xhat = MulOp::create(
+        b, loc, SubOp::create(b, loc, x, perChannel(bn.getMean())),
+        perChannel(invStd));
+    Value dbias = sumPerChannel(dy);
+    Value dscale = sumPerChannel(MulOp::create(b, loc, dy, xhat));
+    Value dx = MulOp::create(b, loc, dy, perChannel(k));
+    Value dmean = NegOp::create(b, loc, MulOp::create(b, loc, dbias, k));
+    Value halfOverVariance =
+        DivOp::create(b, loc, scalar(b, loc, element, -0.5), variance);
+    Value dvar = MulOp::create(
+        b, loc, MulOp::create(b, loc, dscale, bn.getScale()), halfOverVariance);
+    operandGradients.append(
+        {castLike(b, loc, dx, xType), dscale, dbias, dmean, dvar});
+    return success();
+  }
+};
+
 /// layer_norm: statistics over the trailing axes from `axis`.
 struct LayerNormVJP
     : DifferentiableOpInterface::ExternalModel<LayerNormVJP, LayerNormOp> {
@@ -183,5 +236,6 @@ struct LayerNormVJP
 
 void mlir::gs::registerNormalizationVJPs(MLIRContext *context) {
   BatchNormOp::attachInterface<BatchNormVJP>(*context);
+  BatchNormInferenceOp::attachInterface<BatchNormInferenceVJP>(*context);
   LayerNormOp::attachInterface<LayerNormVJP>(*context);
 }

@@ -26,7 +26,10 @@ largest buffer element of the whole model, since the exact gradient of some
 tensors is zero (a convolution bias before BatchNorm) and both sides then
 hold rounding noise. It exits 1 when a loss differs by more than --rtol, a
 parameter by more than --param-rtol or a momentum buffer by more than
---grad-rtol.
+--grad-rtol. With --fp64-arbiter (for ill-conditioned runs, where torch's
+own FP32 trajectory strays from the exact one) torch also trains in FP64,
+and parameters and buffers must be at most twice as far from it as
+torch's FP32 ones are.
 
 Tracing a training-mode export runs the model once, which updates
 BatchNorm's running statistics; the torch model starts from the exported
@@ -86,6 +89,43 @@ def batch_for(model, n):
     return np.ascontiguousarray(x), t
 
 
+def train_torch(args, x, t, dtype):
+    """torch's trajectory: per step the loss and, per trainable tensor, the
+    parameter and momentum buffer (as float64 arrays)."""
+    builder = getattr(export_torch_models, args.model)
+    torch.manual_seed(0)
+    model, _ = builder()
+    wrapped = export_torch_models.WithLoss(model).train()
+    load_initializers(wrapped, os.path.join(args.work, args.model + ".onnx"))
+    wrapped = wrapped.to(dtype)
+    optimizer = torch.optim.SGD(wrapped.parameters(), lr=0.01, momentum=0.9)
+    named = dict(wrapped.named_parameters())
+    trajectory = []
+    for _ in range(args.steps):
+        optimizer.zero_grad()
+        loss = wrapped(torch.from_numpy(x).to(dtype), torch.from_numpy(t))
+        loss.backward()
+        optimizer.step()
+        trajectory.append((loss.item(), {
+            name: (p.detach().double().numpy().copy(),
+                   optimizer.state[p]["momentum_buffer"].double().numpy().copy())
+            for name, p in named.items()}))
+    return trajectory
+
+
+def differences(loss, tensors, reference):
+    """Loss, parameter and gradient differences of one step against
+    `reference` (a step of train_torch)."""
+    ref_loss, ref_tensors = reference
+    largest = max(float(np.abs(b).max()) for _, b in ref_tensors.values())
+    param_rel = grad_rel = 0.0
+    for name, (param, buffer) in ref_tensors.items():
+        ours_param, ours_buffer = tensors[name]
+        param_rel = max(param_rel, relative(ours_param, param))
+        grad_rel = max(grad_rel, relative(ours_buffer, buffer, largest))
+    return abs(loss - ref_loss) / abs(ref_loss), param_rel, grad_rel
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--gs-run", required=True)
@@ -97,6 +137,11 @@ def main():
     parser.add_argument("--rtol", type=float, default=1e-5)
     parser.add_argument("--param-rtol", type=float, default=1e-5)
     parser.add_argument("--grad-rtol", type=float, default=1e-4)
+    parser.add_argument(
+        "--fp64-arbiter", action="store_true",
+        help="for ill-conditioned runs: bound parameters and gradients by "
+        "torch's own FP32 error instead of --param-rtol/--grad-rtol, both "
+        "measured against torch in FP64 (ours at most twice torch's)")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     torch.use_deterministic_algorithms(True)
@@ -104,28 +149,14 @@ def main():
 
     # The exported model and the one torch trains start from the same
     # weights: export_torch_models seeds before building.
-    builder = getattr(export_torch_models, args.model)
-    export_torch_models.export(args.model, builder, args.work)
-    torch.manual_seed(0)
-    model, _ = builder()
-    wrapped = export_torch_models.WithLoss(model).train()
-    load_initializers(wrapped, os.path.join(args.work, args.model + ".onnx"))
-
+    export_torch_models.export(args.model, getattr(export_torch_models,
+                                                   args.model), args.work)
     x, t = batch_for(args.model, args.batch)
     np.save(os.path.join(args.work, "x.npy"), x)
     np.save(os.path.join(args.work, "t.npy"), t)
-    optimizer = torch.optim.SGD(wrapped.parameters(), lr=0.01, momentum=0.9)
-    named = dict(wrapped.named_parameters())
-    reference = []
-    for _ in range(args.steps):
-        optimizer.zero_grad()
-        loss = wrapped(torch.from_numpy(x), torch.from_numpy(t))
-        loss.backward()
-        optimizer.step()
-        reference.append((loss.item(), {
-            name: (p.detach().numpy().copy(),
-                   optimizer.state[p]["momentum_buffer"].numpy().copy())
-            for name, p in named.items()}))
+    reference = train_torch(args, x, t, torch.float32)
+    exact = train_torch(args, x, t, torch.float64) if args.fp64_arbiter \
+        else None
 
     dump = os.path.join(args.work, "params")
     shape = "x=%s" % "x".join(str(d) for d in x.shape)
@@ -140,22 +171,34 @@ def main():
     if len(ours) != args.steps:
         sys.exit("unexpected gs-run output:\n" + out)
     ok = True
-    for step, (a, (b, tensors)) in enumerate(zip(ours, reference), 1):
-        loss_rel = abs(a - b) / abs(b)
-        param_rel = grad_rel = 0.0
-        largest = max(float(np.abs(b).max()) for _, b in tensors.values())
-        for name, (param, buffer) in tensors.items():
-            stem = os.path.join(dump, "step_%d" % step, name)
-            param_rel = max(param_rel, relative(np.load(stem + ".npy"), param))
-            grad_rel = max(grad_rel, relative(
-                np.load(stem + ".velocity.npy"), buffer, largest))
-        good = (loss_rel <= args.rtol and param_rel <= args.param_rtol and
-                grad_rel <= args.grad_rtol)
+    for step, loss in enumerate(ours, 1):
+        stem = os.path.join(dump, "step_%d" % step)
+        tensors = {
+            name: (np.load(os.path.join(stem, name + ".npy")),
+                   np.load(os.path.join(stem, name + ".velocity.npy")))
+            for name in reference[step - 1][1]}
+        loss_rel, param_rel, grad_rel = differences(loss, tensors,
+                                                    reference[step - 1])
+        line = ("step %d: loss %.7f, torch %.7f, relative difference %.1e; "
+                "parameters %.1e, gradients %.1e over %d tensors" %
+                (step, loss, reference[step - 1][0], loss_rel, param_rel,
+                 grad_rel, len(tensors)))
+        good = loss_rel <= args.rtol
+        if exact:
+            _, ours_param, ours_grad = differences(loss, tensors,
+                                                   exact[step - 1])
+            _, torch_param, torch_grad = differences(
+                reference[step - 1][0], reference[step - 1][1],
+                exact[step - 1])
+            good &= (ours_param <= 2 * torch_param + 1e-7 and
+                     ours_grad <= 2 * torch_grad + 1e-7)
+            line += ("; against torch FP64: parameters %.1e (torch FP32 "
+                     "%.1e), gradients %.1e (torch FP32 %.1e)" %
+                     (ours_param, torch_param, ours_grad, torch_grad))
+        else:
+            good &= param_rel <= args.param_rtol and grad_rel <= args.grad_rtol
         ok &= good
-        print("step %d: loss %.7f, torch %.7f, relative difference %.1e; "
-              "parameters %.1e, gradients %.1e over %d tensors%s" %
-              (step, a, b, loss_rel, param_rel, grad_rel, len(tensors),
-               "" if good else "  MISMATCH"))
+        print(line + ("" if good else "  MISMATCH"))
     return 0 if ok else 1
 
 
