@@ -82,13 +82,14 @@ JitFunction::compile(ModuleOp module, StringRef entry,
       failed(signatureOf(function.getResultTypes(), function.getResAttrsAttr(),
                          jit->outputs_, error)))
     return nullptr;
+  // Parameters the runtime can hold a copy of (readParameter).
   for (auto param : module.getOps<ParamOp>()) {
-    std::vector<TensorSignature> one;
-    Type type = param.getType();
-    if (failed(signatureOf(ArrayRef<Type>(type), nullptr, one, error)))
-      return nullptr;
-    one.front().name = param.getSymName().str();
-    jit->parameters_.push_back(std::move(one.front()));
+    RankedTensorType type = param.getType();
+    std::optional<DType> dtype = dtypeOf(type.getElementType());
+    if (!dtype)
+      continue;
+    jit->parameters_.push_back({*dtype, std::vector<int64_t>(type.getShape()),
+                                param.getSymName().str(), -1});
   }
   function->setAttr("llvm.emit_c_interface",
                     UnitAttr::get(module.getContext()));

@@ -295,3 +295,20 @@ func.func @slice_gather(%x: tensor<8xf32>, %table: tensor<5x4xf32>, %ids: tensor
   %g:2 = gs.backward %l wrt %x, %table : tensor<f32>, tensor<8xf32>, tensor<5x4xf32>
   return %g#0, %g#1 : tensor<8xf32>, tensor<5x4xf32>
 }
+
+// -----
+
+// A cast's gradient is cast back to the operand's type: the FP32->FP16
+// casts of the mixed-precision backward pass come from here.
+
+// CHECK-LABEL: func.func @cast
+// CHECK: gs.backward
+// CHECK:   %[[G:.+]] = gs.expand %{{.*}} : tensor<1xf32> -> tensor<4xf32>
+// CHECK:   %[[DX:.+]] = gs.cast %[[G]] : tensor<4xf32> to tensor<4xf16>
+// CHECK:   gs.yield %[[DX]] : tensor<4xf16>
+func.func @cast(%x: tensor<4xf16>) -> tensor<4xf16> {
+  %c = gs.cast %x : tensor<4xf16> to tensor<4xf32>
+  %l = gs.reduce_sum %c <{axes = array<i64: 0>}> : tensor<4xf32>
+  %g = gs.backward %l wrt %x : tensor<f32>, tensor<4xf16>
+  return %g : tensor<4xf16>
+}

@@ -328,6 +328,15 @@ const GradientCase cases[] = {
    {"tensor<2x3x4xf64>", "tensor<2x4xi64>"},
    "%y = gs.nll_loss %a0, %a1 <{reduction = #gs.reduction<none>}> : tensor<2x3x4xf64>, tensor<2x4xi64>",
    "tensor<2x4xf64>", -1.0, 1.0, 0, 3},
+  {"dropout_training",
+   {"tensor<4x6xf64>"},
+   "%d, %m = gs.dropout %a0 {ratio = 0.25 : f32, seed = 3 : i64, training} : tensor<4x6xf64>\n"
+   "  %y = gs.mul %d, %a0 : tensor<4x6xf64>, tensor<4x6xf64>",
+   "tensor<4x6xf64>"},
+  {"nll_loss_weighted_mean",
+   {"tensor<5x3xf64>", "tensor<5xi64>", "tensor<3xf64>"},
+   "%y = gs.nll_loss %a0, %a1, %a2 <{reduction = #gs.reduction<mean>, ignore_index = 1 : i64}> : tensor<5x3xf64>, tensor<5xi64>, tensor<3xf64>",
+   "tensor<f64>", 0.5, 1.5, 0, 3},
   {"shape_ops",
    {"tensor<2x3x4xf64>", "tensor<2x1x4xf64>"},
    "%t = gs.transpose %a0, [2, 0, 1] : tensor<2x3x4xf64>\n"

@@ -24,10 +24,11 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -165,12 +166,18 @@ static std::string dumpParameters(gs::JitFunction &function, unsigned step) {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return "--dump-params: cannot create '" + std::string(dir) +
            "': " + ec.message();
+  llvm::StringMap<std::string> written; // file name -> parameter
   for (auto [i, parameter] : llvm::enumerate(function.parameters())) {
+    std::string file = fileNameOf(parameter.name);
+    auto [it, fresh] = written.try_emplace(file, parameter.name);
+    if (!fresh)
+      return "--dump-params: parameters '" + it->second + "' and '" +
+             parameter.name + "' would both be written to " + file + ".npy";
     Tensor value;
     if (std::string e = function.readParameter(i, value); !e.empty())
       return e;
     SmallString<256> path(dir);
-    llvm::sys::path::append(path, fileNameOf(parameter.name) + ".npy");
+    llvm::sys::path::append(path, file + ".npy");
     if (std::string e = gs::runtime::writeNpy(std::string(path), value);
         !e.empty())
       return e;

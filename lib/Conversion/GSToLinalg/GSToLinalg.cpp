@@ -26,15 +26,15 @@ void mlir::gs::populateGSToLinalgConversionPatterns(
   to_linalg::populateShapePatterns(converter, patterns);
   to_linalg::populateReductionPatterns(converter, patterns);
   to_linalg::populateOptimizerPatterns(converter, patterns);
+  to_linalg::populateScalingPatterns(converter, patterns);
 }
 
 void mlir::gs::configureGSToLinalgTarget(ConversionTarget &target) {
   target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                          math::MathDialect, tensor::TensorDialect>();
   target.addIllegalDialect<GSDialect>();
-  // Training structure and scale computations have passes of their own.
-  target.addLegalOp<ParamOp, ParamReadOp, ParamWriteOp, TrainingOp, UpdateOp,
-                    GradStatsOp, ComputeScaleOp, UnifyScalesOp, AllFiniteOp>();
+  // Training structure has a pass of its own.
+  target.addLegalOp<ParamOp, ParamReadOp, ParamWriteOp, TrainingOp, UpdateOp>();
 }
 
 namespace {
@@ -94,6 +94,7 @@ struct ConvertGSToLinalgPass
     MLIRContext *context = &getContext();
     TypeConverter converter;
     converter.addConversion([](Type type) { return type; });
+    to_linalg::addStatsTypeConversion(converter);
     RewritePatternSet patterns(context);
     populateGSToLinalgConversionPatterns(converter, patterns);
     ConversionTarget target(*context);

@@ -32,11 +32,21 @@ static Value padForWindows(OpBuilder &b, Location loc, Value x,
   return pad(b, loc, x, low, high, padValue);
 }
 
-/// Reduces each window of `padded` with `combine` into `init`.
-static Value
-poolWindows(OpBuilder &b, Location loc, Value padded, Value init,
-            ArrayRef<int64_t> kernel, const WindowGeometry &g,
-            function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
+namespace {
+/// The indexing of a reduction over pooling windows: loops n, c, o... |
+/// k...; the padded input read at o * stride + k * dilation, a window
+/// operand of the kernel's shape (never read: it carries the loop bounds),
+/// and the output at (n, c, o...).
+struct WindowIndexing {
+  AffineMap input, window, output;
+  SmallVector<utils::IteratorType> iterators;
+  Value windowOperand;
+};
+} // namespace
+
+static WindowIndexing windowIndexing(OpBuilder &b, Location loc,
+                                     ArrayRef<int64_t> kernel,
+                                     const WindowGeometry &g) {
   MLIRContext *ctx = b.getContext();
   int64_t rank = kernel.size();
   int64_t numLoops = 2 + 2 * rank;
@@ -51,16 +61,22 @@ poolWindows(OpBuilder &b, Location loc, Value padded, Value init,
   }
   SmallVector<utils::IteratorType> iterators = parallelIterators(2 + rank);
   iterators.append(rank, utils::IteratorType::reduction);
-  // The window's shape comes from an operand that is never read.
-  Value window = tensor::EmptyOp::create(b, loc, kernel, b.getF32Type());
+  return {AffineMap::get(numLoops, 0, inExprs, ctx),
+          AffineMap::get(numLoops, 0, windowExprs, ctx),
+          AffineMap::get(numLoops, 0, outExprs, ctx), iterators,
+          tensor::EmptyOp::create(b, loc, kernel, b.getF32Type())};
+}
+
+/// Reduces each window of `padded` with `combine` into `init`.
+static Value
+poolWindows(OpBuilder &b, Location loc, Value padded, Value init,
+            ArrayRef<int64_t> kernel, const WindowGeometry &g,
+            function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
+  WindowIndexing w = windowIndexing(b, loc, kernel, g);
   Type accType = tensorTypeOf(init).getElementType();
   return linalg::GenericOp::create(
-             b, loc, init.getType(), ValueRange{padded, window}, init,
-             SmallVector<AffineMap>{
-                 AffineMap::get(numLoops, 0, inExprs, ctx),
-                 AffineMap::get(numLoops, 0, windowExprs, ctx),
-                 AffineMap::get(numLoops, 0, outExprs, ctx)},
-             iterators,
+             b, loc, init.getType(), ValueRange{padded, w.windowOperand}, init,
+             SmallVector<AffineMap>{w.input, w.window, w.output}, w.iterators,
              [&](OpBuilder &nb, Location l, ValueRange args) {
                Value x = convertScalar(nb, l, args[0], accType);
                linalg::YieldOp::create(nb, l, combine(nb, l, x, args[2]));
@@ -288,8 +304,10 @@ struct GlobalAvgPoolLowering : OpConversionPattern<GlobalAvgPoolOp> {
   }
 };
 
-/// The window position of each window's first maximum (index type, -1 when
-/// no element beats the padding), then the gradient gathered from it.
+/// The window position of each window's first maximum (index type), then
+/// the gradient gathered from it. Padding holds the lowest value, so it
+/// wins only windows without a larger element, and then no input element
+/// receives that window's gradient.
 struct MaxPoolGradLowering : OpConversionPattern<MaxPoolGradOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -306,36 +324,19 @@ struct MaxPoolGradLowering : OpConversionPattern<MaxPoolGradOp> {
         padForWindows(rewriter, loc, adaptor.getInput(), outType, kernel, g,
                       lowestValue(rewriter, loc, element));
 
-    MLIRContext *ctx = rewriter.getContext();
-    int64_t numLoops = 2 + 2 * rank;
-    auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
-    SmallVector<AffineExpr> inExprs = {dim(0), dim(1)}, windowExprs,
-                            outExprs = {dim(0), dim(1)};
-    for (int64_t i = 0; i < rank; ++i) {
-      inExprs.push_back(dim(2 + i) * g.strides[i] +
-                        dim(2 + rank + i) * g.dilations[i]);
-      windowExprs.push_back(dim(2 + rank + i));
-      outExprs.push_back(dim(2 + i));
-    }
-    SmallVector<utils::IteratorType> iterators = parallelIterators(2 + rank);
-    iterators.append(rank, utils::IteratorType::reduction);
-    Value window =
-        tensor::EmptyOp::create(rewriter, loc, kernel, rewriter.getF32Type());
+    WindowIndexing w = windowIndexing(rewriter, loc, kernel, g);
     RankedTensorType positionType = outType.clone(rewriter.getIndexType());
     Value maxInit = linalg::FillOp::create(rewriter, loc,
                                            lowestValue(rewriter, loc, element),
                                            emptyTensor(rewriter, loc, outType))
                         .getResult(0);
     Value positionInit = filledTensor(rewriter, loc, positionType, -1);
-    AffineMap outMap = AffineMap::get(numLoops, 0, outExprs, ctx);
     // Ties go to the lower position, whatever order the loops run in.
     auto argmax = linalg::GenericOp::create(
         rewriter, loc, TypeRange{outType, positionType},
-        ValueRange{padded, window}, ValueRange{maxInit, positionInit},
-        SmallVector<AffineMap>{AffineMap::get(numLoops, 0, inExprs, ctx),
-                               AffineMap::get(numLoops, 0, windowExprs, ctx),
-                               outMap, outMap},
-        iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+        ValueRange{padded, w.windowOperand}, ValueRange{maxInit, positionInit},
+        SmallVector<AffineMap>{w.input, w.window, w.output, w.output},
+        w.iterators, [&](OpBuilder &b, Location l, ValueRange args) {
           Value x = args[0], best = args[2], bestAt = args[3];
           Value at = windowPosition(b, l, kernel, 2 + rank);
           Value greater =

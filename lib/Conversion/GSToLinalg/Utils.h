@@ -105,6 +105,10 @@ void populateShapePatterns(TypeConverter &converter,
                            RewritePatternSet &patterns);
 void populateReductionPatterns(TypeConverter &converter,
                                RewritePatternSet &patterns);
+/// !gs.stats as the tensor<7xf64> that Scaling.cpp fills and reads.
+void addStatsTypeConversion(TypeConverter &converter);
+void populateScalingPatterns(TypeConverter &converter,
+                             RewritePatternSet &patterns);
 void populateOptimizerPatterns(TypeConverter &converter,
                                RewritePatternSet &patterns);
 

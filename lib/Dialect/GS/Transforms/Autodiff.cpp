@@ -71,9 +71,9 @@ private:
   llvm::DenseMap<Value, SmallVector<Value, 2>> contributions;
 };
 
-/// Fills the empty region of `backward` with the gradients of its `of`
-/// value with respect to its `wrt` values.
-LogicalResult differentiate(BackwardOp backward) {
+} // namespace
+
+LogicalResult mlir::gs::differentiate(BackwardOp backward, Value seed) {
   Block *block = backward->getBlock();
   auto forward = llvm::make_range(block->begin(), backward->getIterator());
 
@@ -93,7 +93,8 @@ LogicalResult differentiate(BackwardOp backward) {
   builder.setInsertionPointToEnd(body);
   Adjoints adjoints(builder);
   Value of = backward.getOf();
-  adjoints.add(of, splat(builder, backward.getLoc(), typeOf(of), 1.0));
+  adjoints.add(of, seed ? seed
+                        : splat(builder, backward.getLoc(), typeOf(of), 1.0));
 
   for (Operation &op : llvm::reverse(forward)) {
     if (!llvm::any_of(op.getResults(),
@@ -139,6 +140,7 @@ LogicalResult differentiate(BackwardOp backward) {
   return success();
 }
 
+namespace {
 /// Returns the state parameter `name` of `type`, creating it with zeros
 /// before `anchor` when missing.
 FailureOr<ParamOp> getOrCreateState(SymbolTable &symbols, Operation *anchor,

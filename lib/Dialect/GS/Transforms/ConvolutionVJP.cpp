@@ -16,11 +16,10 @@ using namespace mlir;
 using namespace mlir::gs;
 using namespace mlir::gs::vjp;
 
-namespace {
 /// The leading `shape` of `value` (every dimension no larger), by a slice
 /// from the origin; `value` itself when it already has that shape.
-Value sliceTo(OpBuilder &b, Location loc, Value value,
-              ArrayRef<int64_t> shape) {
+static Value sliceTo(OpBuilder &b, Location loc, Value value,
+                     ArrayRef<int64_t> shape) {
   if (typeOf(value).getShape() == shape)
     return value;
   SmallVector<int64_t> starts(shape.size(), 0), steps(shape.size(), 1);
@@ -29,25 +28,23 @@ Value sliceTo(OpBuilder &b, Location loc, Value value,
 }
 
 /// `a0, ..., a(n-1), b0, ..., b(n-1)` as the ONNX pads attribute.
-DenseI64ArrayAttr padsAttr(OpBuilder &b, ArrayRef<int64_t> begin,
-                           ArrayRef<int64_t> end) {
+static DenseI64ArrayAttr padsAttr(OpBuilder &b, ArrayRef<int64_t> begin,
+                                  ArrayRef<int64_t> end) {
   SmallVector<int64_t> pads(begin);
   llvm::append_range(pads, end);
   return b.getDenseI64ArrayAttr(pads);
 }
 
 /// The weight gradient of a windowed correlation
-///   out[n, co, o] += in[n, group(co) * cin/G + ci, o * s + k * d - pb]
-///                  * w[co, ci, k]
+///   out[n, co, o] += in[n, g(co) * cin/G + ci, o*s + k*d - pb] * w[co, ci, k]
 /// given `in` (N x Cin x D...) and the gradient `outGrad` of `out`
 /// (N x Cout x O...):
-///   dw[co, ci, k] = sum_{n, o} in[n, ..., o * s + k * d - pb] outGrad[n, co,
-///   o]
+///   dw[co, ci, k] = sum_{n, o} in[n, ..., o*s + k*d - pb] * outGrad[n, co, o]
 /// which is a grouped convolution over "images" ci with "channels"
 /// (group, n), kernel outGrad[co, n, o], stride d and dilation s.
-Value correlationWeightGradient(OpBuilder &b, Location loc, Value in,
-                                Value outGrad, ArrayRef<int64_t> kernel,
-                                const WindowGeometry &g, int64_t group) {
+static Value correlationWeightGradient(OpBuilder &b, Location loc, Value in,
+                                       Value outGrad, ArrayRef<int64_t> kernel,
+                                       const WindowGeometry &g, int64_t group) {
   RankedTensorType inType = typeOf(in), gradType = typeOf(outGrad);
   int64_t rank = kernel.size();
   int64_t n = inType.getDimSize(0), cin = inType.getDimSize(1);
@@ -90,16 +87,18 @@ Value correlationWeightGradient(OpBuilder &b, Location loc, Value in,
   return TransposeOp::create(b, loc, weights, swap);
 }
 
-/// The bias gradient: the output gradient summed over all but channels.
-Value biasGradient(OpBuilder &b, Location loc, Value grad, Value bias) {
-  SmallVector<int64_t> axes = {0};
-  for (int64_t d = 2; d < typeOf(grad).getRank(); ++d)
-    axes.push_back(d);
-  Value summed = ReduceSumOp::create(b, loc, grad, b.getDenseI64ArrayAttr(axes),
-                                     /*keepdims=*/nullptr);
-  return castLike(b, loc, summed, typeOf(bias));
+/// The bias gradient: the output gradient summed, in the bias's type (an
+/// FP16 gradient's sum over N x spatial elements could overflow FP16), over
+/// all but the channels.
+static Value biasGradient(OpBuilder &b, Location loc, Value grad, Value bias) {
+  Value wide = castLike(b, loc, grad, typeOf(bias));
+  return ReduceSumOp::create(
+      b, loc, wide,
+      b.getDenseI64ArrayAttr(nonChannelAxes(typeOf(grad).getRank())),
+      /*keepdims=*/nullptr);
 }
 
+namespace {
 /// Y = conv(X, W) + B:
 ///   dX = conv_transpose(dY, W) with the same geometry, the output padding
 ///        restoring the rows the forward stride skipped;

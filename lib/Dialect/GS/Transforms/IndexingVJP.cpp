@@ -16,9 +16,9 @@ using namespace mlir;
 using namespace mlir::gs;
 using namespace mlir::gs::vjp;
 
-namespace {
 /// `value` with dimension `dim` of size `size` split in two: (size, 1).
-Value appendUnitDim(OpBuilder &b, Location loc, Value value, int64_t dim) {
+static Value appendUnitDim(OpBuilder &b, Location loc, Value value,
+                           int64_t dim) {
   SmallVector<int64_t> shape(typeOf(value).getShape());
   shape.insert(shape.begin() + dim + 1, 1);
   return reshape(b, loc, value, typeOf(value).clone(shape));
@@ -26,8 +26,8 @@ Value appendUnitDim(OpBuilder &b, Location loc, Value value, int64_t dim) {
 
 /// `value` with `before` zeros in front of it and `after` behind it along
 /// `dim`.
-Value padWithZeros(OpBuilder &b, Location loc, Value value, int64_t dim,
-                   int64_t before, int64_t after) {
+static Value padWithZeros(OpBuilder &b, Location loc, Value value, int64_t dim,
+                          int64_t before, int64_t after) {
   RankedTensorType type = typeOf(value);
   auto zeros = [&](int64_t size) {
     SmallVector<int64_t> shape(type.getShape());
@@ -47,8 +47,8 @@ Value padWithZeros(OpBuilder &b, Location loc, Value value, int64_t dim,
 
 /// Along `dim`, element j of `value` moved to position start + j * step of
 /// a dimension of size `size` (step >= 1), zeros between and around.
-Value spread(OpBuilder &b, Location loc, Value value, int64_t dim,
-             int64_t start, int64_t step, int64_t size) {
+static Value spread(OpBuilder &b, Location loc, Value value, int64_t dim,
+                    int64_t start, int64_t step, int64_t size) {
   RankedTensorType type = typeOf(value);
   int64_t count = type.getDimSize(dim);
   if (step > 1) {
@@ -68,6 +68,7 @@ Value spread(OpBuilder &b, Location loc, Value value, int64_t dim,
   return padWithZeros(b, loc, value, dim, start, size - start - used);
 }
 
+namespace {
 /// Each sliced dimension spread back out; a negative step first reversed.
 struct SliceVJP : DifferentiableOpInterface::ExternalModel<SliceVJP, SliceOp> {
   LogicalResult buildVJP(Operation *op, OpBuilder &b, ValueRange gradients,
@@ -101,10 +102,12 @@ struct SliceVJP : DifferentiableOpInterface::ExternalModel<SliceVJP, SliceOp> {
   }
 };
 
+} // namespace
+
 /// `indices` with negative entries counted from the end of a dimension of
 /// `size` and clamped into range, as the gather ops read them.
-Value normalizedIndices(OpBuilder &b, Location loc, Value indices,
-                        int64_t size) {
+static Value normalizedIndices(OpBuilder &b, Location loc, Value indices,
+                               int64_t size) {
   Type element = typeOf(indices).getElementType();
   Value zero = scalar(b, loc, element, 0);
   Value negative =
@@ -118,8 +121,8 @@ Value normalizedIndices(OpBuilder &b, Location loc, Value indices,
 
 /// 0, 1, ..., size - 1 along dimension `dim` of a rank-`rank` tensor whose
 /// other dimensions are 1.
-Value iota(OpBuilder &b, Location loc, Type element, int64_t size, int64_t rank,
-           int64_t dim) {
+static Value iota(OpBuilder &b, Location loc, Type element, int64_t size,
+                  int64_t rank, int64_t dim) {
   SmallVector<int64_t> shape(rank, 1);
   shape[dim] = size;
   SmallVector<APInt> values;
@@ -131,8 +134,10 @@ Value iota(OpBuilder &b, Location loc, Type element, int64_t size, int64_t rank,
       DenseElementsAttr::get(RankedTensorType::get(shape, element), values));
 }
 
+namespace {
 /// gather(data, indices, axis) with data A x S x B (flattened around the
-/// axis) and P indices:
+/// axis) and P indices. A dense mask: for a large vocabulary (embeddings)
+/// a scatter-add would do O(P x B) instead of O(S x P x B) work.
 ///   ddata[a, s, b] = sum_p onehot[p, s] * dy[a, p, b] = (onehot^T dy)[a]
 struct GatherVJP
     : DifferentiableOpInterface::ExternalModel<GatherVJP, GatherOp> {

@@ -23,6 +23,7 @@ using namespace mlir::gs::vjp;
 namespace {
 /// What both losses share: the one-hot targets and the coefficients.
 struct TargetTerms {
+  Value hit;         // N x C x d..., i1: the one-hot mask.
   Value oneHot;      // N x C x d..., the input's element type.
   Value coefficient; // N x 1 x d..., broadcasting along the class axis.
   Value unweighted;  // The coefficient without the factor w[t].
@@ -94,7 +95,7 @@ TargetTerms buildTargetTerms(OpBuilder &b, Location loc, Value input,
   Value column = UnsqueezeOp::create(b, loc, safeLabels, ArrayRef<int64_t>{1});
   Value hit = CompareOp::create(b, loc, ComparePredicate::eq, column, iota);
   Value oneHot = CastOp::create(b, loc, typeOf(hit).clone(element), hit);
-  return {oneHot, coefficient, unweighted};
+  return {hit, oneHot, coefficient, unweighted};
 }
 
 /// The gradient of the class weights: c' * (loss_i - L) summed per class,
@@ -110,11 +111,9 @@ Value classWeightGradient(OpBuilder &b, Location loc, const TargetTerms &t,
     perTarget = SubOp::create(b, loc, perTarget, loss);
   Value contribution = MulOp::create(
       b, loc, t.oneHot, MulOp::create(b, loc, t.unweighted, perTarget));
-  SmallVector<int64_t> axes = {0};
-  for (int64_t d = 2; d < typeOf(contribution).getRank(); ++d)
-    axes.push_back(d);
-  Value summed = ReduceSumOp::create(b, loc, contribution, axes,
-                                     /*keepdims=*/false);
+  Value summed = ReduceSumOp::create(
+      b, loc, contribution, nonChannelAxes(typeOf(contribution).getRank()),
+      /*keepdims=*/false);
   return castLike(b, loc, summed, typeOf(weights));
 }
 

@@ -4,8 +4,8 @@
 // and spatial axes for batch_norm, the trailing ones for layer_norm) and
 // differentiate through the statistics:
 //   dx = inv_std * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
-// with the means over the normalized axes. The statistics, and so the
-// whole gradient, are computed in the element type of the op's statistics.
+// with the means over the normalized axes. The gradient is computed in the
+// precision the forward normalizes in: f32, f64 for f64 data.
 //
 //===----------------------------------------------------------------------===//
 
@@ -80,8 +80,17 @@ private:
   double count = 1;
 };
 
+} // namespace
+
+/// `type` with the element type a normalization of `input` computes in.
+static RankedTensorType computeTypeOf(RankedTensorType type, Value input) {
+  Type element = typeOf(input).getElementType();
+  MLIRContext *context = element.getContext();
+  return type.clone(element.isF64() ? element : Float32Type::get(context));
+}
+
 /// The sum of the non-null `terms`, or null.
-Value sumOf(OpBuilder &b, Location loc, ArrayRef<Value> terms) {
+static Value sumOf(OpBuilder &b, Location loc, ArrayRef<Value> terms) {
   Value sum;
   for (Value term : terms)
     if (term)
@@ -89,6 +98,7 @@ Value sumOf(OpBuilder &b, Location loc, ArrayRef<Value> terms) {
   return sum;
 }
 
+namespace {
 /// batch_norm (training): statistics over every axis but the channels.
 struct BatchNormVJP
     : DifferentiableOpInterface::ExternalModel<BatchNormVJP, BatchNormOp> {
@@ -97,11 +107,10 @@ struct BatchNormVJP
     auto bn = cast<BatchNormOp>(op);
     Location loc = op->getLoc();
     RankedTensorType xType = typeOf(bn.getInput());
-    RankedTensorType statsType = typeOf(bn.getBatchMean());
+    RankedTensorType statsType =
+        computeTypeOf(typeOf(bn.getBatchMean()), bn.getInput());
     int64_t rank = xType.getRank();
-    SmallVector<int64_t> axes = {0}, channelShape(rank, 1);
-    for (int64_t d = 2; d < rank; ++d)
-      axes.push_back(d);
+    SmallVector<int64_t> axes = nonChannelAxes(rank), channelShape(rank, 1);
     channelShape[1] = xType.getDimSize(1);
     auto perChannel = [&](Value v) {
       return reshape(b, loc, castLike(b, loc, v, statsType),
@@ -155,14 +164,14 @@ struct BatchNormInferenceVJP
     auto bn = cast<BatchNormInferenceOp>(op);
     Location loc = op->getLoc();
     RankedTensorType xType = typeOf(bn.getInput());
-    RankedTensorType channelType = typeOf(bn.getScale());
+    RankedTensorType channelType =
+        computeTypeOf(typeOf(bn.getScale()), bn.getInput());
     int64_t rank = xType.getRank();
-    SmallVector<int64_t> axes = {0}, channelShape(rank, 1);
-    for (int64_t d = 2; d < rank; ++d)
-      axes.push_back(d);
+    SmallVector<int64_t> axes = nonChannelAxes(rank), channelShape(rank, 1);
     channelShape[1] = xType.getDimSize(1);
+    auto inCompute = [&](Value v) { return castLike(b, loc, v, channelType); };
     auto perChannel = [&](Value v) {
-      return reshape(b, loc, v, channelType.clone(channelShape));
+      return reshape(b, loc, inCompute(v), channelType.clone(channelShape));
     };
     auto sumPerChannel = [&](Value v) {
       return ReduceSumOp::create(b, loc, v, b.getDenseI64ArrayAttr(axes),
@@ -170,12 +179,13 @@ struct BatchNormInferenceVJP
           .getResult();
     };
     Type element = channelType.getElementType();
+    Value scale = inCompute(bn.getScale());
     Value variance = AddOp::create(
-        b, loc, bn.getVariance(),
+        b, loc, inCompute(bn.getVariance()),
         scalar(b, loc, element, bn.getEpsilon().convertToDouble()));
     Value invStd = DivOp::create(b, loc, scalar(b, loc, element, 1.0),
                                  SqrtOp::create(b, loc, variance));
-    Value k = MulOp::create(b, loc, bn.getScale(), invStd);
+    Value k = MulOp::create(b, loc, scale, invStd);
 
     Value dy = castLike(b, loc, gradients[0], channelType);
     Value x = castLike(b, loc, bn.getInput(), channelType);
@@ -188,10 +198,15 @@ struct BatchNormInferenceVJP
     Value dmean = NegOp::create(b, loc, MulOp::create(b, loc, dbias, k));
     Value halfOverVariance =
         DivOp::create(b, loc, scalar(b, loc, element, -0.5), variance);
-    Value dvar = MulOp::create(
-        b, loc, MulOp::create(b, loc, dscale, bn.getScale()), halfOverVariance);
+    Value dvar = MulOp::create(b, loc, MulOp::create(b, loc, dscale, scale),
+                               halfOverVariance);
+    auto like = [&](Value v, Value operand) {
+      return castLike(b, loc, v, typeOf(operand));
+    };
     operandGradients.append(
-        {castLike(b, loc, dx, xType), dscale, dbias, dmean, dvar});
+        {like(dx, bn.getInput()), like(dscale, bn.getScale()),
+         like(dbias, bn.getBias()), like(dmean, bn.getMean()),
+         like(dvar, bn.getVariance())});
     return success();
   }
 };

@@ -68,3 +68,10 @@ Value vjp::selectOrZero(OpBuilder &b, Location loc, Value mask, Value value) {
   Value zero = scalar(b, loc, typeOf(value).getElementType(), 0.0);
   return WhereOp::create(b, loc, mask, value, zero);
 }
+
+SmallVector<int64_t> vjp::nonChannelAxes(int64_t rank) {
+  SmallVector<int64_t> axes = {0};
+  for (int64_t d = 2; d < rank; ++d)
+    axes.push_back(d);
+  return axes;
+}

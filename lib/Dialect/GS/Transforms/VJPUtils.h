@@ -32,8 +32,18 @@ Value unbroadcast(OpBuilder &b, Location loc, Value gradient,
 Value expandReduced(OpBuilder &b, Location loc, Value value,
                     RankedTensorType input, ArrayRef<int64_t> axes);
 
+/// 0, 2, 3, ..., rank - 1: every axis of an N x C x ... tensor but the
+/// channels.
+SmallVector<int64_t> nonChannelAxes(int64_t rank);
+
 /// `mask ? value : 0`, broadcasting.
 Value selectOrZero(OpBuilder &b, Location loc, Value mask, Value value);
+
+/// In a backward region: a cast of an FP16 contraction result to FP32,
+/// possibly through single-use transposes, reshapes and slices (a weight
+/// gradient), becomes the contraction writing FP32 (FP32 accumulation
+/// without an FP16 rounding).
+void widenContractionResults(Block &body);
 
 /// The tensor type of `value`.
 inline RankedTensorType typeOf(Value value) {

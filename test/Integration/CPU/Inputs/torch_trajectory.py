@@ -5,6 +5,7 @@ step on the same data; compares losses, parameters and gradients per step.
 Usage: torch_trajectory.py --gs-run PATH --work DIR [--model mlp|cnn|resnet18]
                            [--batch 16] [--steps 5] [--rtol 1e-5]
                            [--param-rtol 1e-5] [--grad-rtol 1e-4]
+                           [--mixed-precision GS_OPT] [--fp64-arbiter]
 
 Run with Debian's Python (torch 1.13). The models are those of
 test/ImportONNX/Inputs/export_torch_models.py (the MLP; the CNN with
@@ -29,7 +30,9 @@ parameter by more than --param-rtol or a momentum buffer by more than
 --grad-rtol. With --fp64-arbiter (for ill-conditioned runs, where torch's
 own FP32 trajectory strays from the exact one) torch also trains in FP64,
 and parameters and buffers must be at most twice as far from it as
-torch's FP32 ones are.
+torch's FP32 ones are. With --mixed-precision GradScale trains the step
+that gs-opt's gs-autodiff and gs-mixed-precision build (FP16 activations
+and gradients, FP32 master weights) against torch's FP32 trajectory.
 
 Tracing a training-mode export runs the model once, which updates
 BatchNorm's running statistics; the torch model starts from the exported
@@ -138,6 +141,10 @@ def main():
     parser.add_argument("--param-rtol", type=float, default=1e-5)
     parser.add_argument("--grad-rtol", type=float, default=1e-4)
     parser.add_argument(
+        "--mixed-precision", metavar="GS_OPT",
+        help="train GradScale's step after gs-mixed-precision (FP16 "
+        "compute, FP32 master weights), built with this gs-opt")
+    parser.add_argument(
         "--fp64-arbiter", action="store_true",
         help="for ill-conditioned runs: bound parameters and gradients by "
         "torch's own FP32 error instead of --param-rtol/--grad-rtol, both "
@@ -160,9 +167,16 @@ def main():
 
     dump = os.path.join(args.work, "params")
     shape = "x=%s" % "x".join(str(d) for d in x.shape)
+    model = os.path.join(args.work, args.model + ".onnx")
+    if args.mixed_precision:
+        step = os.path.join(args.work, "train_step.mlir")
+        subprocess.run(
+            [args.mixed_precision, model, "--onnx-shape=" + shape,
+             "--gs-autodiff", "--gs-mixed-precision", "-o", step],
+            check=True)
+        model = step
     out = subprocess.run(
-        [args.gs_run, os.path.join(args.work, args.model + ".onnx"),
-         "--onnx-shape=" + shape, "--entry=train_step",
+        [args.gs_run, model, "--onnx-shape=" + shape, "--entry=train_step",
          "-i", os.path.join(args.work, "x.npy"),
          "-i", os.path.join(args.work, "t.npy"),
          "--steps=%d" % args.steps, "--print", "--dump-params=" + dump],

@@ -1,6 +1,6 @@
 //===- GSScalingOps.td - Gradient-scaling operations -------*- tablegen -*-===//
 //
-// The operations the gradient-scaling pass inserts (see docs/Algorithm.md):
+// The operations the gradient-scaling pass inserts (see docs/GradientScaling.md):
 // statistics of a gradient, a scale from a statistical model of its FP16
 // underflow rate, exact power-of-two rescaling, and the rules at branches
 // and weight updates. Scales are f32 scalars.

@@ -428,8 +428,8 @@ def GS_LayerNormOp : GS_Op<"layer_norm", [Pure, InferTypeOpAdaptor]> {
   let description = [{
     Normalizes over the dimensions `axis..rank-1`; `scale` and the optional
     `bias` have exactly those trailing dimensions. Statistics are computed
-    in FP32; `mean` and `inv_std_dev` keep the leading dimensions and have
-    size 1 in the normalized ones.
+    in FP32 (FP64 for FP64 data); `mean` and `inv_std_dev` keep the leading
+    dimensions and have size 1 in the normalized ones.
 
     ```mlir
     %y, %mean, %inv = gs.layer_norm %x, %g, %b <{axis = 2 : i64}> : tensor<4x8x32xf32>, tensor<32xf32>, tensor<32xf32>
@@ -522,7 +522,7 @@ def GS_MaxPoolGradOp : GS_Op<"max_pool_grad", [Pure,
     The vector-Jacobian product of `gs.max_pool` with the same attributes:
     each element of `grad` (shaped like the pooling's result) goes to the
     first position of its window, in row-major window order, that holds the
-    window's maximum; every other position of `input`'s shape gets zero,
+    window's maximum (as PyTorch chooses); every other position gets zero,
     and positions in several windows sum what they receive. Padding never
     receives a gradient.
 

@@ -10,18 +10,29 @@ class DialectRegistry;
 namespace arith {
 class ArithDialect;
 } // namespace arith
+namespace scf {
+class SCFDialect;
+} // namespace scf
 namespace tensor {
 class TensorDialect;
 } // namespace tensor
 } // namespace mlir
 
 namespace mlir::gs {
+class BackwardOp;
 
 #define GEN_PASS_DECL
 #include "gs/Dialect/GS/Transforms/Passes.h.inc"
 
 #define GEN_PASS_REGISTRATION
 #include "gs/Dialect/GS/Transforms/Passes.h.inc"
+
+/// Fills the empty region of `backward` with the gradients of its `of`
+/// value with respect to its `wrt` values (what gs-autodiff does to each
+/// gradient request), starting from `seed` as the gradient of `of` (ones
+/// when null; loss scaling seeds with the scale); reports failures on the
+/// op.
+LogicalResult differentiate(BackwardOp backward, Value seed = Value());
 
 /// Attaches DifferentiableOpInterface (the vector-Jacobian products) to the
 /// gs ops that have one.

@@ -33,4 +33,71 @@ def Autodiff : Pass<"gs-autodiff", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def MixedPrecision : Pass<"gs-mixed-precision", "::mlir::ModuleOp"> {
+  let summary = "FP16 activations and gradients, FP32 master weights";
+  let description = [{
+    Puts every function with a (differentiated) `gs.backward` region in
+    mixed precision. In the forward ops: GEMMs, matmuls and convolutions
+    take FP16 operands (an FP32 master weight gets an FP16 copy, one
+    `gs.cast` per step) and produce FP16 activations with FP32
+    accumulation; elementwise, pooling, shape and dropout ops follow their
+    operands; batch and layer norm keep FP32 statistics, scale and bias
+    around an FP16 input; softmax, log_softmax, the losses, the reductions
+    and the `fp32-ops` run in FP32, their operands cast up. The backward
+    region is rebuilt from the new forward ops, so that each precision
+    boundary has its cast in both directions (the backward of the
+    FP16->FP32 cast before the loss is the FP32->FP16 cast of the loss
+    gradient), and weight-gradient GEMMs write FP32. FP64 values are left
+    alone.
+  }];
+  let options = [
+    ListOption<"fp32Ops", "fp32-ops", "std::string",
+               "gs ops kept in FP32 besides softmax, log_softmax, the "
+               "losses and the reductions (e.g. gs.sigmoid,gs.exp)">,
+    Option<"widenWeightGradients", "widen-weight-gradients", "bool",
+           /*default=*/"true",
+           "Contractions whose FP16 result is only cast to FP32 (weight "
+           "gradients) write FP32: FP32 accumulation without an FP16 "
+           "rounding">,
+  ];
+}
+
+def LossScaling : Pass<"gs-loss-scaling", "::mlir::ModuleOp"> {
+  let summary = "Fixed or dynamic loss scaling (the baselines)";
+  let description = [{
+    Rebuilds each differentiated `gs.backward` region from the gradient `S`
+    of the (scalar) loss instead of 1, and divides each parameter gradient
+    by `S` (`gs.unscale`, FP32) before its update.
+
+    * `mode=fixed`: `S` is `scale` (the paper's baseline used 128).
+    * `mode=dynamic`: PyTorch's GradScaler. `S` is the training state
+      `@gs.loss_scale`, initially `init-scale`. A step whose scaled
+      gradients hold an inf or NaN skips its updates and its step count and
+      multiplies `S` by `backoff-factor`; after `growth-interval` clean
+      steps in a row `S` is multiplied by `growth-factor`. The state
+      `@gs.loss_scale.good_steps` counts the clean steps,
+      `@gs.skipped_steps` the skipped ones.
+    * `mode=none`: nothing.
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"dynamic\"",
+           "none, fixed or dynamic">,
+    Option<"scale", "scale", "double", /*default=*/"128.0",
+           "The loss scale of mode=fixed">,
+    Option<"initScale", "init-scale", "double", /*default=*/"65536.0",
+           "The initial loss scale of mode=dynamic">,
+    Option<"growthFactor", "growth-factor", "double", /*default=*/"2.0",
+           "mode=dynamic: the scale's factor after growth-interval clean "
+           "steps">,
+    Option<"backoffFactor", "backoff-factor", "double", /*default=*/"0.5",
+           "mode=dynamic: the scale's factor after a non-finite gradient">,
+    Option<"growthInterval", "growth-interval", "int64_t",
+           /*default=*/"2000",
+           "mode=dynamic: clean steps in a row before the scale grows">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // GS_DIALECT_GS_TRANSFORMS_PASSES_TD

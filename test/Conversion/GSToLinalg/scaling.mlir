@@ -1,0 +1,96 @@
+// RUN: gs-opt %s --split-input-file --convert-gs-to-linalg | FileCheck %s
+
+// Scaling.cpp: !gs.stats is a tensor<7xf64> (count, sum, sum of squares,
+// max |x|, nonzero count, and the sum and sum of squares of ln|x| over the
+// nonzeros), filled by one reduction over the gradient in f64.
+
+// CHECK-LABEL: func.func @grad_stats(
+// CHECK-SAME:      %[[X:.*]]: tensor<4x8xf16>)
+// CHECK:         %[[R:.*]]:6 = linalg.generic
+// CHECK-SAME:        iterator_types = ["reduction", "reduction"]
+// CHECK-SAME:        ins(%[[X]] : tensor<4x8xf16>)
+// CHECK-NEXT:    ^bb0(%[[V:.*]]: f16, %[[SUM:.*]]: f64, %[[SQ:.*]]: f64, %[[MAX:.*]]: f64, %[[NZ:.*]]: f64, %[[SL:.*]]: f64, %[[SL2:.*]]: f64):
+// CHECK-NEXT:      %[[W:.*]] = arith.extf %[[V]] : f16 to f64
+// CHECK-NEXT:      %[[A:.*]] = math.absf %[[W]] : f64
+// CHECK:           %[[NONZERO:.*]] = arith.cmpf olt, %{{.*}}, %[[A]] : f64
+// CHECK:           %[[SAFE:.*]] = arith.select %[[NONZERO]], %[[A]], %{{.*}} : f64
+// CHECK:           %[[LOG:.*]] = math.log %[[SAFE]] : f64
+// CHECK:           arith.maximumf %[[MAX]], %[[A]] : f64
+// CHECK:         %[[COUNT:.*]] = arith.constant 3.200000e+01 : f64
+// CHECK:         %[[STATS:.*]] = tensor.from_elements %[[COUNT]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<7xf64>
+// CHECK:         %[[MAXABS:.*]] = tensor.extract %[[STATS]][%c3{{.*}}] : tensor<7xf64>
+func.func @grad_stats(%x: tensor<4x8xf16>) -> f32 {
+  %s = gs.grad_stats %x : tensor<4x8xf16>
+  %a = arith.constant 1.0 : f32
+  %b = gs.unify_scales %a stats %s
+  return %b : f32
+}
+
+// -----
+
+// The half-normal model: sigma = sqrt(N) * rms(dY) * rms(W) (times sqrt(1/2)
+// with a ReLU mask), beta_uf = 2^-24 / (sqrt(2) sigma erfinv(threshold))
+// with the constant folded at compile time, the overflow cap 65504 /
+// (N max|dY| max|W|), then rounding (up, down) through log2/ceil/floor/exp2,
+// the clamp at min_scale and the f32 result.
+
+// CHECK-LABEL: func.func @half_normal(
+// CHECK:         %[[FACTOR:.*]] = arith.constant 11.31370849{{[0-9]*}} : f64
+// CHECK:         %[[SIGMA:.*]] = arith.mulf %[[FACTOR]], %{{.*}} : f64
+// CHECK:         %[[UF:.*]] = arith.constant 4.75576{{[0-9]*}}E-5 : f64
+// CHECK:         %[[BUF:.*]] = arith.divf %[[UF]], %[[SIGMA]] : f64
+// CHECK:         %[[OF:.*]] = arith.constant 2.558750e+02 : f64
+// CHECK:         %[[BOF:.*]] = arith.divf %[[OF]], %{{.*}} : f64
+// CHECK:         %[[L1:.*]] = math.log2 %[[BUF]] : f64
+// CHECK:         math.ceil %[[L1]] : f64
+// CHECK:         math.exp2
+// CHECK:         %[[L2:.*]] = math.log2 %[[BOF]] : f64
+// CHECK:         math.floor %[[L2]] : f64
+// CHECK:         arith.truncf %{{.*}} : f64 to f32
+func.func @half_normal(%dy: tensor<8x256xf16>, %w: tensor<256x64xf16>) -> f32 {
+  %sdy = gs.grad_stats %dy : tensor<8x256xf16>
+  %sw = gs.grad_stats %w : tensor<256x64xf16>
+  %beta = gs.compute_scale %sdy, %sw {model = #gs.scale_model<half_normal>, accum_length = 256 : i64, relu_mask}
+  return %beta : f32
+}
+
+// -----
+
+// The log-normal model on the nonzero |dY|: mu and s from the log-moments,
+// beta_uf = exp(ln 2^-24 - mu - s * sqrt(2) * erfinv(2 threshold - 1)),
+// the cap 65504 / max|dY|; no rounding when asked for none.
+
+// CHECK-LABEL: func.func @log_normal(
+// CHECK:         %[[K:.*]] = arith.constant -3.090232306167{{[0-9]*}} : f64
+// CHECK:         %[[SPREAD:.*]] = arith.mulf %{{.*}}, %[[K]] : f64
+// CHECK:         %[[LNMIN:.*]] = arith.constant -16.635532333438686 : f64
+// CHECK:         %[[SHIFT:.*]] = arith.subf %[[LNMIN]], %{{.*}} : f64
+// CHECK:         %[[EXP:.*]] = arith.subf %[[SHIFT]], %[[SPREAD]] : f64
+// CHECK:         math.exp %[[EXP]] : f64
+// CHECK-NOT:     math.ceil
+// CHECK-NOT:     math.floor
+// CHECK:         arith.truncf %{{.*}} : f64 to f32
+func.func @log_normal(%dy: tensor<8x10xf32>) -> f32 {
+  %s = gs.grad_stats %dy : tensor<8x10xf32>
+  %beta = gs.compute_scale %s {model = #gs.scale_model<log_normal>, underflow_rounding = #gs.rounding<none>, overflow_rounding = #gs.rounding<none>}
+  return %beta : f32
+}
+
+// -----
+
+// all_finite: one reduction of |x| < inf per operand, and-ed.
+
+// CHECK-LABEL: func.func @all_finite(
+// CHECK:         linalg.generic
+// CHECK:           %[[A:.*]] = math.absf %{{.*}} : f32
+// CHECK:           %[[F:.*]] = arith.cmpf olt, %[[A]], %{{.*}} : f32
+// CHECK:           arith.andi %{{.*}}, %[[F]] : i1
+// CHECK:         linalg.generic
+// CHECK:           math.absf %{{.*}} : f16
+// CHECK:         %[[LAST:.*]] = tensor.extract %{{.*}}[] : tensor<i1>
+// CHECK:         %[[ALL:.*]] = arith.andi %{{.*}}, %[[LAST]] : i1
+// CHECK:         return %[[ALL]] : i1
+func.func @all_finite(%a: tensor<4x4xf32>, %b: tensor<8xf16>) -> i1 {
+  %ok = gs.all_finite %a, %b : tensor<4x4xf32>, tensor<8xf16>
+  return %ok : i1
+}

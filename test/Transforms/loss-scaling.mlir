@@ -1,0 +1,59 @@
+// RUN: gs-opt %s --split-input-file --gs-autodiff --gs-loss-scaling="mode=fixed scale=1024" | FileCheck %s --check-prefix=FIXED
+// RUN: gs-opt %s --split-input-file --gs-autodiff --gs-mixed-precision --gs-loss-scaling="mode=dynamic init-scale=4096 growth-interval=10" | FileCheck %s --check-prefix=DYNAMIC
+// RUN: gs-opt %s --split-input-file --gs-autodiff --gs-loss-scaling="mode=none" | FileCheck %s --check-prefix=NONE
+// RUN: not gs-opt %s --split-input-file --gs-autodiff --gs-loss-scaling="mode=bogus" 2>&1 | FileCheck %s --check-prefix=BAD
+
+// Fixed: the backward pass starts from S = 1024 instead of 1; each
+// parameter gradient is divided by S before its update.
+// FIXED-LABEL: func.func @train_step
+// FIXED:   %[[S:.+]] = gs.constant dense<1.024000e+03> : tensor<f32>
+// FIXED:   %[[G:.+]]:2 = gs.backward
+// FIXED:     gs.mul %{{.*}}, %[[S]]
+// FIXED:   %[[ALPHA:.+]] = tensor.extract %[[S]][] : tensor<f32>
+// FIXED:   %[[U0:.+]] = gs.unscale %[[G]]#0, %[[ALPHA]] : tensor<3x4xf32>
+// FIXED:   %[[U1:.+]] = gs.unscale %[[G]]#1, %[[ALPHA]] : tensor<3xf32>
+// FIXED-NOT: scf.if
+// FIXED:   gs.update @w, %[[U0]]
+// FIXED:   gs.update @b, %[[U1]]
+
+// Dynamic: S is the state @gs.loss_scale; the updates and the step count
+// run only when the scaled gradients are finite; then S halves (skip) or
+// doubles after growth-interval clean steps, and the counters are written.
+// DYNAMIC: gs.param state @gs.loss_scale = dense<4.096000e+03> : tensor<f32>
+// DYNAMIC: gs.param state @gs.loss_scale.good_steps = dense<0> : tensor<i64>
+// DYNAMIC: gs.param state @gs.skipped_steps = dense<0> : tensor<i64>
+// DYNAMIC-LABEL: func.func @train_step
+// DYNAMIC:   %[[S:.+]] = gs.param.read @gs.loss_scale : tensor<f32>
+// DYNAMIC:   %[[G:.+]]:2 = gs.backward
+// DYNAMIC:   %[[ALPHA:.+]] = tensor.extract %[[S]][] : tensor<f32>
+// DYNAMIC:   %[[OK:.+]] = gs.all_finite %[[G]]#0, %[[G]]#1
+// DYNAMIC:   scf.if %[[OK]] {
+// DYNAMIC-NEXT:  gs.update @w
+// DYNAMIC-NEXT:  gs.update @b
+// DYNAMIC-NEXT:  gs.param.write %{{.*}}, @gs.step
+// DYNAMIC-NEXT: }
+// DYNAMIC:   %[[GOOD:.+]] = arith.addi
+// DYNAMIC:   %[[GROW:.+]] = arith.cmpi sge, %[[GOOD]], %c10_i64
+// DYNAMIC:   %[[TWICE:.+]] = arith.mulf %[[ALPHA]], %{{.*}} : f32
+// DYNAMIC:   %[[GROWN:.+]] = arith.select %[[GROW]], %[[TWICE]], %[[ALPHA]] : f32
+// DYNAMIC:   %[[HALF:.+]] = arith.mulf %[[ALPHA]], %{{.*}} : f32
+// DYNAMIC:   %[[NEW:.+]] = arith.select %[[OK]], %[[GROWN]], %[[HALF]] : f32
+// DYNAMIC:   %[[T:.+]] = tensor.from_elements %[[NEW]] : tensor<f32>
+// DYNAMIC:   gs.param.write %[[T]], @gs.loss_scale
+// DYNAMIC:   gs.param.write %{{.*}}, @gs.loss_scale.good_steps
+// DYNAMIC:   gs.param.write %{{.*}}, @gs.skipped_steps
+
+// NONE-LABEL: func.func @train_step
+// NONE-NOT: gs.unscale
+
+// BAD: error: gs-loss-scaling: mode must be none, fixed or dynamic, got 'bogus'
+gs.param trainable @w = dense<0.5> : tensor<3x4xf32>
+gs.param trainable @b = dense<0.0> : tensor<3xf32>
+func.func @forward(%x: tensor<2x4xf32>, %t: tensor<2xi64>) -> tensor<f32> {
+  %w = gs.param.read @w : tensor<3x4xf32>
+  %b = gs.param.read @b : tensor<3xf32>
+  %y = gs.gemm %x, %w, %b {transB} : tensor<2x4xf32>, tensor<3x4xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  %l, %lp = gs.softmax_cross_entropy %y, %t <{reduction = #gs.reduction<mean>}> : tensor<2x3xf32>, tensor<2xi64>
+  return %l : tensor<f32>
+}
+gs.training @forward {learning_rate = 0.1 : f32, optimizer = #gs.momentum<>}

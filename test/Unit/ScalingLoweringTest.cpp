@@ -1,0 +1,202 @@
+//===- ScalingLoweringTest.cpp - Compiled scale choices ---------*- C++ -*-===//
+//
+// gs.grad_stats, gs.compute_scale and gs.unify_scales JIT-compiled through
+// the CPU pipeline choose exactly the scales that the C++ model of
+// gs/Support/ScaleModel.h chooses from the same tensors: across the
+// underflow-limited, clamped and overflow-capped regimes, both models.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gs/InitAll.h"
+#include "gs/Runner/JitRunner.h"
+#include "gs/Support/ScaleModel.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+using namespace mlir;
+using namespace mlir::gs::scaling;
+using mlir::gs::runtime::DType;
+using mlir::gs::runtime::Tensor;
+
+namespace {
+class ScalingLowering : public ::testing::Test {
+protected:
+  ScalingLowering() {
+    DialectRegistry registry;
+    gs::registerAllDialects(registry);
+    context.appendDialectRegistry(registry);
+  }
+
+  std::unique_ptr<gs::JitFunction> compile(const std::string &source) {
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(source, &context);
+    if (!module)
+      return nullptr;
+    std::string error;
+    auto function =
+        gs::JitFunction::compile(*module, "f", gs::CPUPipelineOptions(), error);
+    EXPECT_TRUE(function) << error;
+    return function;
+  }
+
+  /// Runs `function` on `inputs`; its one output is a scalar f32.
+  float run(gs::JitFunction &function, const std::vector<Tensor> &inputs) {
+    std::vector<const Tensor *> pointers;
+    for (const Tensor &t : inputs)
+      pointers.push_back(&t);
+    std::vector<Tensor> outputs;
+    EXPECT_EQ(function.run(pointers, outputs), "");
+    return outputs.empty() ? NAN : outputs[0].as<float>()[0];
+  }
+
+  MLIRContext context;
+};
+
+Tensor normalTensor(std::vector<int64_t> shape, double sigma,
+                    std::mt19937_64 &random) {
+  Tensor t(DType::F32, std::move(shape));
+  std::normal_distribution<double> normal(0.0, sigma);
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    t.as<float>()[i] = static_cast<float>(normal(random));
+  return t;
+}
+
+struct Moments {
+  double rms = 0, maxAbs = 0, logMean = 0, logDeviation = 0;
+};
+
+Moments momentsOf(const Tensor &t) {
+  Moments m;
+  double squares = 0, logs = 0, squaredLogs = 0;
+  int64_t nonzero = 0;
+  for (int64_t i = 0; i < t.numElements(); ++i) {
+    double x = t.as<float>()[i];
+    squares += x * x;
+    m.maxAbs = std::max(m.maxAbs, std::abs(x));
+    if (x != 0) {
+      double l = std::log(std::abs(x));
+      logs += l;
+      squaredLogs += l * l;
+      ++nonzero;
+    }
+  }
+  m.rms = std::sqrt(squares / t.numElements());
+  m.logMean = logs / nonzero;
+  m.logDeviation =
+      std::sqrt(std::max(0.0, squaredLogs / nonzero - m.logMean * m.logMean));
+  return m;
+}
+
+TEST_F(ScalingLowering, HalfNormalMatchesTheModel) {
+  auto function = compile(R"mlir(
+    func.func @f(%dy: tensor<64x32xf32>, %w: tensor<32x16xf32>) -> tensor<f32> {
+      %sdy = gs.grad_stats %dy : tensor<64x32xf32>
+      %sw = gs.grad_stats %w : tensor<32x16xf32>
+      %beta = gs.compute_scale %sdy, %sw {model = #gs.scale_model<half_normal>, accum_length = 32 : i64, relu_mask}
+      %t = tensor.from_elements %beta : tensor<f32>
+      return %t : tensor<f32>
+    })mlir");
+  ASSERT_TRUE(function);
+  std::mt19937_64 random(3);
+  // Underflow-limited (tiny gradients), clamped at 1, overflow-capped.
+  for (double sigma : {1e-9, 1e-5, 1.0, 300.0}) {
+    std::vector<Tensor> inputs;
+    inputs.push_back(normalTensor({64, 32}, sigma, random));
+    inputs.push_back(normalTensor({32, 16}, 0.5, random));
+    Moments dy = momentsOf(inputs[0]), w = momentsOf(inputs[1]);
+    double s = halfNormalSigma(32, dy.rms, w.rms, /*reluMask=*/true);
+    double expected =
+        chooseScale(halfNormalUnderflowScale(s, 1e-3),
+                    kHalfMax / (32 * dy.maxAbs * w.maxAbs), 1.0, ScaleRules());
+    EXPECT_EQ(run(*function, inputs), static_cast<float>(expected))
+        << "gradient sigma " << sigma;
+  }
+}
+
+TEST_F(ScalingLowering, LogNormalMatchesTheModel) {
+  auto function = compile(R"mlir(
+    func.func @f(%dy: tensor<32x10xf32>) -> tensor<f32> {
+      %s = gs.grad_stats %dy : tensor<32x10xf32>
+      %beta = gs.compute_scale %s {model = #gs.scale_model<log_normal>, threshold = 1.0e-4 : f64}
+      %t = tensor.from_elements %beta : tensor<f32>
+      return %t : tensor<f32>
+    })mlir");
+  ASSERT_TRUE(function);
+  std::mt19937_64 random(5);
+  for (double sigma : {1e-8, 1e-3, 3e4}) {
+    std::vector<Tensor> inputs;
+    inputs.push_back(normalTensor({32, 10}, sigma, random));
+    inputs[0].as<float>()[7] = 0.0f; // zeros do not count
+    Moments dy = momentsOf(inputs[0]);
+    double expected =
+        chooseScale(logNormalUnderflowScale(dy.logMean, dy.logDeviation, 1e-4),
+                    kHalfMax / dy.maxAbs, 1.0, ScaleRules());
+    EXPECT_EQ(run(*function, inputs), static_cast<float>(expected))
+        << "gradient sigma " << sigma;
+  }
+}
+
+TEST_F(ScalingLowering, AllZeroGradientKeepsTheMinimumScale) {
+  auto function = compile(R"mlir(
+    func.func @f(%dy: tensor<8xf32>) -> tensor<f32> {
+      %s = gs.grad_stats %dy : tensor<8xf32>
+      %beta = gs.compute_scale %s {model = #gs.scale_model<log_normal>}
+      %t = tensor.from_elements %beta : tensor<f32>
+      return %t : tensor<f32>
+    })mlir");
+  ASSERT_TRUE(function);
+  std::vector<Tensor> inputs;
+  Tensor &zeros = inputs.emplace_back(DType::F32, std::vector<int64_t>{8});
+  std::fill_n(zeros.as<float>(), 8, 0.0f);
+  EXPECT_EQ(run(*function, inputs), 1.0f);
+}
+
+TEST_F(ScalingLowering, UnifyScalesMatchesTheBranchRule) {
+  auto function = compile(R"mlir(
+    func.func @f(%a1: tensor<f32>, %a2: tensor<f32>, %x1: tensor<4xf32>, %x2: tensor<4xf32>) -> tensor<f32> {
+      %alpha1 = tensor.extract %a1[] : tensor<f32>
+      %alpha2 = tensor.extract %a2[] : tensor<f32>
+      %s1 = gs.grad_stats %x1 : tensor<4xf32>
+      %s2 = gs.grad_stats %x2 : tensor<4xf32>
+      %beta = gs.unify_scales %alpha1, %alpha2 stats %s1, %s2
+      %t = tensor.from_elements %beta : tensor<f32>
+      return %t : tensor<f32>
+    })mlir");
+  ASSERT_TRUE(function);
+  auto scalar = [](float v) {
+    Tensor t(DType::F32, {});
+    t.as<float>()[0] = v;
+    return t;
+  };
+  auto vector = [](float largest) {
+    Tensor t(DType::F32, {4});
+    float values[] = {0.5f, -largest, 2.0f, 0.0f};
+    std::copy(values, values + 4, t.as<float>());
+    return t;
+  };
+  const struct {
+    float alpha1, alpha2, max1, max2;
+  } cases[] = {{8, 2, 100, 100},
+               {8, 2, 100, 50000},
+               {2, 8, 50000, 100},
+               {4, 2, 4e5f, 1e5f},
+               {1024, 1, 60000, 3}};
+  for (auto c : cases) {
+    std::vector<Tensor> inputs;
+    inputs.push_back(scalar(c.alpha1));
+    inputs.push_back(scalar(c.alpha2));
+    inputs.push_back(vector(c.max1));
+    inputs.push_back(vector(c.max2));
+    double expected = unifyScales({c.alpha1, c.alpha2}, {c.max1, c.max2});
+    EXPECT_EQ(run(*function, inputs), static_cast<float>(expected))
+        << "alphas " << c.alpha1 << ", " << c.alpha2;
+  }
+}
+} // namespace
