@@ -5,8 +5,8 @@
 // master weights get FP16 copies, the GEMMs and the ReLU run in FP16, the
 // logits are cast up for the loss (FP32). Backward, rebuilt from that
 // forward: the loss gradient is cast to FP16 (the fT cast), the data
-// gradients stay FP16, the weight-gradient GEMMs write FP32, and the
-// updates get FP32 gradients. The forward function is left alone.
+// gradients stay FP16, the weight-gradient GEMMs write FP32, the bias
+// gradient sums FP16 values into FP32, and the updates get FP32 gradients. The forward function is left alone.
 
 // CHECK-LABEL: func.func @forward
 // CHECK-NOT: f16
@@ -30,8 +30,8 @@
 // CHECK:     %[[DW2:.+]] = gs.gemm %[[DO]], %[[R]] {transA} : tensor<2x3xf16>, tensor<2x8xf16> -> tensor<3x8xf32>
 // CHECK:     %[[DH:.+]] = gs.where %{{.*}}, %[[DR]], %{{.*}} : tensor<2x8xi1>, tensor<2x8xf16>, tensor<f16>
 // CHECK:     %[[DW1:.+]] = gs.gemm %[[DH]], %[[X16]] {transA} : tensor<2x8xf16>, tensor<2x4xf16> -> tensor<8x4xf32>
-// CHECK:     %[[DB1H:.+]] = gs.reduce_sum %[[DH]] <{axes = array<i64: 0>}> : tensor<2x8xf16>
-// CHECK:     %[[DB1:.+]] = gs.cast %[[DB1H]] : tensor<8xf16> to tensor<8xf32>
+// CHECK:     %[[DH32:.+]] = gs.cast %[[DH]] : tensor<2x8xf16> to tensor<2x8xf32>
+// CHECK:     %[[DB1:.+]] = gs.reduce_sum %[[DH32]] <{axes = array<i64: 0>}> : tensor<2x8xf32>
 // CHECK:     gs.yield %[[DW1]], %[[DB1]], %[[DW2]] : tensor<8x4xf32>, tensor<8xf32>, tensor<3x8xf32>
 // CHECK:   gs.update @w1, %{{.*}} : tensor<8x4xf32>
 

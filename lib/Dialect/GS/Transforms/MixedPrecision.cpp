@@ -14,9 +14,9 @@
 // The backward region is then rebuilt from these forward ops by autodiff,
 // so every precision boundary has its cast in both directions: the
 // backward of the FP16->FP32 cast before the loss is the paper's fT cast
-// (FP32->FP16 of the loss gradient). Finally a contraction whose FP16
-// result is only cast to FP32 (a weight gradient), possibly through
-// transposes, reshapes and slices, writes FP32 directly.
+// (FP32->FP16 of the loss gradient). Finally a contraction or a sum whose
+// FP16 result is only cast to FP32 (a weight or bias gradient), possibly
+// through transposes, reshapes and slices, produces FP32 directly.
 //
 //===----------------------------------------------------------------------===//
 
@@ -183,28 +183,39 @@ LogicalResult convertForward(Block &block, BackwardOp backward,
 } // namespace
 
 void mlir::gs::vjp::widenContractionResults(Block &body) {
+  auto isContraction = [](Operation *op) {
+    return isa<GemmOp, MatMulOp, ConvOp, ConvTransposeOp>(op);
+  };
   SmallVector<CastOp> casts;
   for (auto castOp : body.getOps<CastOp>())
     if (isHalf(castOp.getInput()) &&
         typeOf(castOp.getResult()).getElementType().isF32())
       casts.push_back(castOp);
   for (CastOp castOp : casts) {
+    // The cast's input, back through single-use layout ops, to a
+    // contraction or a sum (a bias gradient).
     SmallVector<Operation *> chain;
     Value value = castOp.getInput();
     while (Operation *def = value.getDefiningOp()) {
       if (!value.hasOneUse() || def->getBlock() != &body)
         break;
       chain.push_back(def);
-      if (isa<GemmOp, MatMulOp, ConvOp, ConvTransposeOp>(def))
-        break;
       if (!isa<TransposeOp, ReshapeOp, SliceOp>(def))
         break;
       value = def->getOperand(0);
     }
     if (chain.empty() ||
-        !isa<GemmOp, MatMulOp, ConvOp, ConvTransposeOp>(chain.back()))
+        !(isContraction(chain.back()) || isa<ReduceSumOp>(chain.back())))
       continue;
     Type f32 = typeOf(castOp.getResult()).getElementType();
+    if (auto sum = dyn_cast<ReduceSumOp>(chain.back())) {
+      // A sum of FP16 values accumulates in FP32 already; read them as
+      // FP32 so that its result is not rounded to FP16.
+      OpBuilder b(sum);
+      Value input = sum.getInput();
+      sum.getInputMutable().assign(
+          CastOp::create(b, sum.getLoc(), typeOf(input).clone(f32), input));
+    }
     for (Operation *op : chain)
       op->getResult(0).setType(typeOf(op->getResult(0)).clone(f32));
     castOp.replaceAllUsesWith(castOp.getInput());
