@@ -15,29 +15,13 @@ using namespace mlir::gs;
 using namespace mlir::gs::to_linalg;
 
 namespace {
-/// Scalar helpers on f32 values.
-struct F32 {
-  OpBuilder &b;
-  Location loc;
-  Value c(double v) { return scalarConstant(b, loc, b.getF32Type(), v); }
-  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
-  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
-  Value sqrt(Value x) { return math::SqrtOp::create(b, loc, x); }
-  Value pow(Value x, Value y) { return math::PowFOp::create(b, loc, x, y); }
-  Value select(Value cond, Value x, Value y) {
-    return arith::SelectOp::create(b, loc, cond, x, y);
-  }
-};
-
 struct OptimizerStepLowering : OpConversionPattern<OptimizerStepOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(OptimizerStepOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    F32 s{rewriter, loc};
+    ScalarArith s(rewriter, loc, rewriter.getF32Type());
     Value lr = adaptor.getLearningRate();
     Value step = adaptor.getStep();
     Value stepF =
@@ -75,7 +59,7 @@ struct OptimizerStepLowering : OpConversionPattern<OptimizerStepOp> {
     auto generic = linalg::GenericOp::create(
         rewriter, loc, types, inputs, inits, maps, parallelIterators(rank),
         [&](OpBuilder &b, Location l, ValueRange args) {
-          F32 f{b, l};
+          ScalarArith f(b, l, b.getF32Type());
           Type element = args[0].getType();
           SmallVector<Value> in;
           for (Value v : args.take_front(inputs.size()))

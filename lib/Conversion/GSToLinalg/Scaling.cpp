@@ -31,34 +31,13 @@ enum StatsField : int64_t {
   NumStatsFields
 };
 
-/// Scalar f64 arithmetic with short names.
-class ScalarBuilder {
+/// f64 scalar arithmetic, plus power-of-two rounding and statistics
+/// fields.
+class ScalarBuilder : public ScalarArith {
 public:
-  ScalarBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+  ScalarBuilder(OpBuilder &b, Location loc)
+      : ScalarArith(b, loc, b.getF64Type()) {}
 
-  Value c(double v) { return scalarConstant(b, loc, b.getF64Type(), v); }
-  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
-  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
-  Value min(Value x, Value y) {
-    return arith::MinimumFOp::create(b, loc, x, y);
-  }
-  Value max(Value x, Value y) {
-    return arith::MaximumFOp::create(b, loc, x, y);
-  }
-  Value sqrt(Value x) { return math::SqrtOp::create(b, loc, x); }
-  Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
-  Value lt(Value x, Value y) {
-    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, y);
-  }
-  Value select(Value cond, Value x, Value y) {
-    return arith::SelectOp::create(b, loc, cond, x, y);
-  }
-  /// Whether `x` is finite (false for NaN).
-  Value isFinite(Value x) {
-    return lt(math::AbsFOp::create(b, loc, x), c(INFINITY));
-  }
   /// 2^floor(log2 x) or 2^ceil(log2 x) for positive finite x; x itself
   /// otherwise, and with Rounding::none.
   Value roundToPowerOfTwo(Value x, Rounding rounding) {
@@ -75,10 +54,6 @@ public:
     Value index = arith::ConstantIndexOp::create(b, loc, f);
     return tensor::ExtractOp::create(b, loc, stats, index);
   }
-
-private:
-  OpBuilder &b;
-  Location loc;
 };
 
 /// One pass over the gradient into six f64 accumulators; the element count

@@ -12,6 +12,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include <cmath>
+
 namespace mlir::gs::to_linalg {
 
 using BodyBuilder =
@@ -62,6 +64,44 @@ inline Type accumulationType(Type elementType) {
   return elementType.isF16() ? Float32Type::get(elementType.getContext())
                              : elementType;
 }
+
+/// Scalar float arithmetic in one type, with short names, for the scalar
+/// computations of the lowerings (optimizer updates, scale choices).
+class ScalarArith {
+public:
+  ScalarArith(OpBuilder &b, Location loc, FloatType type)
+      : b(b), loc(loc), type(type) {}
+
+  Value c(double v) { return scalarConstant(b, loc, type, v); }
+  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
+  Value min(Value x, Value y) {
+    return arith::MinimumFOp::create(b, loc, x, y);
+  }
+  Value max(Value x, Value y) {
+    return arith::MaximumFOp::create(b, loc, x, y);
+  }
+  Value sqrt(Value x) { return math::SqrtOp::create(b, loc, x); }
+  Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
+  Value pow(Value x, Value y) { return math::PowFOp::create(b, loc, x, y); }
+  Value lt(Value x, Value y) {
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, y);
+  }
+  Value select(Value cond, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, cond, x, y);
+  }
+  /// Whether `x` is finite (false for NaN).
+  Value isFinite(Value x) {
+    return lt(math::AbsFOp::create(b, loc, x), c(INFINITY));
+  }
+
+protected:
+  OpBuilder &b;
+  Location loc;
+  FloatType type;
+};
 
 /// The type long sums (reductions, normalization statistics, pooling over
 /// whole images) accumulate in: f32 for f16, f64 for f32 and f64, so that

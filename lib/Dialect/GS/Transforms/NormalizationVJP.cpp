@@ -99,6 +99,48 @@ static Value sumOf(OpBuilder &b, Location loc, ArrayRef<Value> terms) {
 }
 
 namespace {
+/// The per-channel (C) values of a batch norm over `input` (N x C x ...),
+/// in the precision it computes in: cast, laid out as 1 x C x 1... to
+/// broadcast against the input, and summed over every axis but C.
+class Channels {
+public:
+  Channels(OpBuilder &b, Location loc, Value input, Value perChannelValue)
+      : b(b), loc(loc), type(computeTypeOf(typeOf(perChannelValue), input)),
+        axes(nonChannelAxes(typeOf(input).getRank())) {
+    SmallVector<int64_t> shape(typeOf(input).getRank(), 1);
+    shape[1] = typeOf(input).getDimSize(1);
+    broadcastType = type.clone(shape);
+  }
+
+  RankedTensorType getType() const { return type; }
+  ArrayRef<int64_t> getAxes() const { return axes; }
+  Value inCompute(Value v) { return castLike(b, loc, v, type); }
+  Value broadcastable(Value v) {
+    return reshape(b, loc, castLike(b, loc, v, type), broadcastType);
+  }
+  Value sum(Value v) {
+    return ReduceSumOp::create(b, loc, v, b.getDenseI64ArrayAttr(axes),
+                               /*keepdims=*/nullptr);
+  }
+  /// var + epsilon.
+  Value withEpsilon(Value variance, FloatAttr epsilon) {
+    return AddOp::create(
+        b, loc, variance,
+        scalar(b, loc, type.getElementType(), epsilon.getValueAsDouble()));
+  }
+  /// 1 / sqrt(v).
+  Value reciprocalSqrt(Value v) {
+    return DivOp::create(b, loc, scalar(b, loc, type.getElementType(), 1.0),
+                         SqrtOp::create(b, loc, v));
+  }
+
+private:
+  OpBuilder &b;
+  Location loc;
+  RankedTensorType type, broadcastType;
+  SmallVector<int64_t> axes;
+};
+
 /// batch_norm (training): statistics over every axis but the channels.
 struct BatchNormVJP
     : DifferentiableOpInterface::ExternalModel<BatchNormVJP, BatchNormOp> {
@@ -107,37 +149,22 @@ struct BatchNormVJP
     auto bn = cast<BatchNormOp>(op);
     Location loc = op->getLoc();
     RankedTensorType xType = typeOf(bn.getInput());
-    RankedTensorType statsType =
-        computeTypeOf(typeOf(bn.getBatchMean()), bn.getInput());
-    int64_t rank = xType.getRank();
-    SmallVector<int64_t> axes = nonChannelAxes(rank), channelShape(rank, 1);
-    channelShape[1] = xType.getDimSize(1);
-    auto perChannel = [&](Value v) {
-      return reshape(b, loc, castLike(b, loc, v, statsType),
-                     statsType.clone(channelShape));
-    };
+    Channels channels(b, loc, bn.getInput(), bn.getBatchMean());
+    auto perChannel = [&](Value v) { return channels.broadcastable(v); };
 
-    Value x = castLike(b, loc, bn.getInput(), statsType);
+    Value x = castLike(b, loc, bn.getInput(), channels.getType());
     Value mean = perChannel(bn.getBatchMean());
-    Type element = statsType.getElementType();
-    Value variance = AddOp::create(
-        b, loc, perChannel(bn.getBatchVar()),
-        scalar(b, loc, element, bn.getEpsilon().convertToDouble()));
-    Value invStd = DivOp::create(b, loc, scalar(b, loc, element, 1.0),
-                                 SqrtOp::create(b, loc, variance));
-    Normalized norm(b, loc, x, mean, invStd, axes);
+    Value invStd = channels.reciprocalSqrt(channels.withEpsilon(
+        perChannel(bn.getBatchVar()), bn.getEpsilonAttr()));
+    Normalized norm(b, loc, x, mean, invStd, channels.getAxes());
 
     Value dx, dscale, dbias;
     if (Value dy = gradients[0]) {
-      dy = castLike(b, loc, dy, statsType);
-      auto sumPerChannel = [&](Value v) {
-        return ReduceSumOp::create(b, loc, v, b.getDenseI64ArrayAttr(axes),
-                                   /*keepdims=*/nullptr);
-      };
-      dbias = castLike(b, loc, sumPerChannel(dy), typeOf(bn.getBias()));
-      dscale = castLike(
-          b, loc, sumPerChannel(MulOp::create(b, loc, dy, norm.getXhat())),
-          typeOf(bn.getScale()));
+      dy = channels.inCompute(dy);
+      dbias = castLike(b, loc, channels.sum(dy), typeOf(bn.getBias()));
+      dscale = castLike(b, loc,
+                        channels.sum(MulOp::create(b, loc, dy, norm.getXhat())),
+                        typeOf(bn.getScale()));
       dx = norm.throughXhat(
           MulOp::create(b, loc, dy, perChannel(bn.getScale())));
     }
@@ -163,37 +190,22 @@ struct BatchNormInferenceVJP
                          SmallVectorImpl<Value> &operandGradients) const {
     auto bn = cast<BatchNormInferenceOp>(op);
     Location loc = op->getLoc();
-    RankedTensorType xType = typeOf(bn.getInput());
-    RankedTensorType channelType =
-        computeTypeOf(typeOf(bn.getScale()), bn.getInput());
-    int64_t rank = xType.getRank();
-    SmallVector<int64_t> axes = nonChannelAxes(rank), channelShape(rank, 1);
-    channelShape[1] = xType.getDimSize(1);
-    auto inCompute = [&](Value v) { return castLike(b, loc, v, channelType); };
-    auto perChannel = [&](Value v) {
-      return reshape(b, loc, inCompute(v), channelType.clone(channelShape));
-    };
-    auto sumPerChannel = [&](Value v) {
-      return ReduceSumOp::create(b, loc, v, b.getDenseI64ArrayAttr(axes),
-                                 /*keepdims=*/nullptr)
-          .getResult();
-    };
-    Type element = channelType.getElementType();
-    Value scale = inCompute(bn.getScale());
-    Value variance = AddOp::create(
-        b, loc, inCompute(bn.getVariance()),
-        scalar(b, loc, element, bn.getEpsilon().convertToDouble()));
-    Value invStd = DivOp::create(b, loc, scalar(b, loc, element, 1.0),
-                                 SqrtOp::create(b, loc, variance));
+    Channels channels(b, loc, bn.getInput(), bn.getScale());
+    auto perChannel = [&](Value v) { return channels.broadcastable(v); };
+    Type element = channels.getType().getElementType();
+    Value scale = channels.inCompute(bn.getScale());
+    Value variance = channels.withEpsilon(channels.inCompute(bn.getVariance()),
+                                          bn.getEpsilonAttr());
+    Value invStd = channels.reciprocalSqrt(variance);
     Value k = MulOp::create(b, loc, scale, invStd);
 
-    Value dy = castLike(b, loc, gradients[0], channelType);
-    Value x = castLike(b, loc, bn.getInput(), channelType);
+    Value dy = channels.inCompute(gradients[0]);
+    Value x = channels.inCompute(bn.getInput());
     Value xhat = MulOp::create(
         b, loc, SubOp::create(b, loc, x, perChannel(bn.getMean())),
         perChannel(invStd));
-    Value dbias = sumPerChannel(dy);
-    Value dscale = sumPerChannel(MulOp::create(b, loc, dy, xhat));
+    Value dbias = channels.sum(dy);
+    Value dscale = channels.sum(MulOp::create(b, loc, dy, xhat));
     Value dx = MulOp::create(b, loc, dy, perChannel(k));
     Value dmean = NegOp::create(b, loc, MulOp::create(b, loc, dbias, k));
     Value halfOverVariance =
