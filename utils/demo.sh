@@ -2,7 +2,8 @@
 # The bundled demo: import the example ONNX model into the gs dialect with a
 # pinned batch size and a training configuration, report what it holds, run
 # its forward pass and loss on a bundled batch on the CPU, then train it for
-# a few steps: in FP32, and in mixed precision with dynamic loss scaling.
+# a few steps: in FP32, in mixed precision with dynamic loss scaling, and in
+# mixed precision with gradient scaling, whose per-tensor report it prints.
 set -euo pipefail
 build=${1:-build}
 example=examples/mlp.onnxtext
@@ -26,9 +27,8 @@ echo "== 5 training steps in FP32 (gs-autodiff)"
   --steps=5 --print
 
 echo "== 5 training steps in mixed precision with dynamic loss scaling"
-echo "   (gs-mixed-precision, gs-loss-scaling; the gradient-scaling pass is next)"
-"$build/bin/gs-opt" "$example" "${options[@]}" --gs-autodiff \
-  --gs-mixed-precision --gs-loss-scaling=mode=dynamic -o "$work/mixed.mlir"
+"$build/bin/gs-opt" "$example" "${options[@]}" --gs-train=scaling=dynamic \
+  -o "$work/mixed.mlir"
 "$build/bin/gs-run" "$work/mixed.mlir" --entry=train_step "${inputs[@]}" \
   --steps=5 --print --dump-params="$work/state"
 scale=$(python3 -c "import numpy; print(float(numpy.load(
@@ -36,3 +36,12 @@ scale=$(python3 -c "import numpy; print(float(numpy.load(
 skipped=$(python3 -c "import numpy; print(int(numpy.load(
     '$work/state/step_5/gs.skipped_steps.npy')))" 2>/dev/null || echo "?")
 echo "loss scale after 5 steps: $scale; skipped steps: $skipped"
+
+echo "== 5 training steps in mixed precision with gradient scaling"
+"$build/bin/gs-opt" "$example" "${options[@]}" --gs-train=scaling=gs \
+  -o "$work/gs.mlir"
+"$build/bin/gs-run" "$work/gs.mlir" --entry=train_step "${inputs[@]}" \
+  --steps=5 --print --dump-params="$work/gs-state"
+echo "== gradient-scaling report after step 5: per FP32->FP16 rounding of a"
+echo "   gradient, its scale, the model's estimated and the measured rates"
+python3 utils/scaling_report.py "$work/gs.mlir" "$work/gs-state"

@@ -81,4 +81,9 @@ void mlir::gs::registerPipelines() {
   PassPipelineRegistration<CPUPipelineOptions>(
       "gs-lower-to-llvm-cpu", "Lower gs to the LLVM dialect for the host CPU",
       buildCPUPipeline);
+  PassPipelineRegistration<TrainPipelineOptions>(
+      "gs-train",
+      "The train step with a gradient-precision method: autodiff, mixed "
+      "precision, gradient or loss scaling",
+      buildTrainPipeline);
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstdint>
 
 using namespace mlir::gs::scaling;
 
@@ -113,4 +114,28 @@ double mlir::gs::scaling::unifyScales(const std::vector<double> &alphas,
   while (!fits(beta) && beta > 0x1p-126)
     beta *= 0.5;
   return beta;
+}
+
+double
+mlir::gs::scaling::histogramUnderflowRate(const std::vector<float> &magnitudes,
+                                          double scale) {
+  int64_t nonzero = 0, flushed = 0;
+  for (float m : magnitudes) {
+    if (m == 0)
+      continue;
+    ++nonzero;
+    if (std::abs(static_cast<double>(m)) * scale < 0x1p-25)
+      ++flushed;
+  }
+  return nonzero ? static_cast<double>(flushed) / nonzero : 0.0;
+}
+
+double
+mlir::gs::scaling::histogramUnderflowScale(const std::vector<float> &magnitudes,
+                                           double threshold) {
+  // FP32 magnitudes span 2^-149..2^128: 2^-25 / 2^-150 bounds the search.
+  for (int k = -160; k < 130; ++k)
+    if (histogramUnderflowRate(magnitudes, std::ldexp(1.0, k)) <= threshold)
+      return std::ldexp(1.0, k);
+  return std::ldexp(1.0, 130);
 }

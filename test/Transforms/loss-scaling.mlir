@@ -1,6 +1,8 @@
 // RUN: gs-opt %s --split-input-file --gs-autodiff --gs-loss-scaling="mode=fixed scale=1024" | FileCheck %s --check-prefix=FIXED
 // RUN: gs-opt %s --split-input-file --gs-autodiff --gs-mixed-precision --gs-loss-scaling="mode=dynamic init-scale=4096 growth-interval=10" | FileCheck %s --check-prefix=DYNAMIC
 // RUN: gs-opt %s --split-input-file --gs-autodiff --gs-loss-scaling="mode=none" | FileCheck %s --check-prefix=NONE
+// RUN: gs-opt %s --split-input-file --gs-autodiff --gs-mixed-precision --gs-loss-scaling="mode=none" | FileCheck %s --check-prefix=TELEMETRY
+// RUN: gs-opt %s --split-input-file --gs-autodiff --gs-mixed-precision --gs-loss-scaling="mode=fixed telemetry=false" | FileCheck %s --check-prefix=QUIET
 // RUN: not gs-opt %s --split-input-file --gs-autodiff --gs-loss-scaling="mode=bogus" 2>&1 | FileCheck %s --check-prefix=BAD
 
 // Fixed: the backward pass starts from S = 1024 instead of 1; each
@@ -25,6 +27,8 @@
 // DYNAMIC-LABEL: func.func @train_step
 // DYNAMIC:   %[[S:.+]] = gs.param.read @gs.loss_scale : tensor<f32>
 // DYNAMIC:   %[[G:.+]]:2 = gs.backward
+// DYNAMIC:     gs.param.write %{{.*}}, @gs.scaling.cast0
+// DYNAMIC:     gs.yield
 // DYNAMIC:   %[[ALPHA:.+]] = tensor.extract %[[S]][] : tensor<f32>
 // DYNAMIC:   %[[OK:.+]] = gs.all_finite %[[G]]#0, %[[G]]#1
 // DYNAMIC:   scf.if %[[OK]] {
@@ -45,6 +49,27 @@
 
 // NONE-LABEL: func.func @train_step
 // NONE-NOT: gs.unscale
+
+// Telemetry, also without scaling: the FP32->FP16 cast of the loss gradient
+// (the only rounding of a gradient here) records its scale, no estimate
+// (NaN: no model), and gs.cast_stats of the values it casts.
+// TELEMETRY: gs.param state @gs.scaling.cast0 = dense<0x7FF8000000000000> : tensor<7xf64> {gs.site = "fT: FP32->FP16 cast of a gradient at {{.*}}loss-scaling.mlir:{{[0-9]+}}"}
+// TELEMETRY-LABEL: func.func @train_step
+// TELEMETRY:   %[[S:.+]] = gs.constant dense<1.000000e+00> : tensor<f32>
+// TELEMETRY:   gs.backward
+// TELEMETRY:     %[[ALPHA:.+]] = tensor.extract %[[S]][] : tensor<f32>
+// TELEMETRY:     %[[G:.+]] = gs.mul {{.*}} : tensor<2x3xf32>, tensor<2x1xf32>
+// TELEMETRY:     %[[NAN:.+]] = arith.constant 0x7FF8000000000000 : f64
+// TELEMETRY:     %[[A64:.+]] = arith.extf %[[ALPHA]] : f32 to f64
+// TELEMETRY:     %[[B64:.+]] = arith.extf %[[ALPHA]] : f32 to f64
+// TELEMETRY:     %[[COUNTS:.+]] = gs.cast_stats %[[G]] : tensor<2x3xf32>
+// TELEMETRY:     %[[R:.+]] = tensor.from_elements %[[A64]], %[[B64]], %[[NAN]], {{.*}} : tensor<7xf64>
+// TELEMETRY:     gs.param.write %[[R]], @gs.scaling.cast0
+// TELEMETRY:     gs.cast %[[G]] : tensor<2x3xf32> to tensor<2x3xf16>
+// TELEMETRY-NOT: gs.unscale
+
+// QUIET-NOT: gs.scaling.cast
+// QUIET-NOT: gs.cast_stats
 
 // BAD: error: gs-loss-scaling: mode must be none, fixed or dynamic, got 'bogus'
 gs.param trainable @w = dense<0.5> : tensor<3x4xf32>

@@ -94,6 +94,28 @@ TEST(ScaleModel, LogNormalScaleMeetsThresholdOnSamples) {
   }
 }
 
+TEST(ScaleModel, HistogramScaleIsTheSmallestThatMeetsTheThreshold) {
+  // A left tail heavier than log-normal (the softmax gradient of a
+  // confident classifier): a mixture of two log-normals.
+  std::mt19937_64 random(13);
+  std::normal_distribution<double> body(-6.0, 1.0), tail(-30.0, 4.0);
+  std::vector<float> magnitudes;
+  for (int i = 0; i < 100000; ++i)
+    magnitudes.push_back(
+        static_cast<float>(std::exp(i % 20 ? body(random) : tail(random))));
+  magnitudes.push_back(0.0f); // zeros do not count
+  for (double threshold : {1e-3, 1e-2}) {
+    double scale = histogramUnderflowScale(magnitudes, threshold);
+    EXPECT_EQ(scale, roundToPowerOfTwo(scale, Rounding::Down));
+    EXPECT_LE(histogramUnderflowRate(magnitudes, scale), threshold);
+    EXPECT_GT(histogramUnderflowRate(magnitudes, scale / 2), threshold);
+  }
+  // The rate counts what an FP16 cast flushes: below 2^-25 after scaling.
+  EXPECT_EQ(histogramUnderflowRate({0x1p-26f, 0x1p-20f}, 1.0), 0.5);
+  EXPECT_EQ(histogramUnderflowRate({0x1p-26f, 0x1p-20f}, 4.0), 0.0);
+  EXPECT_EQ(histogramUnderflowRate({0.0f}, 1.0), 0.0);
+}
+
 TEST(ScaleModel, RoundsToPowersOfTwo) {
   EXPECT_EQ(roundToPowerOfTwo(3.0, Rounding::Up), 4.0);
   EXPECT_EQ(roundToPowerOfTwo(3.0, Rounding::Down), 2.0);

@@ -46,14 +46,24 @@ protected:
     return function;
   }
 
-  /// Runs `function` on `inputs`; its one output is a scalar f32.
+  /// Runs `function` on `inputs`; its first output is a scalar f32.
   float run(gs::JitFunction &function, const std::vector<Tensor> &inputs) {
+    return runAll(function, inputs).first;
+  }
+
+  /// The scalar f32 first output and the scalar f64 second output (the
+  /// estimated underflow rate of gs.compute_scale) of `function`.
+  std::pair<float, double> runAll(gs::JitFunction &function,
+                                  const std::vector<Tensor> &inputs) {
     std::vector<const Tensor *> pointers;
     for (const Tensor &t : inputs)
       pointers.push_back(&t);
     std::vector<Tensor> outputs;
     EXPECT_EQ(function.run(pointers, outputs), "");
-    return outputs.empty() ? NAN : outputs[0].as<float>()[0];
+    if (outputs.empty())
+      return {NAN, NAN};
+    return {outputs[0].as<float>()[0],
+            outputs.size() > 1 ? outputs[1].as<double>()[0] : NAN};
   }
 
   MLIRContext context;
@@ -96,12 +106,13 @@ Moments momentsOf(const Tensor &t) {
 
 TEST_F(ScalingLowering, HalfNormalMatchesTheModel) {
   auto function = compile(R"mlir(
-    func.func @f(%dy: tensor<64x32xf32>, %w: tensor<32x16xf32>) -> tensor<f32> {
+    func.func @f(%dy: tensor<64x32xf32>, %w: tensor<32x16xf32>) -> (tensor<f32>, tensor<f64>) {
       %sdy = gs.grad_stats %dy : tensor<64x32xf32>
       %sw = gs.grad_stats %w : tensor<32x16xf32>
-      %beta = gs.compute_scale %sdy, %sw {model = #gs.scale_model<half_normal>, accum_length = 32 : i64, relu_mask}
+      %beta, %rate = gs.compute_scale %sdy, %sw {model = #gs.scale_model<half_normal>, accum_length = 32 : i64, relu_mask}
       %t = tensor.from_elements %beta : tensor<f32>
-      return %t : tensor<f32>
+      %r = tensor.from_elements %rate : tensor<f64>
+      return %t, %r : tensor<f32>, tensor<f64>
     })mlir");
   ASSERT_TRUE(function);
   std::mt19937_64 random(3);
@@ -115,18 +126,24 @@ TEST_F(ScalingLowering, HalfNormalMatchesTheModel) {
     double expected =
         chooseScale(halfNormalUnderflowScale(s, 1e-3),
                     kHalfMax / (32 * dy.maxAbs * w.maxAbs), 1.0, ScaleRules());
-    EXPECT_EQ(run(*function, inputs), static_cast<float>(expected))
+    auto [scale, rate] = runAll(*function, inputs);
+    EXPECT_EQ(scale, static_cast<float>(expected))
+        << "gradient sigma " << sigma;
+    // The estimate is Theorem 1 at the chosen scale.
+    EXPECT_NEAR(rate, halfNormalUnderflowRate(s, scale),
+                1e-9 + 1e-9 * halfNormalUnderflowRate(s, scale))
         << "gradient sigma " << sigma;
   }
 }
 
 TEST_F(ScalingLowering, LogNormalMatchesTheModel) {
   auto function = compile(R"mlir(
-    func.func @f(%dy: tensor<32x10xf32>) -> tensor<f32> {
+    func.func @f(%dy: tensor<32x10xf32>) -> (tensor<f32>, tensor<f64>) {
       %s = gs.grad_stats %dy : tensor<32x10xf32>
-      %beta = gs.compute_scale %s {model = #gs.scale_model<log_normal>, threshold = 1.0e-4 : f64}
+      %beta, %rate = gs.compute_scale %s {model = #gs.scale_model<log_normal>, threshold = 1.0e-4 : f64}
       %t = tensor.from_elements %beta : tensor<f32>
-      return %t : tensor<f32>
+      %r = tensor.from_elements %rate : tensor<f64>
+      return %t, %r : tensor<f32>, tensor<f64>
     })mlir");
   ASSERT_TRUE(function);
   std::mt19937_64 random(5);
@@ -138,24 +155,70 @@ TEST_F(ScalingLowering, LogNormalMatchesTheModel) {
     double expected =
         chooseScale(logNormalUnderflowScale(dy.logMean, dy.logDeviation, 1e-4),
                     kHalfMax / dy.maxAbs, 1.0, ScaleRules());
-    EXPECT_EQ(run(*function, inputs), static_cast<float>(expected))
+    auto [scale, rate] = runAll(*function, inputs);
+    EXPECT_EQ(scale, static_cast<float>(expected))
         << "gradient sigma " << sigma;
+    // The estimate is Theorem 2 at the chosen scale, to relative accuracy
+    // even where it is tiny (erfc, not 1 - erf).
+    double model = logNormalUnderflowRate(dy.logMean, dy.logDeviation, scale);
+    EXPECT_NEAR(rate, model, 1e-9 * model + 1e-300)
+        << "gradient sigma " << sigma;
+  }
+}
+
+TEST_F(ScalingLowering, ExponentHistogramMatchesTheModel) {
+  auto function = compile(R"mlir(
+    func.func @f(%dy: tensor<32x10xf32>) -> (tensor<f32>, tensor<f64>) {
+      %s = gs.grad_stats %dy : tensor<32x10xf32>
+      %h = gs.exponent_histogram %dy : tensor<32x10xf32>
+      %beta, %rate = gs.compute_scale %s histogram(%h) {model = #gs.scale_model<exponent_histogram>, threshold = 1.0e-2 : f64}
+      %t = tensor.from_elements %beta : tensor<f32>
+      %r = tensor.from_elements %rate : tensor<f64>
+      return %t, %r : tensor<f32>, tensor<f64>
+    })mlir");
+  ASSERT_TRUE(function);
+  std::mt19937_64 random(9);
+  // Magnitudes spread over many binades (ln|x| ~ N(mu, 4^2)), with zeros:
+  // underflow-limited, clamped at 1, overflow-capped.
+  for (double mu : {-24.0, -12.0, 8.0}) {
+    std::vector<Tensor> inputs;
+    Tensor &t = inputs.emplace_back(DType::F32, std::vector<int64_t>{32, 10});
+    std::normal_distribution<double> normal(mu, 4.0);
+    std::vector<float> magnitudes;
+    double maxAbs = 0;
+    for (int64_t i = 0; i < t.numElements(); ++i) {
+      float x =
+          i % 17 == 0 ? 0.0f : static_cast<float>(std::exp(normal(random)));
+      t.as<float>()[i] = i % 2 ? -x : x;
+      magnitudes.push_back(x);
+      maxAbs = std::max(maxAbs, static_cast<double>(x));
+    }
+    double expected = chooseScale(histogramUnderflowScale(magnitudes, 1e-2),
+                                  kHalfMax / maxAbs, 1.0, ScaleRules());
+    auto [scale, rate] = runAll(*function, inputs);
+    EXPECT_EQ(scale, static_cast<float>(expected)) << "mu " << mu;
+    // The estimate is the exact fraction flushed at that scale.
+    EXPECT_NEAR(rate, histogramUnderflowRate(magnitudes, scale), 1e-12)
+        << "mu " << mu;
   }
 }
 
 TEST_F(ScalingLowering, AllZeroGradientKeepsTheMinimumScale) {
   auto function = compile(R"mlir(
-    func.func @f(%dy: tensor<8xf32>) -> tensor<f32> {
+    func.func @f(%dy: tensor<8xf32>) -> (tensor<f32>, tensor<f64>) {
       %s = gs.grad_stats %dy : tensor<8xf32>
-      %beta = gs.compute_scale %s {model = #gs.scale_model<log_normal>}
+      %beta, %rate = gs.compute_scale %s {model = #gs.scale_model<log_normal>}
       %t = tensor.from_elements %beta : tensor<f32>
-      return %t : tensor<f32>
+      %r = tensor.from_elements %rate : tensor<f64>
+      return %t, %r : tensor<f32>, tensor<f64>
     })mlir");
   ASSERT_TRUE(function);
   std::vector<Tensor> inputs;
   Tensor &zeros = inputs.emplace_back(DType::F32, std::vector<int64_t>{8});
   std::fill_n(zeros.as<float>(), 8, 0.0f);
-  EXPECT_EQ(run(*function, inputs), 1.0f);
+  auto [scale, rate] = runAll(*function, inputs);
+  EXPECT_EQ(scale, 1.0f);
+  EXPECT_EQ(rate, 0.0); // no nonzeros, nothing to underflow
 }
 
 TEST_F(ScalingLowering, UnifyScalesMatchesTheBranchRule) {

@@ -47,6 +47,21 @@ double logNormalUnderflowRate(double mu, double s, double alpha);
 /// The smallest scale whose modelled underflow rate is `threshold`.
 double logNormalUnderflowScale(double mu, double s, double threshold);
 
+/// The exponent-histogram model (not the paper's; no distribution
+/// assumed), over the FP32 magnitudes of a gradient: the fraction of the
+/// nonzeros that `scale` puts below 2^-25, where an FP16 cast flushes them
+/// to 0 (exact ties at 2^-25 not counted) ...
+double histogramUnderflowRate(const std::vector<float> &magnitudes,
+                              double scale);
+
+/// ... and the smallest power of two at which that fraction is at most
+/// `threshold`.
+double histogramUnderflowScale(const std::vector<float> &magnitudes,
+                               double threshold);
+
+/// Bins of gs.exponent_histogram: FP32's biased exponents.
+constexpr int kExponentBins = 256;
+
 /// How a scale is chosen from the underflow scale and the overflow cap.
 struct ScaleRules {
   double minScale = 1.0;

@@ -4,15 +4,20 @@
 // one reduction over the gradient; gs.compute_scale and gs.unify_scales
 // become scalar f64 arithmetic, the threshold-dependent constants (erfinv)
 // evaluated here at compile time by the C++ model of gs/Support; the result
-// is the f32 scale. gs.all_finite is one reduction per operand.
+// is the f32 scale, with the model's underflow rate at it. gs.cast_stats
+// and gs.all_finite are one reduction each (per operand).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Utils.h"
 
 #include "gs/Support/ScaleModel.h"
+#include "gs/Support/Telemetry.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <cmath>
+#include <functional>
 
 using namespace mlir;
 using namespace mlir::gs;
@@ -53,6 +58,99 @@ public:
   Value field(Value stats, StatsField f) {
     Value index = arith::ConstantIndexOp::create(b, loc, f);
     return tensor::ExtractOp::create(b, loc, stats, index);
+  }
+};
+
+/// Scaled by 2^k, the values of exponent bin b (2^(b-127) <= |x| <
+/// 2^(b-126)) all stay at or above 2^-25 exactly when b >= 102 - k.
+constexpr double kKeptBin = 102.0;
+
+/// A scan over the 256 bins of an exponent histogram: `step` gets the bin
+/// index and the count of the bins below it (f64) and the accumulators,
+/// and returns them updated. Returns the final accumulators.
+SmallVector<Value>
+histogramScan(OpBuilder &b, Location loc, Value histogram, ValueRange init,
+              function_ref<SmallVector<Value>(OpBuilder &, Location, Value,
+                                              Value, ValueRange)>
+                  step) {
+  Value lower = arith::ConstantIndexOp::create(b, loc, 0);
+  Value upper = arith::ConstantIndexOp::create(b, loc, scaling::kExponentBins);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  SmallVector<Value> inits = {scalarConstant(b, loc, b.getF64Type(), 0.0)};
+  inits.append(init.begin(), init.end());
+  auto loop = scf::ForOp::create(
+      b, loc, lower, upper, one, inits,
+      [&](OpBuilder &nested, Location l, Value index, ValueRange acc) {
+        ScalarBuilder t(nested, l);
+        Value bin =
+            arith::UIToFPOp::create(nested, l, nested.getF64Type(),
+                                    arith::IndexCastUIOp::create(
+                                        nested, l, nested.getI64Type(), index));
+        Value count = arith::SIToFPOp::create(
+            nested, l, nested.getF64Type(),
+            tensor::ExtractOp::create(nested, l, histogram, index));
+        SmallVector<Value> next = {t.add(acc[0], count)};
+        llvm::append_range(next,
+                           step(nested, l, bin, acc[0], acc.drop_front()));
+        scf::YieldOp::create(nested, l, next);
+      });
+  return SmallVector<Value>(loop.getResults().drop_front());
+}
+
+/// A sequential loop over the elements scattering into 256 counters (the
+/// FP32 biased exponent of each nonzero).
+struct ExponentHistogramLowering : OpConversionPattern<ExponentHistogramOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ExponentHistogramOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput();
+    RankedTensorType type = tensorTypeOf(input);
+    auto flatType =
+        RankedTensorType::get({type.getNumElements()}, type.getElementType());
+    Value flat =
+        type.getRank() == 1
+            ? input
+            : tensor::ReshapeOp::create(
+                  rewriter, loc, flatType, input,
+                  arith::ConstantOp::create(
+                      rewriter, loc,
+                      DenseIntElementsAttr::get(
+                          RankedTensorType::get({1}, rewriter.getI64Type()),
+                          {type.getNumElements()})))
+                  .getResult();
+    auto histogramType = cast<RankedTensorType>(op.getType());
+    Value init = filledTensor(rewriter, loc, histogramType, 0);
+    Value lower = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value upper =
+        arith::ConstantIndexOp::create(rewriter, loc, type.getNumElements());
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    auto loop = scf::ForOp::create(
+        rewriter, loc, lower, upper, one, ValueRange{init},
+        [&](OpBuilder &b, Location l, Value index, ValueRange acc) {
+          Value x =
+              convertScalar(b, l, tensor::ExtractOp::create(b, l, flat, index),
+                            b.getF32Type());
+          Value bits = arith::BitcastOp::create(b, l, b.getI32Type(), x);
+          Value exponent = arith::AndIOp::create(
+              b, l,
+              arith::ShRUIOp::create(
+                  b, l, bits, arith::ConstantIntOp::create(b, l, 23, 32)),
+              arith::ConstantIntOp::create(b, l, 255, 32));
+          Value bin =
+              arith::IndexCastUIOp::create(b, l, b.getIndexType(), exponent);
+          Value nonzero =
+              arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNE, x,
+                                    scalarConstant(b, l, b.getF32Type(), 0.0));
+          Value old = tensor::ExtractOp::create(b, l, acc[0], bin);
+          Value counted = arith::AddIOp::create(
+              b, l, old, arith::ExtUIOp::create(b, l, b.getI64Type(), nonzero));
+          Value updated = tensor::InsertOp::create(b, l, counted, acc[0], bin);
+          scf::YieldOp::create(b, l, updated);
+        });
+    rewriter.replaceOp(op, loop.getResult(0));
+    return success();
   }
 };
 
@@ -117,6 +215,7 @@ struct ComputeScaleLowering : OpConversionPattern<ComputeScaleOp> {
     double threshold = op.getThreshold().convertToDouble();
     Value grad = adaptor.getGradStats();
     Value underflowScale, overflowCap;
+    std::function<Value(Value)> rateAt;
     if (op.getModel() == ScaleModel::half_normal) {
       Value weight = adaptor.getWeightStats();
       auto rms = [&](Value stats) {
@@ -133,6 +232,41 @@ struct ComputeScaleLowering : OpConversionPattern<ComputeScaleOp> {
       overflowCap =
           s.div(s.c(scaling::kHalfMax / n),
                 s.mul(s.field(grad, MaxAbs), s.field(weight, MaxAbs)));
+      // Theorem 1: erf(2^-24 / (sqrt(2) beta sigma)).
+      rateAt = [&, sigma](Value beta) {
+        return s.erf(s.div(s.c(scaling::kHalfMinSubnormal / std::sqrt(2.0)),
+                           s.mul(beta, sigma)));
+      };
+    } else if (op.getModel() == ScaleModel::exponent_histogram) {
+      Value histogram = adaptor.getHistogram();
+      Value nonzero = s.field(grad, NonzeroCount);
+      // Bins below `bin` flush at a scale of 2^(102 - bin): the largest bin
+      // whose lower bins hold at most threshold * nonzero.
+      Value limit = s.mul(s.c(threshold), nonzero);
+      Value best = histogramScan(rewriter, loc, histogram, {s.c(0.0)},
+                                 [&](OpBuilder &b, Location l, Value bin,
+                                     Value below, ValueRange acc) {
+                                   ScalarBuilder t(b, l);
+                                   return SmallVector<Value>{t.select(
+                                       t.le(below, limit), bin, acc[0])};
+                                 })[0];
+      underflowScale =
+          math::Exp2Op::create(rewriter, loc, s.sub(s.c(kKeptBin), best));
+      overflowCap = s.div(s.c(scaling::kHalfMax), s.field(grad, MaxAbs));
+      // The fraction of the nonzeros in the bins below 102 - log2(beta).
+      rateAt = [&, histogram, nonzero](Value beta) {
+        Value cut = math::FloorOp::create(
+            rewriter, loc,
+            s.sub(s.c(kKeptBin), math::Log2Op::create(rewriter, loc, beta)));
+        Value flushed = histogramScan(rewriter, loc, histogram, {s.c(0.0)},
+                                      [&](OpBuilder &b, Location l, Value bin,
+                                          Value below, ValueRange acc) {
+                                        ScalarBuilder t(b, l);
+                                        return SmallVector<Value>{t.select(
+                                            t.le(bin, cut), below, acc[0])};
+                                      })[0];
+        return s.div(flushed, nonzero);
+      };
     } else {
       Value count = s.field(grad, NonzeroCount);
       Value mu = s.div(s.field(grad, SumOfLogs), count);
@@ -145,6 +279,15 @@ struct ComputeScaleLowering : OpConversionPattern<ComputeScaleOp> {
           s.exp(s.sub(s.sub(s.c(std::log(scaling::kHalfMinSubnormal)), mu),
                       s.mul(deviation, s.c(k))));
       overflowCap = s.div(s.c(scaling::kHalfMax), s.field(grad, MaxAbs));
+      // Theorem 2: Phi((ln 2^-24 - mu - ln beta) / s), as erfc for the
+      // accuracy of small rates.
+      rateAt = [&, mu, deviation](Value beta) {
+        Value z =
+            s.div(s.sub(s.sub(s.c(std::log(scaling::kHalfMinSubnormal)), mu),
+                        s.log(beta)),
+                  deviation);
+        return s.mul(s.c(0.5), s.erfc(s.mul(z, s.c(-1.0 / std::sqrt(2.0)))));
+      };
     }
     Value minScale = s.c(op.getMinScale().convertToDouble());
     Value beta =
@@ -161,8 +304,13 @@ struct ComputeScaleLowering : OpConversionPattern<ComputeScaleOp> {
       beta = s.min(beta, s.roundToPowerOfTwo(bound, op.getOverflowRounding()));
     }
     beta = s.select(s.isFinite(beta), beta, minScale);
-    rewriter.replaceOpWithNewOp<arith::TruncFOp>(op, rewriter.getF32Type(),
-                                                 beta);
+    // A gradient without nonzeros has nothing to underflow.
+    Value rate = rateAt(beta);
+    rate =
+        s.select(s.lt(s.c(0.0), s.field(grad, NonzeroCount)), rate, s.c(0.0));
+    Value scale =
+        arith::TruncFOp::create(rewriter, loc, rewriter.getF32Type(), beta);
+    rewriter.replaceOp(op, {scale, rate});
     return success();
   }
 };
@@ -200,6 +348,62 @@ struct UnifyScalesLowering : OpConversionPattern<UnifyScalesOp> {
     Value beta = s.select(s.lt(s.c(0.0), best), best, halved);
     rewriter.replaceOpWithNewOp<arith::TruncFOp>(op, rewriter.getF32Type(),
                                                  beta);
+    return success();
+  }
+};
+
+/// One pass counting, with the input rounded to FP16 as gs.cast rounds
+/// it: nonzeros, those flushed to 0, those left subnormal, infs.
+struct CastStatsLowering : OpConversionPattern<CastStatsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(CastStatsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput();
+    int64_t rank = tensorTypeOf(input).getRank();
+    Type i64 = rewriter.getI64Type();
+    auto scalarType = RankedTensorType::get({}, i64);
+    constexpr int64_t numCounts = telemetry::NumCastCounts;
+    SmallVector<Value> inits(numCounts,
+                             filledTensor(rewriter, loc, scalarType, 0));
+    SmallVector<AffineMap> maps = {rewriter.getMultiDimIdentityMap(rank)};
+    maps.append(numCounts, AffineMap::get(rank, 0, {}, rewriter.getContext()));
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, SmallVector<Type>(numCounts, scalarType), input, inits,
+        maps,
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::reduction),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Type f16 = b.getF16Type();
+          Value x = args[0];
+          Value half = arith::TruncFOp::create(b, l, f16, x);
+          Value magnitude = math::AbsFOp::create(b, l, half);
+          auto compare = [&](arith::CmpFPredicate predicate, Value lhs,
+                             double rhs) {
+            return arith::CmpFOp::create(
+                b, l, predicate, lhs, scalarConstant(b, l, lhs.getType(), rhs));
+          };
+          Value nonzero = compare(arith::CmpFPredicate::UNE, x, 0.0);
+          Value zeroInHalf = compare(arith::CmpFPredicate::OEQ, magnitude, 0.0);
+          Value flushed = arith::AndIOp::create(b, l, nonzero, zeroInHalf);
+          Value subnormal = arith::AndIOp::create(
+              b, l, compare(arith::CmpFPredicate::OGT, magnitude, 0.0),
+              compare(arith::CmpFPredicate::OLT, magnitude, 0x1p-14));
+          Value overflow =
+              compare(arith::CmpFPredicate::OEQ, magnitude, INFINITY);
+          Value predicates[] = {nonzero, flushed, subnormal, overflow};
+          SmallVector<Value> counts;
+          for (auto [index, predicate] : llvm::enumerate(predicates)) {
+            Value one = arith::ExtUIOp::create(b, l, i64, predicate);
+            counts.push_back(arith::AddIOp::create(b, l, args[index + 1], one));
+          }
+          linalg::YieldOp::create(b, l, counts);
+        });
+    SmallVector<Value> counts;
+    for (Value result : generic.getResults())
+      counts.push_back(tensor::ExtractOp::create(rewriter, loc, result));
+    rewriter.replaceOpWithNewOp<tensor::FromElementsOp>(
+        op, RankedTensorType::get({numCounts}, i64), counts);
     return success();
   }
 };
@@ -253,5 +457,6 @@ void to_linalg::addStatsTypeConversion(TypeConverter &converter) {
 void to_linalg::populateScalingPatterns(TypeConverter &converter,
                                         RewritePatternSet &patterns) {
   patterns.add<GradStatsLowering, ComputeScaleLowering, UnifyScalesLowering,
-               AllFiniteLowering>(converter, patterns.getContext());
+               CastStatsLowering, ExponentHistogramLowering, AllFiniteLowering>(
+      converter, patterns.getContext());
 }

@@ -85,9 +85,15 @@ public:
   }
   Value sqrt(Value x) { return math::SqrtOp::create(b, loc, x); }
   Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
+  Value log(Value x) { return math::LogOp::create(b, loc, x); }
+  Value erf(Value x) { return math::ErfOp::create(b, loc, x); }
+  Value erfc(Value x) { return math::ErfcOp::create(b, loc, x); }
   Value pow(Value x, Value y) { return math::PowFOp::create(b, loc, x, y); }
   Value lt(Value x, Value y) {
     return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, y);
+  }
+  Value le(Value x, Value y) {
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, x, y);
   }
   Value select(Value cond, Value x, Value y) {
     return arith::SelectOp::create(b, loc, cond, x, y);

@@ -46,12 +46,17 @@ func.func @grad_stats(%x: tensor<4x8xf16>) -> f32 {
 // CHECK:         math.exp2
 // CHECK:         %[[L2:.*]] = math.log2 %[[BOF]] : f64
 // CHECK:         math.floor %[[L2]] : f64
+// The estimate: erf(2^-24 / sqrt(2) / (beta sigma)).
+// CHECK:         %[[BS:.*]] = arith.mulf %{{.*}}, %[[SIGMA]] : f64
+// CHECK:         %[[C:.*]] = arith.constant 4.21468485{{[0-9]*}}E-8 : f64
+// CHECK:         %[[Q:.*]] = arith.divf %[[C]], %[[BS]] : f64
+// CHECK:         math.erf %[[Q]] : f64
 // CHECK:         arith.truncf %{{.*}} : f64 to f32
-func.func @half_normal(%dy: tensor<8x256xf16>, %w: tensor<256x64xf16>) -> f32 {
+func.func @half_normal(%dy: tensor<8x256xf16>, %w: tensor<256x64xf16>) -> (f32, f64) {
   %sdy = gs.grad_stats %dy : tensor<8x256xf16>
   %sw = gs.grad_stats %w : tensor<256x64xf16>
-  %beta = gs.compute_scale %sdy, %sw {model = #gs.scale_model<half_normal>, accum_length = 256 : i64, relu_mask}
-  return %beta : f32
+  %beta, %rate = gs.compute_scale %sdy, %sw {model = #gs.scale_model<half_normal>, accum_length = 256 : i64, relu_mask}
+  return %beta, %rate : f32, f64
 }
 
 // -----
@@ -69,11 +74,35 @@ func.func @half_normal(%dy: tensor<8x256xf16>, %w: tensor<256x64xf16>) -> f32 {
 // CHECK:         math.exp %[[EXP]] : f64
 // CHECK-NOT:     math.ceil
 // CHECK-NOT:     math.floor
+// The estimate: Phi(z) = erfc(-z / sqrt(2)) / 2.
+// CHECK:         math.log
+// CHECK:         math.erfc
 // CHECK:         arith.truncf %{{.*}} : f64 to f32
-func.func @log_normal(%dy: tensor<8x10xf32>) -> f32 {
+func.func @log_normal(%dy: tensor<8x10xf32>) -> (f32, f64) {
   %s = gs.grad_stats %dy : tensor<8x10xf32>
-  %beta = gs.compute_scale %s {model = #gs.scale_model<log_normal>, underflow_rounding = #gs.rounding<none>, overflow_rounding = #gs.rounding<none>}
-  return %beta : f32
+  %beta, %rate = gs.compute_scale %s {model = #gs.scale_model<log_normal>, underflow_rounding = #gs.rounding<none>, overflow_rounding = #gs.rounding<none>}
+  return %beta, %rate : f32, f64
+}
+
+// -----
+
+// cast_stats: one reduction into four i64 counts of the input rounded to
+// FP16 (arith.truncf rounds to nearest even, as gs.cast does).
+
+// CHECK-LABEL: func.func @cast_stats(
+// CHECK:         linalg.generic
+// CHECK:           %[[H:.*]] = arith.truncf %{{.*}} : f32 to f16
+// CHECK:           %[[M:.*]] = math.absf %[[H]] : f16
+// CHECK:           %[[NZ:.*]] = arith.cmpf une, %{{.*}}, %{{.*}} : f32
+// CHECK:           %[[Z:.*]] = arith.cmpf oeq, %[[M]], %{{.*}} : f16
+// CHECK:           arith.andi %[[NZ]], %[[Z]] : i1
+// CHECK:           arith.cmpf olt, %[[M]], %{{.*}} : f16
+// CHECK:           arith.cmpf oeq, %[[M]], %{{.*}} : f16
+// CHECK-COUNT-4:   arith.extui
+// CHECK:         tensor.from_elements %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<4xi64>
+func.func @cast_stats(%x: tensor<8x10xf32>) -> tensor<4xi64> {
+  %counts = gs.cast_stats %x : tensor<8x10xf32>
+  return %counts : tensor<4xi64>
 }
 
 // -----

@@ -833,7 +833,7 @@ func.func @optimizer_step_state_type(%r: f32, %t: i64, %x: tensor<2xf32>, %g: te
 
 func.func @scale_threshold(%s: !gs.stats) {
   // expected-error @+1 {{'gs.compute_scale' op threshold must be in (0, 1), got 1}}
-  %0 = gs.compute_scale %s {model = #gs.scale_model<log_normal>, threshold = 1.0 : f64}
+  %0:2 = gs.compute_scale %s {model = #gs.scale_model<log_normal>, threshold = 1.0 : f64}
   return
 }
 
@@ -841,7 +841,7 @@ func.func @scale_threshold(%s: !gs.stats) {
 
 func.func @scale_half_normal_weight(%s: !gs.stats) {
   // expected-error @+1 {{half_normal model needs the weight's statistics}}
-  %0 = gs.compute_scale %s {model = #gs.scale_model<half_normal>, accum_length = 8 : i64}
+  %0:2 = gs.compute_scale %s {model = #gs.scale_model<half_normal>, accum_length = 8 : i64}
   return
 }
 
@@ -849,7 +849,7 @@ func.func @scale_half_normal_weight(%s: !gs.stats) {
 
 func.func @scale_half_normal_length(%s: !gs.stats) {
   // expected-error @+1 {{half_normal model needs accum_length >= 1}}
-  %0 = gs.compute_scale %s, %s {model = #gs.scale_model<half_normal>, accum_length = 0 : i64}
+  %0:2 = gs.compute_scale %s, %s {model = #gs.scale_model<half_normal>, accum_length = 0 : i64}
   return
 }
 
@@ -857,7 +857,7 @@ func.func @scale_half_normal_length(%s: !gs.stats) {
 
 func.func @scale_log_normal_weight(%s: !gs.stats) {
   // expected-error @+1 {{log_normal model takes neither weight statistics nor accum_length}}
-  %0 = gs.compute_scale %s, %s {model = #gs.scale_model<log_normal>}
+  %0:2 = gs.compute_scale %s, %s {model = #gs.scale_model<log_normal>}
   return
 }
 
@@ -865,7 +865,23 @@ func.func @scale_log_normal_weight(%s: !gs.stats) {
 
 func.func @scale_log_normal_relu(%s: !gs.stats) {
   // expected-error @+1 {{relu_mask applies to the half_normal model only}}
-  %0 = gs.compute_scale %s {model = #gs.scale_model<log_normal>, relu_mask}
+  %0:2 = gs.compute_scale %s {model = #gs.scale_model<log_normal>, relu_mask}
+  return
+}
+
+// -----
+
+func.func @scale_histogram_missing(%s: !gs.stats) {
+  // expected-error @+1 {{takes a histogram with the exponent_histogram model, and only then}}
+  %0:2 = gs.compute_scale %s {model = #gs.scale_model<exponent_histogram>}
+  return
+}
+
+// -----
+
+func.func @scale_histogram_bins(%s: !gs.stats, %h: tensor<8xi64>) {
+  // expected-error @+1 {{histogram must have 256 bins}}
+  %0:2 = "gs.compute_scale"(%s, %h) <{model = #gs.scale_model<exponent_histogram>, operandSegmentSizes = array<i32: 1, 0, 1, 0>}> : (!gs.stats, tensor<8xi64>) -> (f32, f64)
   return
 }
 
@@ -873,7 +889,7 @@ func.func @scale_log_normal_relu(%s: !gs.stats) {
 
 func.func @scale_min(%s: !gs.stats) {
   // expected-error @+1 {{min_scale must be positive, got 0}}
-  %0 = gs.compute_scale %s {model = #gs.scale_model<log_normal>, min_scale = 0.0 : f64}
+  %0:2 = gs.compute_scale %s {model = #gs.scale_model<log_normal>, min_scale = 0.0 : f64}
   return
 }
 
@@ -881,7 +897,7 @@ func.func @scale_min(%s: !gs.stats) {
 
 func.func @scale_max(%s: !gs.stats) {
   // expected-error @+1 {{max_scale must be >= min_scale}}
-  %0 = gs.compute_scale %s {model = #gs.scale_model<log_normal>, max_scale = 0.5 : f64}
+  %0:2 = gs.compute_scale %s {model = #gs.scale_model<log_normal>, max_scale = 0.5 : f64}
   return
 }
 
@@ -889,7 +905,7 @@ func.func @scale_max(%s: !gs.stats) {
 
 func.func @scale_accum(%s: !gs.stats) {
   // expected-error @+1 {{max_accum_scale bounds alpha * scale and needs the incoming alpha}}
-  %0 = gs.compute_scale %s {model = #gs.scale_model<log_normal>, max_accum_scale = 65504.0 : f64}
+  %0:2 = gs.compute_scale %s {model = #gs.scale_model<log_normal>, max_accum_scale = 65504.0 : f64}
   return
 }
 

@@ -255,14 +255,20 @@ func.func @scaling(%dy: tensor<32x10xf16>, %w: tensor<10x256xf16>,
   // CHECK: %[[S:.*]] = gs.grad_stats %{{.*}} : tensor<32x10xf16>
   %s = gs.grad_stats %dy : tensor<32x10xf16>
   %sw = gs.grad_stats %w : tensor<10x256xf16>
-  // CHECK: gs.compute_scale %[[S]], %{{.*}} {accum_length = 10 : i64, model = #gs.scale_model<half_normal>, relu_mask}
-  %b1 = gs.compute_scale %s, %sw {model = #gs.scale_model<half_normal>, accum_length = 10 : i64, relu_mask}
+  // CHECK: %{{.*}}, %{{.*}} = gs.compute_scale %[[S]], %{{.*}} {accum_length = 10 : i64, model = #gs.scale_model<half_normal>, relu_mask}
+  %b1, %rate1 = gs.compute_scale %s, %sw {model = #gs.scale_model<half_normal>, accum_length = 10 : i64, relu_mask}
   // CHECK: gs.compute_scale %[[S]] alpha(%{{.*}}) {max_accum_scale = 6.550400e+04 : f64, max_scale = 1.024000e+03 : f64, model = #gs.scale_model<log_normal>, overflow_rounding = #gs.rounding<none>, threshold = 1.000000e-04 : f64, underflow_rounding = #gs.rounding<down>}
-  %b2 = gs.compute_scale %s alpha(%a1) {model = #gs.scale_model<log_normal>, threshold = 1.0e-4 : f64, max_scale = 1024.0 : f64, max_accum_scale = 65504.0 : f64, underflow_rounding = #gs.rounding<down>, overflow_rounding = #gs.rounding<none>}
+  %b2, %rate2 = gs.compute_scale %s alpha(%a1) {model = #gs.scale_model<log_normal>, threshold = 1.0e-4 : f64, max_scale = 1024.0 : f64, max_accum_scale = 65504.0 : f64, underflow_rounding = #gs.rounding<down>, overflow_rounding = #gs.rounding<none>}
   // CHECK: gs.rescale %{{.*}}, %{{.*}} : tensor<32x10xf16>
   %r = gs.rescale %dy, %b1 : tensor<32x10xf16>
   // CHECK: gs.unscale %{{.*}}, %{{.*}} : tensor<10x256xf32>
   %u = gs.unscale %dw, %a1 : tensor<10x256xf32>
+  // CHECK: gs.cast_stats %{{.*}} : tensor<10x256xf32>
+  %counts = gs.cast_stats %u : tensor<10x256xf32>
+  // CHECK: %[[H:.*]] = gs.exponent_histogram %{{.*}} : tensor<32x10xf16>
+  %h = gs.exponent_histogram %dy : tensor<32x10xf16>
+  // CHECK: gs.compute_scale %[[S]] histogram(%[[H]]) {model = #gs.scale_model<exponent_histogram>}
+  %b3, %rate3 = gs.compute_scale %s histogram(%h) {model = #gs.scale_model<exponent_histogram>}
   // CHECK: gs.unify_scales %{{.*}}, %{{.*}} stats %{{.*}}, %{{.*}}
   %c = gs.unify_scales %a1, %a2 stats %s, %sw
   // CHECK: gs.all_finite %{{.*}}, %{{.*}} : tensor<10x256xf32>, tensor<32x10xf16>

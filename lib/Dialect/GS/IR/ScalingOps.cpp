@@ -3,6 +3,9 @@
 #include "OpUtils.h"
 #include "gs/Dialect/GS/IR/GSOps.h"
 
+#include "gs/Support/ScaleModel.h"
+#include "gs/Support/Telemetry.h"
+
 #include "mlir/IR/Matchers.h"
 
 using namespace mlir;
@@ -12,6 +15,15 @@ LogicalResult ComputeScaleOp::verify() {
   double threshold = getThreshold().convertToDouble();
   if (!(threshold > 0.0 && threshold < 1.0))
     return emitOpError("threshold must be in (0, 1), got ") << threshold;
+  bool histogram = getModel() == ScaleModel::exponent_histogram;
+  if (histogram != static_cast<bool>(getHistogram()))
+    return emitOpError("takes a histogram with the exponent_histogram model, "
+                       "and only then");
+  if (histogram &&
+      cast<RankedTensorType>(getHistogram().getType()).getDimSize(0) !=
+          scaling::kExponentBins)
+    return emitOpError("histogram must have ")
+           << scaling::kExponentBins << " bins";
   if (getModel() == ScaleModel::half_normal) {
     if (!getWeightStats())
       return emitOpError("half_normal model needs the weight's statistics");
@@ -19,8 +31,9 @@ LogicalResult ComputeScaleOp::verify() {
       return emitOpError("half_normal model needs accum_length >= 1");
   } else {
     if (getWeightStats() || getAccumLength())
-      return emitOpError("log_normal model takes neither weight statistics "
-                         "nor accum_length");
+      return emitOpError()
+             << stringifyScaleModel(getModel())
+             << " model takes neither weight statistics nor accum_length";
     if (getReluMask())
       return emitOpError("relu_mask applies to the half_normal model only");
   }
@@ -55,6 +68,15 @@ LogicalResult UnifyScalesOp::verify() {
     return emitOpError("expects one statistics value per incoming scale, got ")
            << getAlphas().size() << " scales and " << getStats().size()
            << " statistics";
+  return success();
+}
+
+LogicalResult CastStatsOp::inferReturnTypes(MLIRContext *context,
+                                            std::optional<Location>,
+                                            CastStatsOp::Adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  inferred.push_back(RankedTensorType::get({telemetry::NumCastCounts},
+                                           IntegerType::get(context, 64)));
   return success();
 }
 

@@ -11,9 +11,13 @@
 //     `backoff-factor`; after `growth-interval` clean steps in a row S is
 //     multiplied by `growth-factor`. Skipped steps are counted in the state
 //     `gs.skipped_steps`.
+// With `telemetry`, every FP32->FP16 rounding of a gradient records what
+// it did (Support/Telemetry.h), S as its scale; with mode none too, so the
+// methods can be compared cast by cast.
 //
 //===----------------------------------------------------------------------===//
 
+#include "ScalingUtils.h"
 #include "VJPUtils.h"
 
 #include "gs/Dialect/GS/IR/GSOps.h"
@@ -33,23 +37,7 @@ namespace mlir::gs {
 using namespace mlir;
 using namespace mlir::gs;
 using namespace mlir::gs::vjp;
-
-/// The state parameter `name` holding `initial`, created before `anchor`;
-/// an error where the symbol exists.
-static FailureOr<ParamOp> createState(SymbolTable &symbols, Operation *anchor,
-                                      StringRef name, RankedTensorType type,
-                                      Attribute initial) {
-  if (symbols.lookup(name))
-    return anchor->emitOpError("needs the symbol @")
-           << name << " for loss-scaling state, but it is taken (was "
-           << "gs-loss-scaling run already?)";
-  OpBuilder b(anchor);
-  auto param = ParamOp::create(
-      b, anchor->getLoc(), name, ParamKind::state,
-      cast<ElementsAttr>(DenseElementsAttr::get(type, initial)));
-  symbols.insert(param);
-  return param;
-}
+using namespace mlir::gs::scaling_ir;
 
 namespace {
 struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
@@ -62,7 +50,7 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
           << mode << "'";
       return signalPassFailure();
     }
-    if (mode == "none")
+    if (mode == "none" && !telemetry)
       return;
     for (double value : {double(scale), double(initScale)})
       if (!(value > 0)) {
@@ -73,12 +61,14 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
     SmallVector<BackwardOp> backwards;
     getOperation().walk([&](BackwardOp op) { backwards.push_back(op); });
     SymbolTable symbols(getOperation());
+    int64_t sites = 0;
     for (BackwardOp backward : backwards)
-      if (failed(scaleLoss(backward, symbols)))
+      if (failed(scaleLoss(backward, symbols, sites)))
         return signalPassFailure();
   }
 
-  LogicalResult scaleLoss(BackwardOp backward, SymbolTable &symbols) {
+  LogicalResult scaleLoss(BackwardOp backward, SymbolTable &symbols,
+                          int64_t &sites) {
     if (!backward.isComputed())
       return backward.emitOpError(
           "must be differentiated (by gs-autodiff) before gs-loss-scaling");
@@ -88,6 +78,7 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
       return backward.emitOpError("loss scaling needs a scalar loss, got ")
              << lossType;
     bool dynamic = mode == "dynamic";
+    Operation *anchor = backward->getParentOfType<func::FuncOp>();
     OpBuilder b(backward);
     auto f32Scalar = RankedTensorType::get({}, b.getF32Type());
     auto i64Scalar = RankedTensorType::get({}, b.getI64Type());
@@ -96,13 +87,12 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
     Value scaleTensor;
     ParamOp scaleState, goodSteps, skipped;
     if (dynamic) {
-      Operation *anchor = backward->getParentOfType<func::FuncOp>();
+      StringRef purpose = "loss-scaling state";
       auto scaleParam = createState(symbols, anchor, "gs.loss_scale", f32Scalar,
-                                    b.getF32FloatAttr(initScale));
+                                    b.getF32FloatAttr(initScale), purpose);
       auto goodParam = createState(symbols, anchor, "gs.loss_scale.good_steps",
-                                   i64Scalar, b.getI64IntegerAttr(0));
-      auto skippedParam = createState(symbols, anchor, "gs.skipped_steps",
-                                      i64Scalar, b.getI64IntegerAttr(0));
+                                   i64Scalar, b.getI64IntegerAttr(0), purpose);
+      auto skippedParam = getOrCreateSkippedSteps(symbols, anchor);
       if (failed(scaleParam) || failed(goodParam) || failed(skippedParam))
         return failure();
       scaleState = *scaleParam;
@@ -111,14 +101,20 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
       scaleTensor =
           ParamReadOp::create(b, loc, f32Scalar, scaleState.getSymName());
     } else {
-      scaleTensor = splat(b, loc, f32Scalar, scale);
+      scaleTensor = splat(b, loc, f32Scalar, mode == "none" ? 1.0 : scale);
     }
     Value seed = castLike(b, loc, scaleTensor, lossType);
     // Rebuilt as gs-mixed-precision left it: weight gradients in FP32.
     backward.getBody().getBlocks().clear();
     if (failed(differentiate(backward, seed)))
       return failure();
-    widenContractionResults(backward.getBody().front());
+    Block &body = backward.getBody().front();
+    widenContractionResults(body);
+    if (telemetry && failed(recordRoundings(backward, seed, scaleTensor,
+                                            symbols, anchor, sites)))
+      return failure();
+    if (mode == "none")
+      return success();
 
     // Unscaled gradients for the updates.
     b.setInsertionPointAfter(backward);
@@ -138,19 +134,7 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
     // Dynamic: skip the updates (and the step count) on a non-finite
     // gradient, then adapt the scale.
     Value finite = AllFiniteOp::create(b, loc, scaled);
-    SmallVector<Operation *> guarded;
-    for (Operation *op = backward->getNextNode(); op; op = op->getNextNode())
-      if (isa<UpdateOp>(op) || (isa<ParamWriteOp>(op) &&
-                                cast<ParamWriteOp>(op).getParam() == "gs.step"))
-        guarded.push_back(op);
-    if (!guarded.empty()) {
-      b.setInsertionPoint(guarded.back());
-      auto ifOp = scf::IfOp::create(b, loc, finite, /*withElseRegion=*/false);
-      Block *then = ifOp.thenBlock();
-      for (Operation *op : guarded)
-        op->moveBefore(then->getTerminator());
-      b.setInsertionPointAfter(ifOp);
-    }
+    guardUpdates(b, backward, finite);
 
     auto f32 = [&](double v) {
       return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
@@ -158,14 +142,7 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
     auto i64 = [&](int64_t v) {
       return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
     };
-    Value good = tensor::ExtractOp::create(
-        b, loc,
-        ParamReadOp::create(b, loc, i64Scalar, goodSteps.getSymName())
-            .getResult());
-    Value skips = tensor::ExtractOp::create(
-        b, loc,
-        ParamReadOp::create(b, loc, i64Scalar, skipped.getSymName())
-            .getResult());
+    Value good = readScalar(b, loc, goodSteps);
     Value nextGood = arith::AddIOp::create(b, loc, good, i64(1));
     Value grow = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
                                        nextGood, i64(growthInterval));
@@ -178,16 +155,34 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
     Value newGood = arith::SelectOp::create(
         b, loc, finite, arith::SelectOp::create(b, loc, grow, i64(0), nextGood),
         i64(0));
-    Value newSkips = arith::SelectOp::create(
-        b, loc, finite, skips, arith::AddIOp::create(b, loc, skips, i64(1)));
-    auto write = [&](Value scalar, RankedTensorType type, ParamOp param) {
-      Value tensor =
-          tensor::FromElementsOp::create(b, loc, type, ValueRange{scalar});
-      ParamWriteOp::create(b, loc, tensor, param.getSymName());
-    };
-    write(newScale, f32Scalar, scaleState);
-    write(newGood, i64Scalar, goodSteps);
-    write(newSkips, i64Scalar, skipped);
+    writeScalar(b, loc, scaleState, newScale);
+    writeScalar(b, loc, goodSteps, newGood);
+    countSkippedStep(b, loc, skipped, finite);
+    return success();
+  }
+
+  /// A telemetry record at every FP32->FP16 rounding of a gradient, with
+  /// the loss scale as its scale.
+  LogicalResult recordRoundings(BackwardOp backward, Value seed,
+                                Value scaleTensor, SymbolTable &symbols,
+                                Operation *anchor, int64_t &sites) {
+    Block &body = backward.getBody().front();
+    llvm::DenseSet<Value> grads = gradientValues(body, seed);
+    OpBuilder b(backward.getContext());
+    b.setInsertionPointToStart(&body);
+    Value alpha = tensor::ExtractOp::create(b, backward.getLoc(), scaleTensor);
+    for (Operation *rounding : gradientRoundings(body, grads)) {
+      FailureOr<ParamOp> record =
+          createSiteRecord(symbols, anchor, sites++, rounding);
+      if (failed(record))
+        return failure();
+      auto cast = dyn_cast<CastOp>(rounding);
+      if (!cast)
+        cast = exposeRounding(rounding);
+      b.setInsertionPoint(cast);
+      writeSiteRecord(b, cast.getLoc(), *record, alpha, alpha, Value(),
+                      cast.getInput());
+    }
     return success();
   }
 };

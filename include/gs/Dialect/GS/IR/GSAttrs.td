@@ -47,7 +47,8 @@ def GS_ParamKindAttr : EnumAttr<GS_Dialect, GS_ParamKind, "param_kind"> {
 }
 
 def GS_ScaleModel : I32EnumAttr<"ScaleModel", "statistical model of a gradient", [
-    I32EnumAttrCase<"half_normal", 0>, I32EnumAttrCase<"log_normal", 1>]> {
+    I32EnumAttrCase<"half_normal", 0>, I32EnumAttrCase<"log_normal", 1>,
+    I32EnumAttrCase<"exponent_histogram", 2>]> {
   let cppNamespace = "::mlir::gs";
   let genSpecializedAttr = 0;
 }

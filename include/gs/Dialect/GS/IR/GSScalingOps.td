@@ -10,6 +10,10 @@
 #ifndef GS_DIALECT_GS_IR_GSSCALINGOPS_TD
 #define GS_DIALECT_GS_IR_GSSCALINGOPS_TD
 
+// tensor<256xi64>: counts per FP32 biased exponent.
+def GS_ExponentHistogram : 1DTensorOf<[I64]>, BuildableType<
+    "::mlir::RankedTensorType::get({256}, $_builder.getI64Type())">;
+
 def GS_GradStatsOp : GS_Op<"grad_stats", [Pure]> {
   let summary = "one-pass statistics of a gradient tensor";
   let description = [{
@@ -23,6 +27,23 @@ def GS_GradStatsOp : GS_Op<"grad_stats", [Pure]> {
   }];
   let arguments = (ins GS_FloatTensor:$input);
   let results = (outs GS_StatsType:$stats);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def GS_ExponentHistogramOp : GS_Op<"exponent_histogram", [Pure]> {
+  let summary = "counts of a gradient's nonzeros per binary exponent";
+  let description = [{
+    `tensor<256xi64>`: bin `b` counts the nonzero elements of `input` whose
+    magnitude, rounded to FP32, has the biased exponent `b` (`2^(b-127) <=
+    |x| < 2^(b-126)`; FP32 subnormals count in bin 0, inf and NaN in bin
+    255). What the `exponent_histogram` model of gs.compute_scale reads.
+
+    ```mlir
+    %h = gs.exponent_histogram %dy : tensor<32x10xf32>
+    ```
+  }];
+  let arguments = (ins GS_FloatTensor:$input);
+  let results = (outs GS_ExponentHistogram:$counts);
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
@@ -41,6 +62,11 @@ def GS_ComputeScaleOp : GS_Op<"compute_scale", [Pure,
       `ln|grad| ~ N(mu, s^2)` over the nonzeros, `beta_uf = exp(ln 2^-24 -
       mu - s * sqrt(2) * erfinv(2 * threshold - 1))`; `beta_of = 65504 /
       max|grad|`.
+    * `exponent_histogram` (not the paper's: no distribution assumed):
+      from `histogram`, the gs.exponent_histogram of the gradient,
+      `beta_uf` is the smallest power of two at which at most `threshold`
+      of the nonzeros fall to 2^-25 or below (flush to 0); `beta_of` as
+      for `log_normal`.
 
     Then `beta = min(max(beta_uf, min_scale), beta_of)`, capped by
     `max_scale` and by `max_accum_scale / alpha` when given, and rounded to
@@ -49,12 +75,19 @@ def GS_ComputeScaleOp : GS_Op<"compute_scale", [Pure,
     `overflow_rounding` (default down). A scale below `min_scale` (default
     1) appears only when the overflow cap demands it.
 
+    The second result is the model's underflow rate at `beta` (Theorem 1:
+    `erf(2^-24 / (sqrt(2) beta sigma))`; Theorem 2: `Phi((ln 2^-24 - mu -
+    ln beta) / s)`; the histogram's fraction below 2^-25 / beta), 0 for a
+    gradient without nonzeros: telemetry to set beside the measured rate
+    (gs.cast_stats).
+
     ```mlir
-    %beta = gs.compute_scale %sdy, %sw {model = #gs.scale_model<half_normal>, accum_length = 256 : i64, relu_mask}
+    %beta, %rate = gs.compute_scale %sdy, %sw {model = #gs.scale_model<half_normal>, accum_length = 256 : i64, relu_mask}
     ```
   }];
   let arguments = (ins GS_StatsType:$grad_stats,
                    Optional<GS_StatsType>:$weight_stats,
+                   Optional<GS_ExponentHistogram>:$histogram,
                    Optional<F32>:$alpha,
                    GS_ScaleModelAttr:$model,
                    DefaultValuedAttr<F64Attr, "1e-3">:$threshold,
@@ -67,9 +100,10 @@ def GS_ComputeScaleOp : GS_Op<"compute_scale", [Pure,
                        "::mlir::gs::Rounding::up">:$underflow_rounding,
                    DefaultValuedAttr<GS_RoundingAttr,
                        "::mlir::gs::Rounding::down">:$overflow_rounding);
-  let results = (outs F32:$scale);
+  let results = (outs F32:$scale, F64:$underflow_estimate);
   let assemblyFormat = [{
-    $grad_stats (`,` $weight_stats^)? (`alpha` `(` $alpha^ `)`)? attr-dict
+    $grad_stats (`,` $weight_stats^)? (`histogram` `(` $histogram^ `)`)?
+    (`alpha` `(` $alpha^ `)`)? attr-dict
   }];
   let hasVerifier = 1;
 }
@@ -123,6 +157,25 @@ def GS_UnifyScalesOp : GS_Op<"unify_scales", [Pure,
   let results = (outs F32:$scale);
   let assemblyFormat = "$alphas `stats` $stats attr-dict";
   let hasVerifier = 1;
+}
+
+def GS_CastStatsOp : GS_Op<"cast_stats", [Pure, InferTypeOpAdaptor]> {
+  let summary = "what a cast to FP16 does to a tensor's values";
+  let description = [{
+    Counts, over the elements of `input` rounded to FP16 (nearest even):
+    the nonzero elements, those that became 0 (underflow), those left
+    subnormal (nonzero and below 2^-14 in magnitude: bits of precision
+    lost) and those that became inf (overflow, or were inf). The result is
+    `tensor<4xi64>` in that order: the measured side of the scaling
+    telemetry.
+
+    ```mlir
+    %counts = gs.cast_stats %dx : tensor<32x256xf32>
+    ```
+  }];
+  let arguments = (ins StaticShapeTensorOf<[F32, F64]>:$input);
+  let results = (outs StaticShapeTensorOf<[I64]>:$counts);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
 def GS_AllFiniteOp : GS_Op<"all_finite", [Pure]> {

@@ -77,7 +77,11 @@ def LossScaling : Pass<"gs-loss-scaling", "::mlir::ModuleOp"> {
       steps in a row `S` is multiplied by `growth-factor`. The state
       `@gs.loss_scale.good_steps` counts the clean steps,
       `@gs.skipped_steps` the skipped ones.
-    * `mode=none`: nothing.
+    * `mode=none`: no scaling (the telemetry only).
+
+    With `telemetry` (default), every FP32->FP16 rounding of a gradient
+    records per step its scale and the counts of gs.cast_stats in the state
+    `@gs.scaling.cast<i>`, numbered as gs-gradient-scaling numbers them.
   }];
   let options = [
     Option<"mode", "mode", "std::string", /*default=*/"\"dynamic\"",
@@ -94,6 +98,75 @@ def LossScaling : Pass<"gs-loss-scaling", "::mlir::ModuleOp"> {
     Option<"growthInterval", "growth-interval", "int64_t",
            /*default=*/"2000",
            "mode=dynamic: clean steps in a row before the scale grows">,
+    Option<"telemetry", "telemetry", "bool", /*default=*/"true",
+           "Record, at every FP32->FP16 rounding of a gradient, the scale "
+           "and what the rounding did (gs.scaling.cast<i> state)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def GradientScaling : Pass<"gs-gradient-scaling", "::mlir::ModuleOp"> {
+  let summary = "Per-tensor power-of-two gradient scales from an underflow model";
+  let description = [{
+    The method of Zhao et al. (IJCAI 2020), docs/GradientScaling.md.
+    Rebuilds each differentiated `gs.backward` region and carries a scale
+    `alpha` (an f32 SSA value, 1 at the seed) with every gradient:
+
+    * fG, a contraction with an FP16 result (a data gradient): statistics
+      of the incoming gradient and the weight, `gs.compute_scale` with the
+      half-normal model (`accum_length` the contraction's true length,
+      `relu_mask` where the incoming gradient is a ReLU's masked select,
+      whose statistics are taken before the mask), the result computed in
+      FP32, rescaled, then cast: `alpha *= beta`;
+    * fT, a gs.cast of a gradient from FP32 to FP16: the log-normal model,
+      rescale before the cast: `alpha *= beta`;
+    * an op whose gradient operands carry different scales (branch sums,
+      concats): `gs.unify_scales` and a rescale of each part;
+    * every other op passes the scale through; each yielded gradient is
+      unscaled (`gs.unscale`, FP32).
+
+    A train step skips its updates (and its step count) on a non-finite
+    gradient and counts the skip in `@gs.skipped_steps`. With `interval`
+    K > 1 the scales are recomputed every K steps (and right after a
+    skipped step) and reused from the telemetry state in between.
+  }];
+  let options = [
+    Option<"threshold", "threshold", "double", /*default=*/"1e-3",
+           "The underflow rate gamma' the scales aim under">,
+    Option<"interval", "interval", "int64_t", /*default=*/"1",
+           "Recompute the scales every this many steps">,
+    Option<"underflowRounding", "underflow-rounding", "std::string",
+           /*default=*/"\"up\"",
+           "Power-of-two rounding of the underflow scale: up, down or none">,
+    Option<"overflowRounding", "overflow-rounding", "std::string",
+           /*default=*/"\"down\"",
+           "Power-of-two rounding of the overflow cap: up, down or none">,
+    Option<"minScale", "min-scale", "double", /*default=*/"1.0",
+           "No scale below this unless the overflow cap demands it">,
+    Option<"maxScale", "max-scale", "double", /*default=*/"0.0",
+           "Upper bound of each scale (0: none)">,
+    Option<"maxAccumScale", "max-accum-scale", "double", /*default=*/"0.0",
+           "Upper bound of each accumulated scale alpha (0: none)">,
+    Option<"gemmModel", "gemm-model", "std::string",
+           /*default=*/"\"half_normal\"",
+           "Model at contractions: half_normal (the paper's, from the "
+           "operands' statistics), log_normal or exponent_histogram (from "
+           "the FP32 result's)">,
+    Option<"castModel", "cast-model", "std::string",
+           /*default=*/"\"log_normal\"",
+           "Model at FP32->FP16 casts: log_normal (the paper's) or "
+           "exponent_histogram (no distribution assumed: the smallest power "
+           "of two that flushes at most threshold of the nonzeros)">,
+    Option<"reluMask", "relu-mask", "std::string",
+           /*default=*/"\"structural\"",
+           "Where the half-normal model halves the variance: structural "
+           "(under a ReLU's mask), always (the authors' code) or never">,
+    Option<"telemetry", "telemetry", "bool", /*default=*/"true",
+           "Record, at every FP32->FP16 rounding of a gradient, the scale, "
+           "the model's underflow estimate and what the rounding did "
+           "(gs.scaling.cast<i> state)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect",

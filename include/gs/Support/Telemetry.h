@@ -1,0 +1,49 @@
+//===- Telemetry.h - Layout of the gradient-scaling telemetry --*- C++ -*-===//
+//
+// What the scaling passes record per step, in state parameters the runtime
+// reads: for every FP32->FP16 rounding of a gradient (a cast, or the FP16
+// result of a backward GEMM), the parameter `gs.scaling.cast<i>` holds one
+// record of RecordField values (f64); `gs.skipped_steps` counts the steps
+// whose updates a non-finite gradient skipped. No MLIR dependency.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GS_SUPPORT_TELEMETRY_H
+#define GS_SUPPORT_TELEMETRY_H
+
+#include <cstdint>
+
+namespace mlir::gs::telemetry {
+
+/// The counts of gs.cast_stats, in order.
+enum CastCount : int64_t {
+  /// Elements that are nonzero before the cast.
+  Nonzero,
+  /// Nonzero elements that became 0 (underflow).
+  Flushed,
+  /// Elements left subnormal: nonzero, below 2^-14 in magnitude.
+  Subnormal,
+  /// Elements that became (or were) inf.
+  Overflow,
+  NumCastCounts
+};
+
+/// One site's record, the counts at the end.
+enum RecordField : int64_t {
+  /// The tensor's accumulated scale (alpha) where it is cast.
+  Scale,
+  /// The scale this site chose (beta); the loss scale for the baselines.
+  SiteScale,
+  /// The model's underflow rate at that scale; NaN without a model.
+  Estimate,
+  FirstCount,
+  NumRecordFields = FirstCount + NumCastCounts
+};
+
+/// The prefix of the per-site parameters and the skipped-step counter.
+constexpr const char *kSitePrefix = "gs.scaling.cast";
+constexpr const char *kSkippedSteps = "gs.skipped_steps";
+
+} // namespace mlir::gs::telemetry
+
+#endif // GS_SUPPORT_TELEMETRY_H

@@ -1,0 +1,58 @@
+// gs-train: one flag switches the gradient-precision method.
+// RUN: gs-opt %s --gs-train=scaling=gs | FileCheck %s --check-prefix=GS
+// RUN: gs-opt %s --gs-train="scaling=gs threshold=1e-4 interval=8 cast-model=exponent_histogram" | FileCheck %s --check-prefix=GS-OPTIONS
+// RUN: gs-opt %s --gs-train="scaling=fixed loss-scale=1024" | FileCheck %s --check-prefix=FIXED
+// RUN: gs-opt %s --gs-train=scaling=dynamic | FileCheck %s --check-prefix=DYNAMIC
+// RUN: gs-opt %s --gs-train=scaling=none | FileCheck %s --check-prefix=NONE
+// RUN: gs-opt %s --gs-train=scaling=fp32 | FileCheck %s --check-prefix=FP32
+// RUN: gs-opt %s --gs-train="scaling=gs lower-to-llvm=true" | FileCheck %s --check-prefix=LLVM
+// RUN: not gs-opt %s --gs-train=scaling=bf16 2>&1 | FileCheck %s --check-prefix=BAD
+
+// GS: gs.param state @gs.scaling.cast0
+// GS-LABEL: func.func @train_step
+// GS: gs.cast %{{.*}} : tensor<3x4xf32> to tensor<3x4xf16>
+// GS: gs.compute_scale %{{.*}} {model = #gs.scale_model<log_normal>}
+// GS: gs.unscale
+// GS: gs.all_finite
+
+// GS-OPTIONS: gs.param state @gs.scaling.recompute
+// GS-OPTIONS: arith.constant 8 : i64
+// GS-OPTIONS: gs.compute_scale %{{.*}} histogram(%{{.*}}) {model = #gs.scale_model<exponent_histogram>, threshold = 1.000000e-04 : f64}
+
+// FIXED-LABEL: func.func @train_step
+// FIXED: gs.cast %{{.*}} : tensor<3x4xf32> to tensor<3x4xf16>
+// FIXED: gs.constant dense<1.024000e+03> : tensor<f32>
+// FIXED: gs.unscale
+// FIXED-NOT: gs.compute_scale
+
+// DYNAMIC: gs.param state @gs.loss_scale = dense<6.553600e+04> : tensor<f32>
+// DYNAMIC-LABEL: func.func @train_step
+// DYNAMIC: gs.cast %{{.*}} : tensor<3x4xf32> to tensor<3x4xf16>
+
+// NONE: gs.param state @gs.scaling.cast0
+// NONE-LABEL: func.func @train_step
+// NONE: gs.cast %{{.*}} : tensor<3x4xf32> to tensor<3x4xf16>
+// NONE-NOT: gs.unscale
+// NONE-NOT: gs.compute_scale
+
+// FP32-NOT: gs.scaling
+// FP32-LABEL: func.func @train_step
+// FP32-NOT: f16
+// FP32: gs.update
+
+// The state is LLVM globals; no gs op is left.
+// LLVM: llvm.mlir.global external @gs.scaling.cast0
+// LLVM: llvm.func @train_step
+// LLVM-NOT: {{= gs\.|^ *gs\.}}
+
+// BAD: Cannot find option named 'bf16'!
+gs.param trainable @w = dense<0.5> : tensor<3x4xf32>
+gs.param trainable @b = dense<0.0> : tensor<3xf32>
+func.func @forward(%x: tensor<2x4xf32>, %t: tensor<2xi64>) -> tensor<f32> {
+  %w = gs.param.read @w : tensor<3x4xf32>
+  %b = gs.param.read @b : tensor<3xf32>
+  %y = gs.gemm %x, %w, %b {transB} : tensor<2x4xf32>, tensor<3x4xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  %l, %lp = gs.softmax_cross_entropy %y, %t <{reduction = #gs.reduction<mean>}> : tensor<2x3xf32>, tensor<2xi64>
+  return %l : tensor<f32>
+}
+gs.training @forward {learning_rate = 0.1 : f32, optimizer = #gs.momentum<>}
