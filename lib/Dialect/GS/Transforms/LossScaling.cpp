@@ -74,10 +74,10 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
           "must be differentiated (by gs-autodiff) before gs-loss-scaling");
     Location loc = backward.getLoc();
     RankedTensorType lossType = typeOf(backward.getOf());
-    if (lossType.getRank() != 0)
+    bool none = mode == "none", dynamic = mode == "dynamic";
+    if (!none && lossType.getRank() != 0)
       return backward.emitOpError("loss scaling needs a scalar loss, got ")
              << lossType;
-    bool dynamic = mode == "dynamic";
     Operation *anchor = backward->getParentOfType<func::FuncOp>();
     OpBuilder b(backward);
     auto f32Scalar = RankedTensorType::get({}, b.getF32Type());
@@ -101,9 +101,10 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
       scaleTensor =
           ParamReadOp::create(b, loc, f32Scalar, scaleState.getSymName());
     } else {
-      scaleTensor = splat(b, loc, f32Scalar, mode == "none" ? 1.0 : scale);
+      scaleTensor = splat(b, loc, f32Scalar, none ? 1.0 : scale);
     }
-    Value seed = castLike(b, loc, scaleTensor, lossType);
+    Value seed = none ? splat(b, loc, lossType, 1.0)
+                      : castLike(b, loc, scaleTensor, lossType);
     // Rebuilt as gs-mixed-precision left it: weight gradients in FP32.
     backward.getBody().getBlocks().clear();
     if (failed(differentiate(backward, seed)))
@@ -113,7 +114,7 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
     if (telemetry && failed(recordRoundings(backward, seed, scaleTensor,
                                             symbols, anchor, sites)))
       return failure();
-    if (mode == "none")
+    if (none)
       return success();
 
     // Unscaled gradients for the updates.
