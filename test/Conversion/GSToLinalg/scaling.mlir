@@ -107,6 +107,35 @@ func.func @cast_stats(%x: tensor<8x10xf32>) -> tensor<4xi64> {
 
 // -----
 
+// exponent_histogram: the tensor flattened, one loop adding each nonzero
+// to the bin of its FP32 biased exponent; the histogram model of
+// compute_scale scans the bins for the largest cut at most threshold *
+// nonzeros below it, and the scale is 2^(102 - cut).
+
+// CHECK-LABEL: func.func @exponent_histogram(
+// CHECK:         %[[FLAT:.*]] = tensor.reshape %{{.*}}(%{{.*}}) : (tensor<4x8xf16>, tensor<1xi64>) -> tensor<32xf16>
+// CHECK:         %[[H:.*]] = scf.for %[[I:.*]] = %{{.*}} to %c32 step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<256xi64>)
+// CHECK:           %[[X:.*]] = tensor.extract %[[FLAT]][%[[I]]] : tensor<32xf16>
+// CHECK:           %[[W:.*]] = arith.extf %[[X]] : f16 to f32
+// CHECK:           %[[BITS:.*]] = arith.bitcast %[[W]] : f32 to i32
+// CHECK:           %[[E:.*]] = arith.shrui %[[BITS]], %{{.*}} : i32
+// CHECK:           arith.andi %[[E]], %{{.*}} : i32
+// CHECK:           tensor.insert %{{.*}} into %[[ACC]]
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %c256 step
+// CHECK:           tensor.extract %[[H]]
+// CHECK:           arith.cmpf ole
+// CHECK:         %[[CUT:.*]] = arith.constant 1.020000e+02 : f64
+// CHECK:         arith.subf %[[CUT]], %{{.*}} : f64
+// CHECK:         math.exp2
+func.func @exponent_histogram(%x: tensor<4x8xf16>) -> f32 {
+  %s = gs.grad_stats %x : tensor<4x8xf16>
+  %h = gs.exponent_histogram %x : tensor<4x8xf16>
+  %beta, %rate = gs.compute_scale %s histogram(%h) {model = #gs.scale_model<exponent_histogram>}
+  return %beta : f32
+}
+
+// -----
+
 // all_finite: one reduction of |x| < inf per operand, and-ed.
 
 // CHECK-LABEL: func.func @all_finite(
