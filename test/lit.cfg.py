@@ -29,5 +29,5 @@ config.substitutions.append(("%gs_obj_root", config.gs_obj_root))
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
-tools = ["gs-opt", "gs-run"]
+tools = ["gs-compile", "gs-opt", "gs-run"]
 llvm_config.add_tool_substitutions(tools, [config.gs_tools_dir])

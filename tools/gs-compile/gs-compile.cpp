@@ -1,0 +1,288 @@
+//===- gs-compile.cpp - Ahead-of-time compiled train steps ------*- C++ -*-===//
+//
+// Compiles a model (.onnx, .onnxtext or .mlir) into its train step in
+// mixed precision with the chosen gradient-precision method, ahead of time
+// for the host CPU: the gs train step (--emit=mlir), LLVM IR (llvm) or a
+// relocatable, position-independent object file (obj) whose
+// `_mlir_ciface_train_step` and `_mlir_ciface_forward` a runtime calls.
+// Outputs are written through a temporary file and a rename: a failure
+// never leaves a half-written file.
+//
+// Exit status: 0 on success, 1 on an error (bad model, flags or output).
+//
+//===----------------------------------------------------------------------===//
+
+#include "gs/Conversion/ImportONNX/ImportONNX.h"
+#include "gs/InitAll.h"
+#include "gs/Pipelines/Pipelines.h"
+#include "gs/Runtime/Tensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/TargetParser/Triple.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory compileCategory("gs-compile options");
+
+static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
+                                      cl::desc("<model.onnx|.onnxtext|.mlir>"),
+                                      cl::cat(compileCategory));
+static cl::opt<std::string> outputPath("o", cl::Required,
+                                       cl::desc("Output file"),
+                                       cl::value_desc("file"),
+                                       cl::cat(compileCategory));
+static cl::opt<std::string>
+    scaling("scaling",
+            cl::desc("Gradient precision: gs (mixed precision with gradient "
+                     "scaling), fixed=S or fixed (loss scale S, default 128), "
+                     "dynamic, none (mixed precision unscaled), fp32"),
+            cl::init("gs"), cl::cat(compileCategory));
+static cl::opt<double>
+    threshold("threshold",
+              cl::desc("--scaling=gs: the target underflow rate per tensor"),
+              cl::init(1e-3), cl::cat(compileCategory));
+static cl::opt<int64_t>
+    interval("interval",
+             cl::desc("--scaling=gs: recompute the scales every N steps"),
+             cl::init(1), cl::cat(compileCategory));
+static cl::opt<std::string>
+    castModel("cast-model",
+              cl::desc("--scaling=gs: the model at FP32->FP16 casts, "
+                       "log_normal (the paper's) or exponent_histogram"),
+              cl::init("log_normal"), cl::cat(compileCategory));
+enum class Emit { MLIR, LLVM, Object };
+static cl::opt<Emit>
+    emit("emit", cl::desc("What to write"), cl::init(Emit::Object),
+         cl::values(clEnumValN(Emit::MLIR, "mlir", "the gs train step"),
+                    clEnumValN(Emit::LLVM, "llvm", "LLVM IR, optimized"),
+                    clEnumValN(Emit::Object, "obj", "a PIC object file")),
+         cl::cat(compileCategory));
+static cl::opt<std::string>
+    target("target", cl::desc("Target: cpu (the host's architecture)"),
+           cl::init("cpu"), cl::cat(compileCategory));
+static cl::opt<std::string>
+    cpu("cpu",
+        cl::desc("CPU to generate code for: native (the host's model and "
+                 "features, the default), generic (a portable baseline of the "
+                 "architecture), or an LLVM CPU name such as znver3"),
+        cl::init("native"), cl::cat(compileCategory));
+static cl::list<std::string> inputShapes(
+    "onnx-shape",
+    cl::desc("Pin the shape of a graph input: name=1x3x224x224 (repeatable)"),
+    cl::cat(compileCategory));
+static cl::opt<std::string> trainingSpec(
+    "onnx-train",
+    cl::desc("How to train a model without ONNX training information: "
+             "\"loss=<output> optimizer=sgd|momentum|nesterov|adagrad|adam "
+             "lr=0.01 ...\" (as gs-opt's --onnx-train)"),
+    cl::cat(compileCategory));
+
+namespace {
+/// An error for the user: `gs-compile: <message>`, exit status 1.
+int fail(const llvm::Twine &message) {
+  llvm::errs() << "gs-compile: " << message << "\n";
+  return 1;
+}
+
+/// The gs-train options for --scaling and the gs options.
+LogicalResult trainOptions(gs::TrainPipelineOptions &options,
+                           std::string &error) {
+  llvm::StringRef spec = scaling;
+  auto [method, value] = spec.split('=');
+  if (method == "gs")
+    options.scaling = gs::ScalingMethod::GS;
+  else if (method == "fixed")
+    options.scaling = gs::ScalingMethod::Fixed;
+  else if (method == "dynamic")
+    options.scaling = gs::ScalingMethod::Dynamic;
+  else if (method == "none")
+    options.scaling = gs::ScalingMethod::None;
+  else if (method == "fp32")
+    options.scaling = gs::ScalingMethod::FP32;
+  else {
+    error = "--scaling: expected gs, fixed=S, dynamic, none or fp32, got '" +
+            spec.str() + "'";
+    return failure();
+  }
+  if (!value.empty() || spec.contains('=')) {
+    double scale = 0;
+    if (method != "fixed" || value.getAsDouble(scale) || !(scale > 0)) {
+      error = "--scaling: only fixed takes a value, a positive loss scale "
+              "(fixed=128), got '" +
+              spec.str() + "'";
+      return failure();
+    }
+    options.lossScale = scale;
+  }
+  options.threshold = threshold;
+  options.interval = interval;
+  options.castModel = castModel;
+  return success();
+}
+
+/// The module at `path`: an ONNX model through the importer (with the
+/// --onnx-* options), or parsed MLIR.
+OwningOpRef<ModuleOp> loadModel(llvm::StringRef path, MLIRContext &context) {
+  if (path.ends_with(".mlir")) {
+    llvm::SourceMgr sourceMgr;
+    SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+    return parseSourceFile<ModuleOp>(path, sourceMgr, &context);
+  }
+  gs::OnnxImportOptions options;
+  std::string error;
+  for (const std::string &spec : inputShapes)
+    if (failed(gs::parseOnnxInputShape(spec, options, error))) {
+      fail("--onnx-shape: " + error);
+      return nullptr;
+    }
+  if (failed(gs::parseOnnxTrainingOptions(trainingSpec, options, error))) {
+    fail("--onnx-train: " + error);
+    return nullptr;
+  }
+  gs::OnnxDiagnosticPrinter diagnostics(&context, llvm::errs());
+  return gs::importOnnxFile(path, &context, options);
+}
+
+/// A target machine for the host architecture: PIC, the chosen CPU.
+std::unique_ptr<llvm::TargetMachine> hostTargetMachine(std::string &error) {
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  const llvm::Target *llvmTarget =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!llvmTarget)
+    return nullptr;
+  std::string cpuName = cpu;
+  std::string features;
+  if (cpuName == "native") {
+    cpuName = llvm::sys::getHostCPUName().str();
+    llvm::SubtargetFeatures featureList;
+    for (const auto &feature : llvm::sys::getHostCPUFeatures())
+      featureList.AddFeature(feature.first(), feature.second);
+    features = featureList.getString();
+  } else if (cpuName == "generic") {
+    cpuName = triple.isX86() ? "x86-64" : "generic";
+  }
+  std::unique_ptr<llvm::TargetMachine> machine(llvmTarget->createTargetMachine(
+      triple, cpuName, features, llvm::TargetOptions(), llvm::Reloc::PIC_,
+      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!machine) {
+    error = "cannot create a target machine for " + triple.str();
+    return nullptr;
+  }
+  if (!machine->getMCSubtargetInfo()->isCPUStringValid(cpuName)) {
+    error = "--cpu: '" + cpuName + "' is not a CPU of " + triple.str();
+    return nullptr;
+  }
+  return machine;
+}
+
+/// Writes `bytes` to --o through a temporary file and a rename.
+int writeOutput(llvm::StringRef bytes) {
+  std::string error =
+      gs::runtime::writeFileAtomically(outputPath, [&](std::ostream &os) {
+        os.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        return static_cast<bool>(os);
+      });
+  return error.empty() ? 0 : fail(error);
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(compileCategory);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "GradScale ahead-of-time compiler: an ONNX model to its mixed-precision "
+      "train step for the CPU\n");
+  if (target != "cpu")
+    return fail("--target: only cpu is supported, got '" + target + "'");
+  gs::TrainPipelineOptions options;
+  std::string error;
+  if (failed(trainOptions(options, error)))
+    return fail(error);
+
+  DialectRegistry registry;
+  gs::registerAllDialects(registry);
+  MLIRContext context(registry);
+  OwningOpRef<ModuleOp> module = loadModel(modelPath, context);
+  if (!module)
+    return 1;
+
+  PassManager pm(&context);
+  gs::buildTrainPipeline(pm, options);
+  if (failed(pm.run(*module)))
+    return fail("'" + modelPath + "': building the train step failed");
+  if (emit == Emit::MLIR) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os);
+    return writeOutput(text);
+  }
+
+  // C interfaces for the runtime, then the CPU pipeline.
+  for (auto function : module->getOps<func::FuncOp>())
+    if (!function.isDeclaration())
+      function->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
+  PassManager lower(&context);
+  gs::buildCPUPipeline(lower, gs::CPUPipelineOptions());
+  if (failed(lower.run(*module)))
+    return fail("'" + modelPath + "': lowering to LLVM failed");
+
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  std::unique_ptr<llvm::TargetMachine> machine = hostTargetMachine(error);
+  if (!machine)
+    return fail(error);
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(*module, llvmContext, modelPath);
+  if (!llvmModule)
+    return fail("'" + modelPath + "': translation to LLVM IR failed");
+  llvmModule->setTargetTriple(machine->getTargetTriple());
+  llvmModule->setDataLayout(machine->createDataLayout());
+  // The CPU on every function, as the optimizer's cost models read it.
+  for (llvm::Function &function : *llvmModule) {
+    if (function.isDeclaration())
+      continue;
+    function.addFnAttr("target-cpu", machine->getTargetCPU());
+    if (!machine->getTargetFeatureString().empty())
+      function.addFnAttr("target-features",
+                         machine->getTargetFeatureString());
+  }
+  if (llvm::Error err = makeOptimizingTransformer(
+          /*optLevel=*/3, /*sizeLevel=*/0, machine.get())(llvmModule.get()))
+    return fail("optimizing LLVM IR: " + llvm::toString(std::move(err)));
+
+  llvm::SmallString<0> bytes;
+  llvm::raw_svector_ostream os(bytes);
+  if (emit == Emit::LLVM) {
+    llvmModule->print(os, nullptr);
+  } else {
+    llvm::legacy::PassManager codegen;
+    if (machine->addPassesToEmitFile(codegen, os, nullptr,
+                                     llvm::CodeGenFileType::ObjectFile))
+      return fail("the target cannot emit object files");
+    codegen.run(*llvmModule);
+  }
+  return writeOutput(bytes);
+}
