@@ -168,11 +168,14 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
                                 Value scaleTensor, SymbolTable &symbols,
                                 Operation *anchor, int64_t &sites) {
     Block &body = backward.getBody().front();
-    llvm::DenseSet<Value> grads = gradientValues(body, seed);
+    SmallVector<Operation *> roundings =
+        gradientRoundings(body, gradientValues(body, seed));
+    if (roundings.empty())
+      return success();
     OpBuilder b(backward.getContext());
     b.setInsertionPointToStart(&body);
     Value alpha = tensor::ExtractOp::create(b, backward.getLoc(), scaleTensor);
-    for (Operation *rounding : gradientRoundings(body, grads)) {
+    for (Operation *rounding : roundings) {
       FailureOr<ParamOp> record =
           createSiteRecord(symbols, anchor, sites++, rounding);
       if (failed(record))
