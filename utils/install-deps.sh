@@ -8,6 +8,8 @@ packages=(
   cmake ninja-build ccache lld g++ python3
   # LLVM/MLIR 22: libMLIR.so, libLLVM.so, mlir-tblgen, lit, FileCheck.
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
+  # Compressed data sets (gzip IDX, deflated .npz).
+  zlib1g-dev
   # ONNX import: libonnx with its protobuf.
   libonnx-dev libprotobuf-dev protobuf-compiler
   # Tests: gtest; ONNX backend test data; Debian's Python onnx, PyTorch and

@@ -135,6 +135,12 @@ std::string mlir::gs::runtime::readNpy(const std::string &path,
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return "cannot open '" + path + "': " + std::strerror(errno);
+  return readNpy(in, path, tensor);
+}
+
+std::string mlir::gs::runtime::readNpy(std::istream &in,
+                                       const std::string &path,
+                                       Tensor &tensor) {
   char magic[8];
   if (!in.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0)
     return "'" + path + "' is not a .npy file";

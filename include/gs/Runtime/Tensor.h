@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <istream>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -57,6 +58,10 @@ private:
 /// Reads a .npy file (format 1.0-3.0, little-endian, C order). Returns an
 /// error message, empty on success.
 std::string readNpy(const std::string &path, Tensor &tensor);
+
+/// Reads .npy data from `in`; `path` names it in errors.
+std::string readNpy(std::istream &in, const std::string &path,
+                    Tensor &tensor);
 
 /// Writes a .npy file through writeFileAtomically.
 std::string writeNpy(const std::string &path, const Tensor &tensor);
