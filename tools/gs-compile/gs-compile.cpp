@@ -144,7 +144,7 @@ LogicalResult trainOptions(gs::TrainPipelineOptions &options,
 /// The module at `path`: an ONNX model through the importer (with the
 /// --onnx-* options), or parsed MLIR.
 OwningOpRef<ModuleOp> loadModel(llvm::StringRef path, MLIRContext &context) {
-  if (path.ends_with(".mlir")) {
+  if (!gs::isOnnxFile(path)) {
     llvm::SourceMgr sourceMgr;
     SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
     return parseSourceFile<ModuleOp>(path, sourceMgr, &context);
@@ -266,8 +266,7 @@ int main(int argc, char **argv) {
       continue;
     function.addFnAttr("target-cpu", machine->getTargetCPU());
     if (!machine->getTargetFeatureString().empty())
-      function.addFnAttr("target-features",
-                         machine->getTargetFeatureString());
+      function.addFnAttr("target-features", machine->getTargetFeatureString());
   }
   if (llvm::Error err = makeOptimizingTransformer(
           /*optLevel=*/3, /*sizeLevel=*/0, machine.get())(llvmModule.get()))

@@ -61,6 +61,38 @@ public:
   }
 };
 
+/// One linalg.generic reducing all of `input` into scalar accumulators
+/// starting at `inits` (scalar constants of their types): `step` gets an
+/// element and the accumulators and returns them updated. Returns the
+/// final accumulators as scalars.
+SmallVector<Value> reduceToScalars(
+    OpBuilder &b, Location loc, Value input, ArrayRef<double> inits,
+    ArrayRef<Type> types,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, Value, ValueRange)>
+        step) {
+  int64_t rank = tensorTypeOf(input).getRank();
+  SmallVector<Type> resultTypes;
+  SmallVector<Value> outputs;
+  for (auto [init, type] : llvm::zip_equal(inits, types)) {
+    resultTypes.push_back(RankedTensorType::get({}, type));
+    outputs.push_back(
+        filledTensor(b, loc, cast<RankedTensorType>(resultTypes.back()), init));
+  }
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank)};
+  maps.append(inits.size(), AffineMap::get(rank, 0, {}, b.getContext()));
+  auto generic = linalg::GenericOp::create(
+      b, loc, resultTypes, input, outputs, maps,
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::reduction),
+      [&](OpBuilder &nested, Location l, ValueRange args) {
+        linalg::YieldOp::create(nested, l,
+                                step(nested, l, args[0], args.drop_front()));
+      });
+  SmallVector<Value> scalars;
+  for (Value result : generic.getResults())
+    scalars.push_back(tensor::ExtractOp::create(b, loc, result));
+  return scalars;
+}
+
 /// Scaled by 2^k, the values of exponent bin b (2^(b-127) <= |x| <
 /// 2^(b-126)) all stay at or above 2^-25 exactly when b >= 102 - k.
 constexpr double kKeptBin = 102.0;
@@ -107,19 +139,9 @@ struct ExponentHistogramLowering : OpConversionPattern<ExponentHistogramOp> {
     Location loc = op.getLoc();
     Value input = adaptor.getInput();
     RankedTensorType type = tensorTypeOf(input);
-    auto flatType =
-        RankedTensorType::get({type.getNumElements()}, type.getElementType());
-    Value flat =
-        type.getRank() == 1
-            ? input
-            : tensor::ReshapeOp::create(
-                  rewriter, loc, flatType, input,
-                  arith::ConstantOp::create(
-                      rewriter, loc,
-                      DenseIntElementsAttr::get(
-                          RankedTensorType::get({1}, rewriter.getI64Type()),
-                          {type.getNumElements()})))
-                  .getResult();
+    Value flat = reshapeTo(
+        rewriter, loc, input,
+        RankedTensorType::get({type.getNumElements()}, type.getElementType()));
     auto histogramType = cast<RankedTensorType>(op.getType());
     Value init = filledTensor(rewriter, loc, histogramType, 0);
     Value lower = arith::ConstantIndexOp::create(rewriter, loc, 0);
@@ -163,39 +185,29 @@ struct GradStatsLowering : OpConversionPattern<GradStatsOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value input = adaptor.getInput();
-    RankedTensorType type = tensorTypeOf(input);
-    int64_t rank = type.getRank();
     Type f64 = rewriter.getF64Type();
-    auto scalarType = RankedTensorType::get({}, f64);
-    SmallVector<Value> inits;
-    for (int i = 0; i < NumStatsFields - 1; ++i)
-      inits.push_back(filledTensor(rewriter, loc, scalarType, 0.0));
-    SmallVector<AffineMap> maps = {rewriter.getMultiDimIdentityMap(rank)};
-    maps.append(NumStatsFields - 1,
-                AffineMap::get(rank, 0, {}, rewriter.getContext()));
-    SmallVector<utils::IteratorType> iterators(rank,
-                                               utils::IteratorType::reduction);
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, SmallVector<Type>(NumStatsFields - 1, scalarType), input,
-        inits, maps, iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+    SmallVector<Value> sums = reduceToScalars(
+        rewriter, loc, input, SmallVector<double>(NumStatsFields - 1, 0.0),
+        SmallVector<Type>(NumStatsFields - 1, f64),
+        [&](OpBuilder &b, Location l, Value element, ValueRange acc) {
           ScalarBuilder s(b, l);
-          Value x = convertScalar(b, l, args[0], f64);
+          Value x = convertScalar(b, l, element, f64);
           Value a = math::AbsFOp::create(b, l, x);
           Value nonzero = s.lt(s.c(0.0), a);
           // ln|x| of a zero would be -inf: zeros add nothing.
           Value one = s.c(1.0);
           Value log = math::LogOp::create(b, l, s.select(nonzero, a, one));
           Value counted = s.select(nonzero, one, s.c(0.0));
-          linalg::YieldOp::create(
-              b, l,
-              ValueRange{s.add(args[1], x), s.add(args[2], s.mul(x, x)),
-                         s.max(args[3], a), s.add(args[4], counted),
-                         s.add(args[5], log), s.add(args[6], s.mul(log, log))});
+          return SmallVector<Value>{
+              s.add(acc[0], x),   s.add(acc[1], s.mul(x, x)),
+              s.max(acc[2], a),   s.add(acc[3], counted),
+              s.add(acc[4], log), s.add(acc[5], s.mul(log, log))};
         });
+    // The element count is static.
     SmallVector<Value> fields = {scalarConstant(
-        rewriter, loc, f64, static_cast<double>(type.getNumElements()))};
-    for (Value result : generic.getResults())
-      fields.push_back(tensor::ExtractOp::create(rewriter, loc, result));
+        rewriter, loc, f64,
+        static_cast<double>(tensorTypeOf(input).getNumElements()))};
+    fields.append(sums);
     rewriter.replaceOpWithNewOp<tensor::FromElementsOp>(
         op, RankedTensorType::get({NumStatsFields}, f64), fields);
     return success();
@@ -360,23 +372,13 @@ struct CastStatsLowering : OpConversionPattern<CastStatsOp> {
   matchAndRewrite(CastStatsOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value input = adaptor.getInput();
-    int64_t rank = tensorTypeOf(input).getRank();
     Type i64 = rewriter.getI64Type();
-    auto scalarType = RankedTensorType::get({}, i64);
     constexpr int64_t numCounts = telemetry::NumCastCounts;
-    SmallVector<Value> inits(numCounts,
-                             filledTensor(rewriter, loc, scalarType, 0));
-    SmallVector<AffineMap> maps = {rewriter.getMultiDimIdentityMap(rank)};
-    maps.append(numCounts, AffineMap::get(rank, 0, {}, rewriter.getContext()));
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, SmallVector<Type>(numCounts, scalarType), input, inits,
-        maps,
-        SmallVector<utils::IteratorType>(rank, utils::IteratorType::reduction),
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          Type f16 = b.getF16Type();
-          Value x = args[0];
-          Value half = arith::TruncFOp::create(b, l, f16, x);
+    SmallVector<Value> counts = reduceToScalars(
+        rewriter, loc, adaptor.getInput(), SmallVector<double>(numCounts, 0.0),
+        SmallVector<Type>(numCounts, i64),
+        [&](OpBuilder &b, Location l, Value x, ValueRange acc) {
+          Value half = arith::TruncFOp::create(b, l, b.getF16Type(), x);
           Value magnitude = math::AbsFOp::create(b, l, half);
           auto compare = [&](arith::CmpFPredicate predicate, Value lhs,
                              double rhs) {
@@ -392,16 +394,12 @@ struct CastStatsLowering : OpConversionPattern<CastStatsOp> {
           Value overflow =
               compare(arith::CmpFPredicate::OEQ, magnitude, INFINITY);
           Value predicates[] = {nonzero, flushed, subnormal, overflow};
-          SmallVector<Value> counts;
-          for (auto [index, predicate] : llvm::enumerate(predicates)) {
-            Value one = arith::ExtUIOp::create(b, l, i64, predicate);
-            counts.push_back(arith::AddIOp::create(b, l, args[index + 1], one));
-          }
-          linalg::YieldOp::create(b, l, counts);
+          SmallVector<Value> next;
+          for (auto [count, predicate] : llvm::zip_equal(acc, predicates))
+            next.push_back(arith::AddIOp::create(
+                b, l, count, arith::ExtUIOp::create(b, l, i64, predicate)));
+          return next;
         });
-    SmallVector<Value> counts;
-    for (Value result : generic.getResults())
-      counts.push_back(tensor::ExtractOp::create(rewriter, loc, result));
     rewriter.replaceOpWithNewOp<tensor::FromElementsOp>(
         op, RankedTensorType::get({numCounts}, i64), counts);
     return success();
@@ -418,28 +416,17 @@ struct AllFiniteLowering : OpConversionPattern<AllFiniteOp> {
     Type i1 = rewriter.getI1Type();
     Value all = arith::ConstantIntOp::create(rewriter, loc, 1, 1);
     for (Value input : adaptor.getInputs()) {
-      int64_t rank = tensorTypeOf(input).getRank();
-      auto scalarType = RankedTensorType::get({}, i1);
-      Value init = filledTensor(rewriter, loc, scalarType, 1);
-      auto generic = linalg::GenericOp::create(
-          rewriter, loc, scalarType, input, init,
-          SmallVector<AffineMap>{
-              rewriter.getMultiDimIdentityMap(rank),
-              AffineMap::get(rank, 0, {}, rewriter.getContext())},
-          SmallVector<utils::IteratorType>(rank,
-                                           utils::IteratorType::reduction),
-          [&](OpBuilder &b, Location l, ValueRange args) {
-            Type element = args[0].getType();
-            Value magnitude = math::AbsFOp::create(b, l, args[0]);
-            Value finite = arith::CmpFOp::create(
+      Value finite = reduceToScalars(
+          rewriter, loc, input, {1.0}, {i1},
+          [&](OpBuilder &b, Location l, Value x, ValueRange acc) {
+            Value magnitude = math::AbsFOp::create(b, l, x);
+            Value isFinite = arith::CmpFOp::create(
                 b, l, arith::CmpFPredicate::OLT, magnitude,
-                scalarConstant(b, l, element, INFINITY));
-            linalg::YieldOp::create(
-                b, l, ValueRange{arith::AndIOp::create(b, l, args[1], finite)});
-          });
-      Value reduced =
-          tensor::ExtractOp::create(rewriter, loc, generic.getResult(0));
-      all = arith::AndIOp::create(rewriter, loc, all, reduced);
+                scalarConstant(b, l, x.getType(), INFINITY));
+            return SmallVector<Value>{
+                arith::AndIOp::create(b, l, acc[0], isFinite)};
+          })[0];
+      all = arith::AndIOp::create(rewriter, loc, all, finite);
     }
     rewriter.replaceOp(op, all);
     return success();

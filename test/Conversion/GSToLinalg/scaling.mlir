@@ -113,7 +113,7 @@ func.func @cast_stats(%x: tensor<8x10xf32>) -> tensor<4xi64> {
 // nonzeros below it, and the scale is 2^(102 - cut).
 
 // CHECK-LABEL: func.func @exponent_histogram(
-// CHECK:         %[[FLAT:.*]] = tensor.reshape %{{.*}}(%{{.*}}) : (tensor<4x8xf16>, tensor<1xi64>) -> tensor<32xf16>
+// CHECK:         %[[FLAT:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] : tensor<4x8xf16> into tensor<32xf16>
 // CHECK:         %[[H:.*]] = scf.for %[[I:.*]] = %{{.*}} to %c32 step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<256xi64>)
 // CHECK:           %[[X:.*]] = tensor.extract %[[FLAT]][%[[I]]] : tensor<32xf16>
 // CHECK:           %[[W:.*]] = arith.extf %[[X]] : f16 to f32

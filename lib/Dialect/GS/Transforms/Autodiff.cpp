@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TrainingState.h"
 #include "VJPUtils.h"
 
 #include "gs/Dialect/GS/IR/GSOps.h"
@@ -141,28 +142,6 @@ LogicalResult mlir::gs::differentiate(BackwardOp backward, Value seed) {
 }
 
 namespace {
-/// Returns the state parameter `name` of `type`, creating it with zeros
-/// before `anchor` when missing.
-FailureOr<ParamOp> getOrCreateState(SymbolTable &symbols, Operation *anchor,
-                                    StringRef name, RankedTensorType type) {
-  if (auto existing = symbols.lookup<ParamOp>(name)) {
-    if (existing.getType() != type || existing.getKind() != ParamKind::state)
-      return existing.emitOpError("is needed as training state of type ")
-             << type << ", but is not";
-    return existing;
-  }
-  if (symbols.lookup(name))
-    return anchor->emitOpError("needs the symbol @")
-           << name << " for training state, but it is taken";
-  OpBuilder builder(anchor);
-  auto zeros = cast<ElementsAttr>(
-      DenseElementsAttr::get(type, builder.getZeroAttr(type.getElementType())));
-  auto param =
-      ParamOp::create(builder, anchor->getLoc(), name, ParamKind::state, zeros);
-  symbols.insert(param);
-  return param;
-}
-
 /// The train-step function of `training`: the forward function, the
 /// gradients of its loss with respect to the trainable parameters, and an
 /// optimizer update of each.

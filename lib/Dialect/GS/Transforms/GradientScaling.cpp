@@ -114,8 +114,8 @@ private:
 
   ComputeScaleOp createComputeScale(Location loc, ScaleModel model,
                                     Value gradStats, Value weightStats,
-                                    Value alpha, int64_t accumLength,
-                                    bool reluMask);
+                                    Value histogram, Value alpha,
+                                    int64_t accumLength, bool reluMask);
   /// beta and estimate from `value`'s own statistics (the log-normal or
   /// the exponent-histogram model).
   std::pair<Value, Value> scaleFromValue(Location loc, ScaleModel model,
@@ -248,15 +248,9 @@ Value RegionScaler::unify(Operation *op, ArrayRef<unsigned> gradientOperands) {
   return common;
 }
 
-ComputeScaleOp RegionScaler::createComputeScale(Location loc, ScaleModel model,
-                                                Value gradStats,
-                                                Value weightStats, Value alpha,
-                                                int64_t accumLength,
-                                                bool reluMask) {
-  Value histogram;
-  if (model == ScaleModel::exponent_histogram)
-    histogram = ExponentHistogramOp::create(
-        b, loc, gradStats.getDefiningOp<GradStatsOp>().getInput());
+ComputeScaleOp RegionScaler::createComputeScale(
+    Location loc, ScaleModel model, Value gradStats, Value weightStats,
+    Value histogram, Value alpha, int64_t accumLength, bool reluMask) {
   auto op = ComputeScaleOp::create(
       b, loc, b.getF32Type(), b.getF64Type(), gradStats, weightStats, histogram,
       config.maxAccumScale ? alpha : Value(),
@@ -278,8 +272,11 @@ std::pair<Value, Value> RegionScaler::scaleFromValue(Location loc,
                                                      ScaleModel model,
                                                      Value value, Value alpha) {
   Value stats = GradStatsOp::create(b, loc, value);
-  auto compute =
-      createComputeScale(loc, model, stats, Value(), alpha, 0, false);
+  Value histogram;
+  if (model == ScaleModel::exponent_histogram)
+    histogram = ExponentHistogramOp::create(b, loc, value);
+  auto compute = createComputeScale(loc, model, stats, Value(), histogram,
+                                    alpha, 0, false);
   return {compute.getScale(), compute.getUnderflowEstimate()};
 }
 
@@ -346,8 +343,9 @@ LogicalResult RegionScaler::scaleContraction(Operation *op, ParamOp record) {
     scale = scaleFor(loc, record, [&](OpBuilder &) {
       Value gradStats = GradStatsOp::create(b, loc, statsOf);
       Value weightStats = GradStatsOp::create(b, loc, weight);
-      auto compute = createComputeScale(loc, ScaleModel::half_normal, gradStats,
-                                        weightStats, alpha, length, reluMask);
+      auto compute =
+          createComputeScale(loc, ScaleModel::half_normal, gradStats,
+                             weightStats, Value(), alpha, length, reluMask);
       return std::make_pair(compute.getScale(), compute.getUnderflowEstimate());
     });
   } else {

@@ -50,10 +50,6 @@ enum class Placement {
 
 bool isFloatTensor(Value value) { return isDifferentiable(value); }
 
-bool isHalf(Value value) {
-  return isFloatTensor(value) && typeOf(value).getElementType().isF16();
-}
-
 class Policy {
 public:
   explicit Policy(ArrayRef<std::string> fp32Ops) {
@@ -183,9 +179,6 @@ LogicalResult convertForward(Block &block, BackwardOp backward,
 } // namespace
 
 void mlir::gs::vjp::widenContractionResults(Block &body) {
-  auto isContraction = [](Operation *op) {
-    return isa<GemmOp, MatMulOp, ConvOp, ConvTransposeOp>(op);
-  };
   SmallVector<CastOp> casts;
   for (auto castOp : body.getOps<CastOp>())
     if (isHalf(castOp.getInput()) &&

@@ -14,6 +14,8 @@
 using namespace mlir;
 using namespace mlir::gs;
 using namespace mlir::gs::scaling_ir;
+using vjp::isContraction;
+using vjp::isHalf;
 using vjp::typeOf;
 
 llvm::DenseSet<Value> scaling_ir::gradientValues(Block &body, Value seed) {
@@ -23,14 +25,6 @@ llvm::DenseSet<Value> scaling_ir::gradientValues(Block &body, Value seed) {
                      [&](Value v) { return grads.contains(v); }))
       grads.insert(op.result_begin(), op.result_end());
   return grads;
-}
-
-bool scaling_ir::isContraction(Operation *op) {
-  return isa<GemmOp, MatMulOp, ConvOp, ConvTransposeOp>(op);
-}
-
-static bool isHalf(Value value) {
-  return typeOf(value).getElementType().isF16();
 }
 
 SmallVector<Operation *>
@@ -63,22 +57,6 @@ CastOp scaling_ir::exposeRounding(Operation *contraction) {
   for (OpOperand *use : uses)
     use->set(cast.getResult());
   return cast;
-}
-
-FailureOr<ParamOp> scaling_ir::createState(SymbolTable &symbols,
-                                           Operation *anchor, StringRef name,
-                                           RankedTensorType type,
-                                           Attribute fill, StringRef purpose) {
-  if (symbols.lookup(name))
-    return anchor->emitOpError("needs the symbol @")
-           << name << " for " << purpose << ", but it is taken (was the "
-           << "scaling pass run already?)";
-  OpBuilder b(anchor);
-  auto param =
-      ParamOp::create(b, anchor->getLoc(), name, ParamKind::state,
-                      cast<ElementsAttr>(DenseElementsAttr::get(type, fill)));
-  symbols.insert(param);
-  return param;
 }
 
 /// Where `loc` points, for people: a node name or file:line.
@@ -170,17 +148,9 @@ bool scaling_ir::guardUpdates(OpBuilder &b, BackwardOp backward, Value finite) {
 
 FailureOr<ParamOp> scaling_ir::getOrCreateSkippedSteps(SymbolTable &symbols,
                                                        Operation *anchor) {
-  auto type =
-      RankedTensorType::get({}, IntegerType::get(anchor->getContext(), 64));
-  if (auto existing = symbols.lookup<ParamOp>(telemetry::kSkippedSteps)) {
-    if (existing.getType() != type || existing.getKind() != ParamKind::state)
-      return existing.emitOpError("is needed as the skipped-step counter "
-                                  "(i64 state), but is not");
-    return existing;
-  }
-  return createState(symbols, anchor, telemetry::kSkippedSteps, type,
-                     IntegerAttr::get(type.getElementType(), 0),
-                     "the skipped-step counter");
+  return getOrCreateState(
+      symbols, anchor, telemetry::kSkippedSteps,
+      RankedTensorType::get({}, IntegerType::get(anchor->getContext(), 64)));
 }
 
 Value scaling_ir::readScalar(OpBuilder &b, Location loc, ParamOp param) {

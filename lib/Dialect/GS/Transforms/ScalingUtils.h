@@ -11,6 +11,8 @@
 #ifndef GS_DIALECT_GS_TRANSFORMS_SCALINGUTILS_H
 #define GS_DIALECT_GS_TRANSFORMS_SCALINGUTILS_H
 
+#include "TrainingState.h"
+
 #include "gs/Dialect/GS/IR/GSOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -23,10 +25,6 @@ namespace mlir::gs::scaling_ir {
 /// differentiated value: every one is linear in it.
 llvm::DenseSet<Value> gradientValues(Block &body, Value seed);
 
-/// True for the ops whose FP16 result a backward pass computes with FP32
-/// accumulation (gemm, matmul, conv, conv_transpose).
-bool isContraction(Operation *op);
-
 /// The FP32->FP16 roundings of gradients in `body`, in order: gs.cast ops
 /// from f32 to f16 (case fT) and contractions with an FP16 result (fG).
 SmallVector<Operation *> gradientRoundings(Block &body,
@@ -36,12 +34,6 @@ SmallVector<Operation *> gradientRoundings(Block &body,
 /// becomes f32 (the accumulator) and a gs.cast to f16, which takes its
 /// uses, is returned. Numerically the same.
 CastOp exposeRounding(Operation *contraction);
-
-/// A new `state` parameter `name` of `type` filled with `fill`, created
-/// before `anchor`; an error naming `purpose` where the symbol is taken.
-FailureOr<ParamOp> createState(SymbolTable &symbols, Operation *anchor,
-                               StringRef name, RankedTensorType type,
-                               Attribute fill, StringRef purpose);
 
 /// The telemetry record `gs.scaling.cast<index>` (telemetry::RecordField),
 /// NaN-filled, with a `gs.site` attribute saying which rounding it is.
@@ -63,7 +55,7 @@ Value recordField(OpBuilder &b, Location loc, Value record, int64_t field);
 /// the scf.if. False where there is no update to guard.
 bool guardUpdates(OpBuilder &b, BackwardOp backward, Value finite);
 
-/// The state `gs.skipped_steps`, created on first use.
+/// The i64 state `gs.skipped_steps`, created (zero) on first use.
 FailureOr<ParamOp> getOrCreateSkippedSteps(SymbolTable &symbols,
                                            Operation *anchor);
 

@@ -56,6 +56,16 @@ inline bool isDifferentiable(Value value) {
   return type && isa<FloatType>(type.getElementType());
 }
 
+/// Whether `value` is an FP16 tensor.
+inline bool isHalf(Value value) {
+  return isDifferentiable(value) && typeOf(value).getElementType().isF16();
+}
+
+/// The ops that multiply and accumulate (in FP32 for FP16 operands).
+inline bool isContraction(Operation *op) {
+  return isa<GemmOp, MatMulOp, ConvOp, ConvTransposeOp>(op);
+}
+
 } // namespace mlir::gs::vjp
 
 namespace mlir::gs {
