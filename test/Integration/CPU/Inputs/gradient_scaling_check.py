@@ -27,7 +27,8 @@ deep-tanh: a 7-layer tanh MLP whose backward gain per layer is ~0.08, so
   batch, as the relative L2 error. none loses the first layer's gradient
   (error >= 0.9, most of its data gradient measured flushed); gs and
   gs-histogram keep every gradient within 1e-2; fixed and dynamic are
-  reported beside them. FP32 and gs make progress (the loss falls).
+  reported beside them. FP32 and gs make progress (the loss falls), gs
+  within 1e-2 of fp32.
 
 Prints one table per part and VIOLATION lines; exits 1 on a violation. Run
 with Debian's Python (torch 1.13).
@@ -162,7 +163,7 @@ def print_sites(runs, sites, step):
     print("  %-12s %-55s %10s %10s %10s %10s %9s" %
           ("method", "rounding", "scale", "estimate", "flushed",
            "subnormal", "overflow"))
-    for name in sorted(sites, key=lambda n: int(n[len("gs.scaling.cast"):])):
+    for name in sorted(sites, key=site_index):
         for method in METHODS[1:]:
             record = runs[method][1][step][name]
             print("  %-12s %-55s %10.4g %10.3g %10.3g %10.3g %9d" %
@@ -173,6 +174,42 @@ def print_sites(runs, sites, step):
 
 def skipped(states):
     return int(states[-1].get("gs.skipped_steps", np.array(0)))
+
+
+SCALED = ["gs", "gs-histogram"]
+
+
+def site_index(name):
+    return int(name[len("gs.scaling.cast"):])
+
+
+def check_flushed_at_most_none(runs, sites):
+    """At every rounding at the first step, each gs variant flushes at
+    most what none does."""
+    for name, what in sites.items():
+        none_rate = rate(runs["none"][1][0][name], FLUSHED)
+        for method in SCALED:
+            ours = rate(runs[method][1][0][name], FLUSHED)
+            check(ours <= none_rate, "%s (%s): %s flushes %.3g > none %.3g" %
+                  (name, what, method, ours, none_rate))
+
+
+def trajectory_losses(model, runs, x, t):
+    """The torch FP32 loss of each method's weights after each step,
+    printed with the skipped steps; gs's within 1e-2 of fp32's."""
+    losses = {m: [torch_loss(model, s, x, t) for s in runs[m][1]]
+              for m in METHODS}
+    print("Loss of each method's weights after each step (torch, FP32):")
+    for m in METHODS:
+        print("  %-12s %s   skipped steps: %d" % (
+            m, " ".join("%.6f" % v for v in losses[m]), skipped(runs[m][1])))
+    for method in SCALED:
+        for step, (ours, theirs) in enumerate(zip(losses[method],
+                                                  losses["fp32"])):
+            check(abs(ours - theirs) <= 1e-2 * abs(theirs),
+                  "step %d: %s loss %.6g vs fp32 %.6g" % (step + 1, method,
+                                                         ours, theirs))
+    return losses
 
 
 def part_mlp(args):
@@ -198,36 +235,23 @@ def part_mlp(args):
           "gs and none number the same roundings")
     print("At the first step (same weights, same batch):")
     print_sites(runs, sites, 0)
+    check_flushed_at_most_none(runs, sites)
     for name, what in sites.items():
-        none_rate = rate(runs["none"][1][0][name], FLUSHED)
-        for method in ["gs", "gs-histogram"]:
+        if not what.startswith("fT"):
+            continue
+        for method in SCALED:
             record = runs[method][1][0][name]
-            ours = rate(record, FLUSHED)
-            check(ours <= none_rate, "%s (%s): %s flushes %.3g > none %.3g" %
-                  (name, what, method, ours, none_rate))
-            if what.startswith("fT"):
-                print("  %s at the softmax cast: estimated %.3g, measured "
-                      "%.3g" % (method, record[ESTIMATE], ours))
-        if what.startswith("fT"):
-            check(none_rate > 0, "%s: the softmax cast flushes nothing "
-                  "without scaling, so the test shows nothing" % name)
-            # The paper's log-normal model underestimates this tail (a
-            # finding, reported above); the histogram meets the threshold.
-            ours = rate(runs["gs-histogram"][1][0][name], FLUSHED)
-            check(ours <= 1e-3, "%s: gs-histogram flushes %.3g of the "
-                  "softmax gradient (> 1e-3)" % (name, ours))
-    losses = {m: [torch_loss(model, s, x, t) for s in runs[m][1]]
-              for m in METHODS}
-    print("Loss of each method's weights after each step (torch, FP32):")
-    for m in METHODS:
-        print("  %-12s %s   skipped steps: %d" % (
-            m, " ".join("%.6f" % v for v in losses[m]), skipped(runs[m][1])))
-    for method in ["gs", "gs-histogram"]:
-        for step, (ours, theirs) in enumerate(zip(losses[method],
-                                                  losses["fp32"])):
-            check(abs(ours - theirs) <= 1e-2 * abs(theirs),
-                  "step %d: %s loss %.6g vs fp32 %.6g" % (step + 1, method,
-                                                         ours, theirs))
+            print("  %s at the softmax cast: estimated %.3g, measured %.3g" %
+                  (method, record[ESTIMATE], rate(record, FLUSHED)))
+        none_rate = rate(runs["none"][1][0][name], FLUSHED)
+        check(none_rate > 0, "%s: the softmax cast flushes nothing without "
+              "scaling, so the test shows nothing" % name)
+        # The paper's log-normal model underestimates this tail (a finding,
+        # reported above); the histogram meets the threshold.
+        ours = rate(runs["gs-histogram"][1][0][name], FLUSHED)
+        check(ours <= 1e-3, "%s: gs-histogram flushes %.3g of the softmax "
+              "gradient (> 1e-3)" % (name, ours))
+    losses = trajectory_losses(model, runs, x, t)
     reference = torch_gradients(model, x, t)
     errors = {m: gradient_errors(runs[m][1][0], reference) for m in METHODS}
     print("Relative L2 error of each weight gradient vs torch FP32:")
@@ -259,24 +283,8 @@ def part_cnn(args):
           "a batch norm's FP32 backward is cast (fT)")
     print("At the first step (same weights, same batch):")
     print_sites(runs, sites, 0)
-    for name, what in sites.items():
-        none_rate = rate(runs["none"][1][0][name], FLUSHED)
-        for method in ["gs", "gs-histogram"]:
-            ours = rate(runs[method][1][0][name], FLUSHED)
-            check(ours <= none_rate, "%s (%s): %s flushes %.3g > none %.3g" %
-                  (name, what, method, ours, none_rate))
-    losses = {m: [torch_loss(model, s, x, t) for s in runs[m][1]]
-              for m in METHODS}
-    print("Loss of each method's weights after each step (torch, FP32):")
-    for m in METHODS:
-        print("  %-12s %s   skipped steps: %d" % (
-            m, " ".join("%.6f" % v for v in losses[m]), skipped(runs[m][1])))
-    for method in ["gs", "gs-histogram"]:
-        for step, (ours, theirs) in enumerate(zip(losses[method],
-                                                  losses["fp32"])):
-            check(abs(ours - theirs) <= 1e-2 * abs(theirs),
-                  "step %d: %s loss %.6g vs fp32 %.6g" % (step + 1, method,
-                                                         ours, theirs))
+    check_flushed_at_most_none(runs, sites)
+    losses = trajectory_losses(model, runs, x, t)
 
 
 def deep_tanh():
@@ -323,21 +331,16 @@ def part_deep_tanh(args):
           "none keeps the first layer's gradient (error %.3g), so the model "
           "does not break FP16" % errors["none"][first])
     # The last fG rounding is the first layer's data gradient.
-    last = max(sites, key=lambda n: int(n[len("gs.scaling.cast"):]))
+    last = max(sites, key=site_index)
     flushed = rate(runs["none"][1][0][last], FLUSHED)
     check(flushed >= 0.5, "none flushes only %.3g of %s" % (flushed, last))
-    for method in ["gs", "gs-histogram"]:
+    for method in SCALED:
         worst = max(errors[method].values())
         check(worst <= 1e-2, "%s gradient error %.3g > 1e-2" % (method,
                                                                  worst))
-    losses = {m: [torch_loss(model, s, x, t) for s in runs[m][1]]
-              for m in METHODS}
-    print("Loss after each step (torch, FP32):")
-    for m in METHODS:
-        print("  %-12s %s   skipped steps: %d" % (
-            m, " ".join("%.5f" % v for v in losses[m]), skipped(runs[m][1])))
+    losses = trajectory_losses(model, runs, x, t)
     initial = torch_loss(model, {}, x, t)
-    for m in ["fp32", "gs", "gs-histogram"]:
+    for m in ["fp32"] + SCALED:
         check(losses[m][-1] < initial,
               "%s makes no progress: %.5f -> %.5f" % (m, initial,
                                                      losses[m][-1]))
