@@ -264,3 +264,79 @@ std::string mlir::gs::runtime::readNpz(
   }
   return {};
 }
+
+namespace {
+/// Appends a little-endian integer of `bytes` bytes.
+void putLittle(std::string &out, uint64_t value, int bytes) {
+  for (int i = 0; i < bytes; ++i)
+    out.push_back(static_cast<char>(value >> (8 * i) & 0xff));
+}
+} // namespace
+
+std::string mlir::gs::runtime::writeNpz(
+    const std::string &path,
+    const std::vector<std::pair<std::string, const Tensor *>> &arrays) {
+  std::string archive, directory;
+  for (const auto &[name, tensor] : arrays) {
+    std::ostringstream npy;
+    writeNpy(npy, *tensor);
+    std::string member = npy.str();
+    std::string memberName = name + ".npy";
+    if (archive.size() + member.size() + memberName.size() + 30 >=
+            0xFFFFFFFFull ||
+        memberName.size() > 0xFFFF)
+      return "cannot write '" + path +
+             "': archives over 4 GiB are not "
+             "supported";
+    uint32_t crc = crc32(0, reinterpret_cast<const Bytef *>(member.data()),
+                         static_cast<uInt>(member.size()));
+    // What the local and the central header share: version, flags, method,
+    // time, date, CRC, sizes, name length.
+    std::string common;
+    putLittle(common, 20, 2);
+    putLittle(common, 0, 2);
+    putLittle(common, 0, 2); // stored
+    putLittle(common, 0, 2);
+    putLittle(common, 0x21, 2); // 1980-01-01
+    putLittle(common, crc, 4);
+    putLittle(common, member.size(), 4);
+    putLittle(common, member.size(), 4);
+    putLittle(common, memberName.size(), 2);
+
+    putLittle(directory, 0x02014b50, 4);
+    putLittle(directory, 20, 2); // made by
+    directory += common;
+    putLittle(directory, 0, 2); // extra
+    putLittle(directory, 0, 2); // comment
+    putLittle(directory, 0, 2); // disk
+    putLittle(directory, 0, 2); // internal attributes
+    putLittle(directory, 0, 4); // external attributes
+    putLittle(directory, archive.size(), 4);
+    directory += memberName;
+
+    putLittle(archive, 0x04034b50, 4);
+    archive += common;
+    putLittle(archive, 0, 2); // extra
+    archive += memberName;
+    archive += member;
+  }
+  if (arrays.size() >= 0xFFFF ||
+      archive.size() + directory.size() >= 0xFFFFFFFFull)
+    return "cannot write '" + path +
+           "': archives over 4 GiB or 65535 "
+           "arrays are not supported";
+  std::string end;
+  putLittle(end, 0x06054b50, 4);
+  putLittle(end, 0, 4); // disks
+  putLittle(end, arrays.size(), 2);
+  putLittle(end, arrays.size(), 2);
+  putLittle(end, directory.size(), 4);
+  putLittle(end, archive.size(), 4);
+  putLittle(end, 0, 2); // comment
+  return writeFileAtomically(path, [&](std::ostream &out) {
+    out.write(archive.data(), static_cast<std::streamsize>(archive.size()));
+    out.write(directory.data(), static_cast<std::streamsize>(directory.size()));
+    out.write(end.data(), static_cast<std::streamsize>(end.size()));
+    return static_cast<bool>(out);
+  });
+}

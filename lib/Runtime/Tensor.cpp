@@ -10,6 +10,7 @@
 #include <numeric>
 #include <sstream>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 using namespace mlir::gs::runtime;
@@ -193,8 +194,7 @@ std::string mlir::gs::runtime::readNpy(std::istream &in,
   return {};
 }
 
-std::string mlir::gs::runtime::writeNpy(const std::string &path,
-                                        const Tensor &tensor) {
+bool mlir::gs::runtime::writeNpy(std::ostream &out, const Tensor &tensor) {
   std::string shape = "(";
   for (size_t i = 0; i < tensor.shape().size(); ++i)
     shape += std::to_string(tensor.shape()[i]) + ",";
@@ -207,36 +207,57 @@ std::string mlir::gs::runtime::writeNpy(const std::string &path,
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header.push_back('\n');
-  return writeFileAtomically(path, [&](std::ostream &out) {
-    uint16_t size = header.size();
-    out.write("\x93NUMPY\x01\x00", 8);
-    out.write(reinterpret_cast<const char *>(&size), 2);
-    out.write(header.data(), header.size());
-    out.write(tensor.data(), tensor.byteSize());
-    return static_cast<bool>(out);
-  });
+  uint16_t size = header.size();
+  out.write("\x93NUMPY\x01\x00", 8);
+  out.write(reinterpret_cast<const char *>(&size), 2);
+  out.write(header.data(), header.size());
+  out.write(tensor.data(), tensor.byteSize());
+  return static_cast<bool>(out);
 }
+
+std::string mlir::gs::runtime::writeNpy(const std::string &path,
+                                        const Tensor &tensor) {
+  return writeFileAtomically(
+      path, [&](std::ostream &out) { return writeNpy(out, tensor); });
+}
+
+namespace {
+/// Flushes `path` (a file or a directory) to the disk.
+bool syncPath(const std::string &path, bool directory) {
+  int fd = ::open(path.c_str(), O_RDONLY | (directory ? O_DIRECTORY : 0));
+  if (fd < 0)
+    return false;
+  bool synced = ::fsync(fd) == 0;
+  return ::close(fd) == 0 && synced;
+}
+} // namespace
 
 std::string mlir::gs::runtime::writeFileAtomically(
     const std::string &path, const std::function<bool(std::ostream &)> &write) {
   std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  auto failed = [&]() {
+    std::string error =
+        "cannot write '" + path + "': " + std::strerror(errno ? errno : EIO);
+    std::remove(temporary.c_str());
+    return error;
+  };
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     if (!out)
       return "cannot write '" + path + "': " + std::strerror(errno);
-    if (!write(out) || !out.flush()) {
-      std::string error =
-          "cannot write '" + path + "': " + std::strerror(errno);
-      out.close();
-      std::remove(temporary.c_str());
-      return error;
-    }
+    errno = 0;
+    bool written = write(out) && out.flush();
+    out.close();
+    if (!written || !out)
+      return failed();
   }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::string error = "cannot write '" + path + "': " + std::strerror(errno);
-    std::remove(temporary.c_str());
-    return error;
-  }
+  // The data reaches the disk before the rename makes it the file, and the
+  // rename before we report success: a crash leaves the old or the new.
+  if (!syncPath(temporary, /*directory=*/false) ||
+      std::rename(temporary.c_str(), path.c_str()) != 0)
+    return failed();
+  std::string directory = path.substr(0, path.find_last_of('/') + 1);
+  syncPath(directory.empty() ? "." : directory, /*directory=*/true);
   return {};
 }
 

@@ -2,15 +2,19 @@
 //
 // Compiles a model (.onnx, .onnxtext or .mlir) into its train step in
 // mixed precision with the chosen gradient-precision method, ahead of time
-// for the host CPU: the gs train step (--emit=mlir), LLVM IR (llvm) or a
-// relocatable, position-independent object file (obj) whose
-// `_mlir_ciface_train_step` and `_mlir_ciface_forward` a runtime calls.
-// Outputs are written through a temporary file and a rename: a failure
-// never leaves a half-written file.
+// for the host CPU: the gs train step (--emit=mlir), LLVM IR (llvm), a
+// relocatable, position-independent object file (obj) exporting the C
+// interfaces and the model's table (gs/Runtime/ModelABI.h), a library (lib:
+// an object exporting only `<name>_model` and its C header) or a training
+// executable (exe: the object linked with the runtime's trainer by the
+// system C++ compiler). Outputs are written through a temporary file and a
+// rename: a failure never leaves a half-written file.
 //
 // Exit status: 0 on success, 1 on an error (bad model, flags or output).
 //
 //===----------------------------------------------------------------------===//
+
+#include "ModelTable.h"
 
 #include "gs/Conversion/ImportONNX/ImportONNX.h"
 #include "gs/InitAll.h"
@@ -25,12 +29,18 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -39,6 +49,8 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/TargetParser/Triple.h"
+
+#include <onnx/onnx_pb.h>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -71,13 +83,38 @@ static cl::opt<std::string>
               cl::desc("--scaling=gs: the model at FP32->FP16 casts, "
                        "log_normal (the paper's) or exponent_histogram"),
               cl::init("log_normal"), cl::cat(compileCategory));
-enum class Emit { MLIR, LLVM, Object };
-static cl::opt<Emit>
-    emit("emit", cl::desc("What to write"), cl::init(Emit::Object),
-         cl::values(clEnumValN(Emit::MLIR, "mlir", "the gs train step"),
-                    clEnumValN(Emit::LLVM, "llvm", "LLVM IR, optimized"),
-                    clEnumValN(Emit::Object, "obj", "a PIC object file")),
-         cl::cat(compileCategory));
+enum class Emit { MLIR, LLVM, Object, Library, Executable };
+static cl::opt<Emit> emit(
+    "emit", cl::desc("What to write"), cl::init(Emit::Executable),
+    cl::values(
+        clEnumValN(Emit::MLIR, "mlir", "the gs train step"),
+        clEnumValN(Emit::LLVM, "llvm", "LLVM IR, optimized"),
+        clEnumValN(Emit::Object, "obj",
+                   "a PIC object file exporting every function"),
+        clEnumValN(Emit::Library, "lib",
+                   "a PIC object exporting only <name>_model, and a C "
+                   "header (--header) with init, train and eval steps and "
+                   "parameter access"),
+        clEnumValN(Emit::Executable, "exe",
+                   "a training executable (the default): the object linked "
+                   "with the runtime's trainer by the C++ compiler $CXX "
+                   "(default c++)")),
+    cl::cat(compileCategory));
+static cl::opt<std::string>
+    libraryName("name",
+                cl::desc("--emit=obj|lib: the C prefix of the model's "
+                         "functions (default: the output file's stem)"),
+                cl::cat(compileCategory));
+static cl::opt<std::string>
+    headerPath("header",
+               cl::desc("--emit=lib: the header to write (default: the "
+                        "output with the extension .h)"),
+               cl::value_desc("file"), cl::cat(compileCategory));
+static cl::opt<std::string>
+    runtimeDir("runtime-dir",
+               cl::desc("--emit=exe: the directory of libGSRuntimeMain.a and "
+                        "libGSRuntime.a (default: ../lib beside gs-compile)"),
+               cl::value_desc("dir"), cl::cat(compileCategory));
 static cl::opt<std::string>
     target("target", cl::desc("Target: cpu (the host's architecture)"),
            cl::init("cpu"), cl::cat(compileCategory));
@@ -196,14 +233,109 @@ std::unique_ptr<llvm::TargetMachine> hostTargetMachine(std::string &error) {
   return machine;
 }
 
-/// Writes `bytes` to --o through a temporary file and a rename.
-int writeOutput(llvm::StringRef bytes) {
+/// Writes `bytes` to `path` (default --o) through a temporary file and a
+/// rename.
+int writeOutput(llvm::StringRef bytes,
+                const std::string &path = outputPath.getValue()) {
   std::string error =
-      gs::runtime::writeFileAtomically(outputPath, [&](std::ostream &os) {
+      gs::runtime::writeFileAtomically(path, [&](std::ostream &os) {
         os.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
         return static_cast<bool>(os);
       });
   return error.empty() ? 0 : fail(error);
+}
+
+/// Fails before compiling when `path` cannot be written: creates and
+/// removes a file beside it.
+LogicalResult checkWritable(const std::string &path, std::string &error) {
+  std::string probe =
+      path + ".probe." + std::to_string(llvm::sys::Process::getProcessId());
+  std::error_code ec;
+  { llvm::raw_fd_ostream os(probe, ec); }
+  if (ec) {
+    error = "cannot write '" + path + "': " + ec.message();
+    return failure();
+  }
+  llvm::sys::fs::remove(probe);
+  return success();
+}
+
+/// The C prefix of the model's functions: --name, or the output's stem
+/// made an identifier.
+std::string symbolPrefix() {
+  std::string name = libraryName.empty()
+                         ? llvm::sys::path::stem(outputPath).str()
+                         : libraryName.getValue();
+  for (char &c : name)
+    if (!llvm::isAlnum(c))
+      c = '_';
+  if (name.empty() || llvm::isDigit(name.front()))
+    name = "model_" + name;
+  return name;
+}
+
+/// The ONNX model to embed for exporting trained weights, as binary
+/// protobuf; empty for MLIR input.
+LogicalResult onnxBytes(std::string &bytes, std::string &error) {
+  if (!gs::isOnnxFile(modelPath))
+    return success();
+  onnx::ModelProto model;
+  if (!(error = gs::readOnnxModel(modelPath, model)).empty() ||
+      !model.SerializeToString(&bytes)) {
+    error = "'" + modelPath + "': cannot embed the ONNX model" +
+            (error.empty() ? "" : ": " + error);
+    return failure();
+  }
+  return success();
+}
+
+/// Links `object` with the runtime's trainer into --o (through a temporary
+/// file and a rename) with $CXX or c++.
+int linkExecutable(const std::string &object, const char *argv0) {
+  std::string dir = runtimeDir;
+  if (dir.empty()) {
+    std::string self = llvm::sys::fs::getMainExecutable(
+        argv0, reinterpret_cast<void *>(&linkExecutable));
+    llvm::SmallString<256> lib(llvm::sys::path::parent_path(self));
+    llvm::sys::path::append(lib, "..", "lib");
+    dir = lib.str().str();
+  }
+  std::vector<std::string> libraries;
+  for (const char *name : {"libGSRuntimeMain.a", "libGSRuntime.a"}) {
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, name);
+    if (!llvm::sys::fs::exists(path))
+      return fail("the runtime library '" + path +
+                  "' is missing: build GradScale's runtime or pass "
+                  "--runtime-dir");
+    libraries.push_back(path.str().str());
+  }
+  const char *cxxEnv = std::getenv("CXX");
+  std::string cxxName = cxxEnv && *cxxEnv ? cxxEnv : "c++";
+  llvm::ErrorOr<std::string> cxx = llvm::sys::findProgramByName(cxxName);
+  if (!cxx)
+    return fail("cannot find the C++ compiler '" + cxxName +
+                "' to link with: install one or set CXX");
+  std::string temporary =
+      outputPath + ".tmp." + std::to_string(llvm::sys::Process::getProcessId());
+  std::vector<llvm::StringRef> args = {*cxx, "-o", temporary, object};
+  args.insert(args.end(), libraries.begin(), libraries.end());
+  args.push_back("-lz");
+  std::string message;
+  int status =
+      llvm::sys::ExecuteAndWait(*cxx, args, std::nullopt, {}, 0, 0, &message);
+  if (status != 0) {
+    llvm::sys::fs::remove(temporary);
+    return fail("linking with '" + *cxx + "' failed" +
+                (message.empty()
+                     ? " (exit status " + std::to_string(status) + ")"
+                     : ": " + message));
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(temporary, outputPath)) {
+    llvm::sys::fs::remove(temporary);
+    return fail("cannot write '" + outputPath + "': " + ec.message());
+  }
+  return 0;
 }
 } // namespace
 
@@ -218,7 +350,10 @@ int main(int argc, char **argv) {
     return fail("--target: only cpu is supported, got '" + target + "'");
   gs::TrainPipelineOptions options;
   std::string error;
-  if (failed(trainOptions(options, error)))
+  if (failed(trainOptions(options, error)) ||
+      failed(checkWritable(outputPath, error)) ||
+      (emit == Emit::Library && !headerPath.empty() &&
+       failed(checkWritable(headerPath, error))))
     return fail(error);
 
   DialectRegistry registry;
@@ -239,6 +374,22 @@ int main(int argc, char **argv) {
     return writeOutput(text);
   }
 
+  // The runtime's view of the model: its parameters, the train step and,
+  // for classifiers, an eval step returning the class scores.
+  gs_compile::ModelSpec spec;
+  spec.scaling = scaling;
+  llvm::SmallVector<llvm::StringRef> entries = {"train_step"};
+  std::string evalError;
+  if (succeeded(gs::addEvalStep(*module, evalError)))
+    entries.push_back("eval_step");
+  else if (emit == Emit::Executable || emit == Emit::Library)
+    llvm::errs() << "gs-compile: note: no eval_step, so no accuracy: "
+                 << evalError << "\n";
+  if (failed(gs_compile::describeModel(*module, entries, spec, error)) ||
+      failed(onnxBytes(spec.onnx, error)))
+    return fail("'" + modelPath + "': " + error);
+  std::string prefix = emit == Emit::Executable ? "gs_program" : symbolPrefix();
+
   // C interfaces for the runtime, then the CPU pipeline.
   for (auto function : module->getOps<func::FuncOp>())
     if (!function.isDeclaration())
@@ -258,6 +409,11 @@ int main(int argc, char **argv) {
       translateModuleToLLVMIR(*module, llvmContext, modelPath);
   if (!llvmModule)
     return fail("'" + modelPath + "': translation to LLVM IR failed");
+  std::string accessor = prefix + "_model";
+  if (failed(gs_compile::emitModelTable(*llvmModule, spec, accessor, error)))
+    return fail("'" + modelPath + "': " + error);
+  if (emit == Emit::Library || emit == Emit::Executable)
+    gs_compile::internalizeExcept(*llvmModule, accessor);
   llvmModule->setTargetTriple(machine->getTargetTriple());
   llvmModule->setDataLayout(machine->createDataLayout());
   // The CPU on every function, as the optimizer's cost models read it.
@@ -283,5 +439,27 @@ int main(int argc, char **argv) {
       return fail("the target cannot emit object files");
     codegen.run(*llvmModule);
   }
-  return writeOutput(bytes);
+  if (emit == Emit::Executable) {
+    llvm::SmallString<128> object;
+    if (std::error_code ec =
+            llvm::sys::fs::createTemporaryFile("gs-compile", "o", object))
+      return fail("cannot create a temporary object file: " + ec.message());
+    llvm::FileRemover removeObject(object);
+    if (int status = writeOutput(bytes, object.str().str()))
+      return status;
+    return linkExecutable(object.str().str(), argv[0]);
+  }
+  if (int status = writeOutput(bytes))
+    return status;
+  if (emit != Emit::Library)
+    return 0;
+  std::string header = headerPath;
+  if (header.empty()) {
+    llvm::SmallString<256> path(outputPath);
+    llvm::sys::path::replace_extension(path, "h");
+    header = path.str().str();
+  }
+  return writeOutput(gs_compile::renderHeader(
+                         spec, prefix, llvm::sys::path::filename(modelPath)),
+                     header);
 }

@@ -9,6 +9,7 @@
 #include <string>
 
 namespace mlir {
+class ModuleOp;
 class OpPassManager;
 } // namespace mlir
 
@@ -81,6 +82,10 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
 /// scaling=fp32) gs-mixed-precision and the scaling method, optionally
 /// lowered for the CPU.
 void buildTrainPipeline(OpPassManager &pm, const TrainPipelineOptions &options);
+
+/// Adds `eval_step`, a copy of `forward` that also returns the class scores
+/// (batch x classes) its loss is computed from. Sets `error` on failure.
+LogicalResult addEvalStep(ModuleOp module, std::string &error);
 
 /// Registers `gs-lower-to-llvm-cpu`, `gs-train` and the passes the
 /// pipelines use.

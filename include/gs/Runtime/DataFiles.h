@@ -28,6 +28,13 @@ std::string readIdx(const std::string &path, Tensor &tensor);
 std::string readNpz(const std::string &path,
                     std::vector<std::pair<std::string, Tensor>> &arrays);
 
+/// Writes a .npz archive of stored (uncompressed) .npy members, named
+/// `<name>.npy`, through writeFileAtomically. Returns an error message,
+/// empty on success.
+std::string
+writeNpz(const std::string &path,
+         const std::vector<std::pair<std::string, const Tensor *>> &arrays);
+
 } // namespace mlir::gs::runtime
 
 #endif // GS_RUNTIME_DATAFILES_H

@@ -60,14 +60,17 @@ private:
 std::string readNpy(const std::string &path, Tensor &tensor);
 
 /// Reads .npy data from `in`; `path` names it in errors.
-std::string readNpy(std::istream &in, const std::string &path,
-                    Tensor &tensor);
+std::string readNpy(std::istream &in, const std::string &path, Tensor &tensor);
+
+/// Writes `tensor` as .npy data (format 1.0) to `out`; false on failure.
+bool writeNpy(std::ostream &out, const Tensor &tensor);
 
 /// Writes a .npy file through writeFileAtomically.
 std::string writeNpy(const std::string &path, const Tensor &tensor);
 
-/// Writes `path` through a temporary file beside it and a rename, so that a
-/// failure never leaves a half-written or lost file behind. `write` fills
+/// Writes `path` through a temporary file beside it, an fsync and a rename,
+/// so that neither a failure nor a crash leaves a half-written or lost file
+/// behind. `write` fills
 /// the stream and returns false on failure. Returns an error message,
 /// empty on success.
 std::string

@@ -313,26 +313,22 @@ mlir::gs::importOnnxModel(onnx::ModelProto &model, StringRef modelDir,
   return importer.run();
 }
 
+std::string mlir::gs::readOnnxModel(StringRef path, onnx::ModelProto &model) {
+  if (!path.ends_with(".onnxtext"))
+    return onnx_frontend::loadBinaryModel(path.str(), model);
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> text =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!text)
+    return ("cannot read '" + path + "': " + text.getError().message()).str();
+  return onnx_frontend::parseTextModel((*text)->getBuffer().str(), model);
+}
+
 OwningOpRef<ModuleOp>
 mlir::gs::importOnnxFile(StringRef path, MLIRContext *context,
                          const OnnxImportOptions &options) {
-  Location loc = FileLineColLoc::get(context, path, 1, 1);
   onnx::ModelProto model;
-  std::string error;
-  if (path.ends_with(".onnxtext")) {
-    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> text =
-        llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-    if (!text) {
-      emitError(loc) << "cannot read '" << path
-                     << "': " << text.getError().message();
-      return nullptr;
-    }
-    error = onnx_frontend::parseTextModel((*text)->getBuffer().str(), model);
-  } else {
-    error = onnx_frontend::loadBinaryModel(path.str(), model);
-  }
-  if (!error.empty()) {
-    emitError(loc) << error;
+  if (std::string error = readOnnxModel(path, model); !error.empty()) {
+    emitError(FileLineColLoc::get(context, path, 1, 1)) << error;
     return nullptr;
   }
   return importOnnxModel(model, llvm::sys::path::parent_path(path), path,

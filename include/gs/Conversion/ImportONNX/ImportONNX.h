@@ -80,6 +80,11 @@ LogicalResult parseOnnxTrainingOptions(llvm::StringRef spec,
                                        OnnxImportOptions &options,
                                        std::string &error);
 
+/// Reads the model at `path` (binary ONNX; ONNX text when the path ends in
+/// `.onnxtext`). Returns an error message naming the file, empty on
+/// success.
+std::string readOnnxModel(llvm::StringRef path, onnx::ModelProto &model);
+
 /// Imports the model at `path` (binary ONNX; ONNX text when the path ends
 /// in `.onnxtext`). Reports problems through the context's diagnostic
 /// engine and returns null on failure.

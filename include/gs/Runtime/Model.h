@@ -1,0 +1,54 @@
+//===- Model.h - A compiled model, from C++ ---------------------*- C++ -*-===//
+//
+// The C++ side of ModelABI.h: the table gs-compile emits read as runtime
+// tensors, and entries run on them. Errors are messages, empty on success.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GS_RUNTIME_MODEL_H
+#define GS_RUNTIME_MODEL_H
+
+#include "gs/Runtime/ModelABI.h"
+#include "gs/Runtime/Tensor.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::gs::runtime {
+
+/// The runtime type of a table's element type; false if it has none.
+bool toDType(int32_t dtype, DType &type);
+
+/// The shape of a table tensor.
+std::vector<int64_t> shapeOf(const gs_tensor_info &info);
+
+/// "x: float32[64x784]".
+std::string describe(const gs_tensor_info &info);
+
+/// A zero tensor of a table tensor's type and shape.
+Tensor tensorFor(const gs_tensor_info &info);
+
+/// Null when the model has no such entry or parameter.
+const gs_entry_info *findEntry(const gs_model_info &model,
+                               const std::string &name);
+const gs_param_info *findParam(const gs_model_info &model,
+                               const std::string &name);
+
+/// Checks the table: ABI version, element types, entries with functions.
+std::string validate(const gs_model_info &model);
+
+/// Runs `entry` on `inputs`, whose types and shapes must be the entry's;
+/// `results` become the entry's results.
+std::string run(const gs_entry_info &entry,
+                const std::vector<const Tensor *> &inputs,
+                std::vector<Tensor> &results);
+
+/// A parameter's current value.
+Tensor readParam(const gs_param_info &param);
+
+/// Sets a parameter; `value` must have its type and shape.
+std::string writeParam(const gs_param_info &param, const Tensor &value);
+
+} // namespace mlir::gs::runtime
+
+#endif // GS_RUNTIME_MODEL_H

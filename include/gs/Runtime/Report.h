@@ -1,0 +1,76 @@
+//===- Report.h - What a training run reports -------------------*- C++ -*-===//
+//
+// The JSON report of a training executable (schema: docs/report.schema.json)
+// and its curves as CSV: the loss, evaluations, the loss scale, and per
+// FP32->FP16 rounding of a gradient its scale and underflow rates over time.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GS_RUNTIME_REPORT_H
+#define GS_RUNTIME_REPORT_H
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlir::gs::runtime {
+
+/// The schema identifier every report carries.
+constexpr const char *kReportSchema = "gradscale.training-report/1";
+
+/// One telemetry site's records over time (gs/Support/Telemetry.h layout:
+/// scale, site scale, estimate, nonzero, flushed, subnormal, overflow).
+struct SiteSeries {
+  std::string name;
+  std::string site;
+  std::vector<int64_t> steps;
+  std::vector<std::array<double, 7>> records;
+};
+
+struct EvalPoint {
+  int64_t step = 0;
+  double accuracy = 0;
+  double loss = 0;
+  int64_t examples = 0;
+};
+
+struct TrainingReport {
+  // The model.
+  std::string modelName;
+  std::string scaling;
+  int64_t batchSize = 0;
+  int64_t trainableElements = 0;
+  // The data.
+  std::string trainData;
+  int64_t trainExamples = 0;
+  std::string evalData;
+  int64_t evalExamples = 0;
+  std::string normalization;
+  // The run.
+  uint64_t seed = 0;
+  bool shuffle = true;
+  int64_t startStep = 0;
+  int64_t steps = 0;
+  int64_t stepsPerEpoch = 0;
+  double wallSeconds = 0;
+  // Curves.
+  std::vector<int64_t> lossSteps;
+  std::vector<double> losses;
+  std::vector<EvalPoint> evaluations;
+  int64_t skippedSteps = 0;
+  std::vector<int64_t> lossScaleSteps;
+  std::vector<double> lossScales;
+  std::vector<SiteSeries> sites;
+};
+
+/// Writes the report as JSON / its curves as CSV, through
+/// writeFileAtomically. Returns an error message, empty on success.
+std::string writeReportJson(const std::string &path,
+                            const TrainingReport &report);
+std::string writeReportCsv(const std::string &path,
+                           const TrainingReport &report);
+
+} // namespace mlir::gs::runtime
+
+#endif // GS_RUNTIME_REPORT_H

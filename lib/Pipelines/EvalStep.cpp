@@ -1,0 +1,78 @@
+//===- EvalStep.cpp - The evaluation entry of a trained model ---*- C++ -*-===//
+//
+// `eval_step` is `forward` that also returns the class scores its loss is
+// computed from, so that a runtime can count correct predictions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gs/Dialect/GS/IR/GSOps.h"
+#include "gs/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+using namespace mlir;
+using namespace mlir::gs;
+
+/// The class scores a returned loss is computed from: the logits of a
+/// softmax cross-entropy, the log-probabilities of a negative
+/// log-likelihood.
+static Value scoresOfLoss(Value loss) {
+  Operation *producer = loss.getDefiningOp();
+  if (auto crossEntropy = dyn_cast_if_present<SoftmaxCrossEntropyOp>(producer))
+    return crossEntropy.getScores();
+  if (auto nll = dyn_cast_if_present<NLLLossOp>(producer))
+    return nll.getInput();
+  return nullptr;
+}
+
+LogicalResult mlir::gs::addEvalStep(ModuleOp module, std::string &error) {
+  SymbolTable symbols(module);
+  auto forward = symbols.lookup<func::FuncOp>("forward");
+  if (!forward || forward.isDeclaration()) {
+    error = "the module has no 'forward' function to evaluate";
+    return failure();
+  }
+  if (symbols.lookup("eval_step")) {
+    error = "the module already has an 'eval_step'";
+    return failure();
+  }
+  auto returnOp = cast<func::ReturnOp>(forward.getBody().back().back());
+  Value scores;
+  unsigned lossIndex = 0;
+  for (; lossIndex < returnOp.getNumOperands(); ++lossIndex)
+    if ((scores = scoresOfLoss(returnOp.getOperand(lossIndex))))
+      break;
+  if (!scores) {
+    error = "no result of 'forward' is a softmax cross-entropy or negative "
+            "log-likelihood loss, whose class scores accuracy needs";
+    return failure();
+  }
+  auto scoresType = cast<RankedTensorType>(scores.getType());
+  if (scoresType.getRank() != 2 || !scoresType.hasStaticShape()) {
+    llvm::raw_string_ostream os(error);
+    os << "the loss's class scores are " << scoresType
+       << "; accuracy needs a static batch x classes shape";
+    return failure();
+  }
+
+  OpBuilder builder(forward);
+  builder.setInsertionPointAfter(forward);
+  auto eval = cast<func::FuncOp>(builder.clone(*forward));
+  eval.setSymName("eval_step");
+  symbols.insert(eval);
+  auto evalReturn = cast<func::ReturnOp>(eval.getBody().back().back());
+  Value evalScores = scoresOfLoss(evalReturn.getOperand(lossIndex));
+  unsigned index = eval.getNumResults();
+  if (failed(eval.insertResult(
+          index, evalScores.getType(),
+          builder.getDictionaryAttr(builder.getNamedAttr(
+              "onnx.name", builder.getStringAttr("scores")))))) {
+    error = "cannot add the scores result to 'eval_step'";
+    return failure();
+  }
+  evalReturn->insertOperands(index, evalScores);
+  return success();
+}

@@ -1,0 +1,281 @@
+//===- Model.cpp - Running compiled models ----------------------*- C++ -*-===//
+
+#include "gs/Runtime/Model.h"
+
+#include <cstring>
+#include <map>
+#include <utility>
+
+using namespace mlir::gs::runtime;
+
+bool mlir::gs::runtime::toDType(int32_t dtype, DType &type) {
+  switch (dtype) {
+  case GS_DTYPE_F16:
+    type = DType::F16;
+    return true;
+  case GS_DTYPE_F32:
+    type = DType::F32;
+    return true;
+  case GS_DTYPE_F64:
+    type = DType::F64;
+    return true;
+  case GS_DTYPE_I8:
+    type = DType::I8;
+    return true;
+  case GS_DTYPE_I32:
+    type = DType::I32;
+    return true;
+  case GS_DTYPE_I64:
+    type = DType::I64;
+    return true;
+  case GS_DTYPE_BOOL:
+    type = DType::Bool;
+    return true;
+  default:
+    return false;
+  }
+}
+
+std::vector<int64_t> mlir::gs::runtime::shapeOf(const gs_tensor_info &info) {
+  return std::vector<int64_t>(info.shape, info.shape + info.rank);
+}
+
+Tensor mlir::gs::runtime::tensorFor(const gs_tensor_info &info) {
+  DType type = DType::F32;
+  toDType(info.dtype, type);
+  return Tensor(type, shapeOf(info));
+}
+
+std::string mlir::gs::runtime::describe(const gs_tensor_info &info) {
+  return std::string(info.name) + ": " + tensorFor(info).describe();
+}
+
+const gs_entry_info *mlir::gs::runtime::findEntry(const gs_model_info &model,
+                                                  const std::string &name) {
+  for (int32_t i = 0; i < model.num_entries; ++i)
+    if (name == model.entries[i].name)
+      return &model.entries[i];
+  return nullptr;
+}
+
+const gs_param_info *mlir::gs::runtime::findParam(const gs_model_info &model,
+                                                  const std::string &name) {
+  for (int32_t i = 0; i < model.num_params; ++i)
+    if (name == model.params[i].tensor.name)
+      return &model.params[i];
+  return nullptr;
+}
+
+namespace {
+/// The most inputs plus results an entry may have.
+constexpr size_t kMaxArguments = 32;
+
+template <size_t... I>
+void callWith(void *function, void *const *args, std::index_sequence<I...>) {
+  using Function = void (*)(decltype((void)I, (void *)nullptr)...);
+  reinterpret_cast<Function>(function)(args[I]...);
+}
+
+/// Calls `function` with `count` pointer arguments.
+template <size_t... N>
+void callWithCount(size_t count, void *function, void *const *args,
+                   std::index_sequence<N...>) {
+  (void)((count == N
+              ? (callWith(function, args, std::make_index_sequence<N>()), true)
+              : false) ||
+         ...);
+}
+
+/// A memref descriptor of a dense row-major buffer: allocated and aligned
+/// pointers, offset, sizes, strides.
+std::vector<int64_t> descriptor(const void *data,
+                                const std::vector<int64_t> &shape) {
+  std::vector<int64_t> words = {reinterpret_cast<intptr_t>(data),
+                                reinterpret_cast<intptr_t>(data), 0};
+  words.insert(words.end(), shape.begin(), shape.end());
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;)
+    strides[i - 1] = strides[i] * shape[i];
+  words.insert(words.end(), strides.begin(), strides.end());
+  return words;
+}
+
+/// Calls `entry` on dense buffers: its inputs, then its results.
+void callEntry(const gs_entry_info &entry, const void *const *inputs,
+               void *const *results) {
+  std::vector<std::vector<int64_t>> descriptors;
+  for (int32_t i = 0; i < entry.num_inputs; ++i)
+    descriptors.push_back(descriptor(inputs[i], shapeOf(entry.inputs[i])));
+  for (int32_t i = 0; i < entry.num_results; ++i)
+    descriptors.push_back(descriptor(results[i], shapeOf(entry.results[i])));
+  std::vector<void *> args;
+  for (std::vector<int64_t> &d : descriptors)
+    args.push_back(d.data());
+  callWithCount(args.size(), entry.function, args.data(),
+                std::make_index_sequence<kMaxArguments + 1>());
+}
+
+bool checkTensors(const gs_tensor_info *tensors, int32_t count,
+                  const std::string &what, std::string &error) {
+  DType type;
+  for (int32_t i = 0; i < count; ++i) {
+    if (!tensors[i].name || tensors[i].rank < 0 ||
+        !toDType(tensors[i].dtype, type)) {
+      error = what + " " + std::to_string(i) + " has an unknown type";
+      return false;
+    }
+  }
+  return true;
+}
+} // namespace
+
+std::string mlir::gs::runtime::validate(const gs_model_info &model) {
+  if (model.abi_version != GS_MODEL_ABI_VERSION)
+    return "the model was compiled for runtime ABI " +
+           std::to_string(model.abi_version) + ", this runtime is " +
+           std::to_string(GS_MODEL_ABI_VERSION) + ": compile it again";
+  std::string error;
+  for (int32_t i = 0; i < model.num_params; ++i)
+    if (!checkTensors(&model.params[i].tensor, 1, "parameter", error) ||
+        !model.params[i].data)
+      return error.empty() ? "parameter " + std::to_string(i) + " has no data"
+                           : error;
+  for (int32_t i = 0; i < model.num_entries; ++i) {
+    const gs_entry_info &entry = model.entries[i];
+    if (!entry.function ||
+        static_cast<size_t>(entry.num_inputs + entry.num_results) >
+            kMaxArguments)
+      return std::string("entry '") + entry.name + "' cannot be called";
+    if (!checkTensors(entry.inputs, entry.num_inputs,
+                      std::string(entry.name) + " input", error) ||
+        !checkTensors(entry.results, entry.num_results,
+                      std::string(entry.name) + " result", error))
+      return error;
+  }
+  return {};
+}
+
+std::string mlir::gs::runtime::run(const gs_entry_info &entry,
+                                   const std::vector<const Tensor *> &inputs,
+                                   std::vector<Tensor> &results) {
+  if (inputs.size() != static_cast<size_t>(entry.num_inputs))
+    return std::string(entry.name) + " takes " +
+           std::to_string(entry.num_inputs) + " inputs, got " +
+           std::to_string(inputs.size());
+  std::vector<const void *> inputData;
+  for (int32_t i = 0; i < entry.num_inputs; ++i) {
+    Tensor expected = tensorFor(entry.inputs[i]);
+    if (inputs[i]->type() != expected.type() ||
+        inputs[i]->shape() != expected.shape())
+      return std::string(entry.name) + " input '" + entry.inputs[i].name +
+             "' is " + expected.describe() + ", got " + inputs[i]->describe();
+    inputData.push_back(inputs[i]->data());
+  }
+  results.clear();
+  std::vector<void *> resultData;
+  for (int32_t i = 0; i < entry.num_results; ++i) {
+    results.push_back(tensorFor(entry.results[i]));
+    resultData.push_back(results.back().data());
+  }
+  callEntry(entry, inputData.data(), resultData.data());
+  return {};
+}
+
+Tensor mlir::gs::runtime::readParam(const gs_param_info &param) {
+  Tensor value = tensorFor(param.tensor);
+  std::memcpy(value.data(), param.data, value.byteSize());
+  return value;
+}
+
+std::string mlir::gs::runtime::writeParam(const gs_param_info &param,
+                                          const Tensor &value) {
+  Tensor expected = tensorFor(param.tensor);
+  if (value.type() != expected.type() || value.shape() != expected.shape())
+    return std::string("parameter '") + param.tensor.name + "' is " +
+           expected.describe() + ", got " + value.describe();
+  std::memcpy(param.data, value.data(), value.byteSize());
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// The C API
+//===----------------------------------------------------------------------===//
+
+namespace {
+thread_local std::string lastError;
+
+int failWith(std::string message) {
+  lastError = std::move(message);
+  return -1;
+}
+
+/// The initial parameter values of each model gs_init has seen.
+std::map<const gs_model_info *, std::vector<Tensor>> &initialValues() {
+  static std::map<const gs_model_info *, std::vector<Tensor>> values;
+  return values;
+}
+
+/// The parameter `name` if it holds `bytes` bytes.
+const gs_param_info *sizedParam(const gs_model_info *model, const char *name,
+                                size_t bytes) {
+  const gs_param_info *param = findParam(*model, name ? name : "");
+  if (!param) {
+    failWith(std::string("the model has no parameter '") + (name ? name : "") +
+             "'");
+    return nullptr;
+  }
+  size_t size = tensorFor(param->tensor).byteSize();
+  if (bytes != size) {
+    failWith(std::string("parameter '") + name + "' has " +
+             std::to_string(size) + " bytes, got " + std::to_string(bytes));
+    return nullptr;
+  }
+  return param;
+}
+} // namespace
+
+extern "C" const char *gs_last_error(void) { return lastError.c_str(); }
+
+extern "C" int gs_init(const gs_model_info *model) {
+  if (std::string error = validate(*model); !error.empty())
+    return failWith(error);
+  auto [it, first] = initialValues().try_emplace(model);
+  for (int32_t i = 0; i < model->num_params; ++i) {
+    if (first)
+      it->second.push_back(readParam(model->params[i]));
+    else
+      writeParam(model->params[i], it->second[i]);
+  }
+  return 0;
+}
+
+extern "C" int gs_run(const gs_model_info *model, const char *name,
+                      const void *const *inputs, void *const *results) {
+  const gs_entry_info *entry = findEntry(*model, name ? name : "");
+  if (!entry)
+    return failWith(std::string("the model has no entry '") +
+                    (name ? name : "") + "'");
+  if (static_cast<size_t>(entry->num_inputs + entry->num_results) >
+      kMaxArguments)
+    return failWith(std::string("entry '") + name + "' has too many arguments");
+  callEntry(*entry, inputs, results);
+  return 0;
+}
+
+extern "C" int gs_get_param(const gs_model_info *model, const char *name,
+                            void *data, size_t bytes) {
+  const gs_param_info *param = sizedParam(model, name, bytes);
+  if (!param)
+    return -1;
+  std::memcpy(data, param->data, bytes);
+  return 0;
+}
+
+extern "C" int gs_set_param(const gs_model_info *model, const char *name,
+                            const void *data, size_t bytes) {
+  const gs_param_info *param = sizedParam(model, name, bytes);
+  if (!param)
+    return -1;
+  std::memcpy(param->data, data, bytes);
+  return 0;
+}

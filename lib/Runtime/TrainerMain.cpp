@@ -1,0 +1,755 @@
+//===- TrainerMain.cpp - The main of training executables -------*- C++ -*-===//
+//
+// `gs-compile model.onnx -o train_model` links this with the compiled
+// model: it reads the data, trains for N steps or epochs in the model's
+// precision mode, evaluates accuracy, checkpoints and resumes bit-exactly,
+// writes the JSON report (and CSV) and exports the trained weights into
+// the ONNX model. docs/Runtime.md documents the flags and the report.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gs/Runtime/DataFiles.h"
+#include "gs/Runtime/Dataset.h"
+#include "gs/Runtime/Model.h"
+#include "gs/Runtime/ModelABI.h"
+#include "gs/Runtime/OnnxExport.h"
+#include "gs/Runtime/Report.h"
+#include "gs/Support/Telemetry.h"
+
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <optional>
+
+#include <unistd.h>
+
+using namespace mlir::gs::runtime;
+namespace telemetry = mlir::gs::telemetry;
+
+/// The compiled model's table, from the object gs-compile links in.
+extern "C" const gs_model_info *gs_program_model(void);
+
+namespace {
+const char *program = "train";
+
+[[noreturn]] void die(const std::string &message) {
+  std::fprintf(stderr, "%s: error: %s\n", program, message.c_str());
+  std::exit(1);
+}
+
+void check(const std::string &error) {
+  if (!error.empty())
+    die(error);
+}
+
+//===----------------------------------------------------------------------===//
+// Flags
+//===----------------------------------------------------------------------===//
+
+const char *kUsage =
+    R"(usage: %s --train-data=FILE --train-labels=FILE [options]
+
+Trains the model compiled into this program (%s, scaling %s) on the CPU.
+
+Data (.npy, .npz with :ARRAY to pick a member, or IDX files, gzip or not):
+  --train-data=FILE       training inputs, one example per row
+  --train-labels=FILE     their integer class labels
+  --eval-data=FILE        held-out inputs for accuracy
+  --eval-labels=FILE      their labels
+  --normalize=MODE        auto (default: unit for 8-bit data, else none),
+                          none, unit (x/255), standard ((x-mean)/std)
+  --mean=M --std=S        standard: these instead of the training set's
+Training:
+  --steps=N               train until step N (counting resumed steps)
+  --epochs=E              train until E epochs (default 1 when no --steps)
+  --seed=S                shuffling seed (default 0)
+  --no-shuffle            examples in file order
+  --eval-every=N          evaluate every N steps (default: each epoch end)
+Output:
+  --report=FILE.json      the training report (docs/report.schema.json)
+  --csv=FILE.csv          its curves, one row per step
+  --telemetry-every=N     record scaling telemetry every N steps (default 1)
+  --checkpoint=FILE.npz   save weights, optimizer and scale state here
+  --checkpoint-every=N    also every N steps (default: at the end only)
+  --resume=FILE.npz       continue from a checkpoint, bit-exactly
+  --export-onnx=FILE      the ONNX model with the trained weights
+  --progress=WHEN         auto (on a terminal), always, never
+  --info                  print the model's entries and parameters, exit
+  --help                  this text
+)";
+
+struct Flags {
+  std::string trainData, trainLabels, evalData, evalLabels;
+  std::string normalize = "auto";
+  std::optional<double> mean, std;
+  std::optional<int64_t> steps, evalEvery, checkpointEvery;
+  std::optional<double> epochs;
+  std::optional<uint64_t> seed;
+  bool shuffle = true;
+  std::string report, csv, checkpoint, resume, exportOnnx;
+  int64_t telemetryEvery = 1;
+  std::string progress = "auto";
+  bool info = false;
+};
+
+int64_t positiveInteger(const std::string &flag, const std::string &value) {
+  char *end = nullptr;
+  errno = 0;
+  long long n = std::strtoll(value.c_str(), &end, 10);
+  if (value.empty() || *end || errno || n <= 0)
+    die("--" + flag + ": expected a positive integer, got '" + value + "'");
+  return n;
+}
+
+double realNumber(const std::string &flag, const std::string &value) {
+  char *end = nullptr;
+  double x = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end || !std::isfinite(x))
+    die("--" + flag + ": expected a number, got '" + value + "'");
+  return x;
+}
+
+Flags parseFlags(int argc, char **argv, const gs_model_info &model) {
+  Flags flags;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--", 0) != 0)
+      die("unexpected argument '" + arg + "' (see --help)");
+    std::string name = arg.substr(2), value;
+    bool hasValue = false;
+    if (size_t eq = name.find('='); eq != std::string::npos)
+      value = name.substr(eq + 1), name.resize(eq), hasValue = true;
+    auto take = [&]() -> std::string {
+      if (hasValue)
+        return value;
+      if (i + 1 >= argc)
+        die("--" + name + " needs a value");
+      return argv[++i];
+    };
+    if (name == "help") {
+      std::printf(kUsage, program, model.name, model.scaling);
+      std::exit(0);
+    } else if (name == "info") {
+      flags.info = true;
+    } else if (name == "no-shuffle") {
+      flags.shuffle = false;
+    } else if (name == "train-data") {
+      flags.trainData = take();
+    } else if (name == "train-labels") {
+      flags.trainLabels = take();
+    } else if (name == "eval-data") {
+      flags.evalData = take();
+    } else if (name == "eval-labels") {
+      flags.evalLabels = take();
+    } else if (name == "normalize") {
+      flags.normalize = take();
+      if (flags.normalize != "auto" && flags.normalize != "none" &&
+          flags.normalize != "unit" && flags.normalize != "standard")
+        die("--normalize: expected auto, none, unit or standard, got '" +
+            flags.normalize + "'");
+    } else if (name == "mean") {
+      flags.mean = realNumber(name, take());
+    } else if (name == "std") {
+      flags.std = realNumber(name, take());
+      if (*flags.std <= 0)
+        die("--std: expected a positive number");
+    } else if (name == "steps") {
+      flags.steps = positiveInteger(name, take());
+    } else if (name == "epochs") {
+      flags.epochs = realNumber(name, take());
+      if (*flags.epochs <= 0)
+        die("--epochs: expected a positive number");
+    } else if (name == "seed") {
+      std::string text = take();
+      char *end = nullptr;
+      errno = 0;
+      unsigned long long seed = std::strtoull(text.c_str(), &end, 10);
+      if (text.empty() || *end || errno || text[0] == '-')
+        die("--seed: expected a non-negative integer, got '" + text + "'");
+      flags.seed = seed;
+    } else if (name == "eval-every") {
+      flags.evalEvery = positiveInteger(name, take());
+    } else if (name == "report") {
+      flags.report = take();
+    } else if (name == "csv") {
+      flags.csv = take();
+    } else if (name == "telemetry-every") {
+      flags.telemetryEvery = positiveInteger(name, take());
+    } else if (name == "checkpoint") {
+      flags.checkpoint = take();
+    } else if (name == "checkpoint-every") {
+      flags.checkpointEvery = positiveInteger(name, take());
+    } else if (name == "resume") {
+      flags.resume = take();
+    } else if (name == "export-onnx") {
+      flags.exportOnnx = take();
+    } else if (name == "progress") {
+      flags.progress = take();
+      if (flags.progress != "auto" && flags.progress != "always" &&
+          flags.progress != "never")
+        die("--progress: expected auto, always or never, got '" +
+            flags.progress + "'");
+    } else {
+      die("unknown flag '--" + name + "' (see --help)");
+    }
+  }
+  if (flags.info)
+    return flags;
+  if (flags.trainData.empty() || flags.trainLabels.empty())
+    die("--train-data and --train-labels are required (see --help)");
+  if (flags.evalData.empty() != flags.evalLabels.empty())
+    die("--eval-data and --eval-labels go together");
+  if (flags.steps && flags.epochs)
+    die("--steps and --epochs exclude each other");
+  if ((flags.mean || flags.std) && flags.normalize != "standard")
+    die("--mean and --std apply to --normalize=standard");
+  if (flags.checkpointEvery && flags.checkpoint.empty())
+    die("--checkpoint-every needs --checkpoint");
+  if (!flags.exportOnnx.empty() && !model.onnx)
+    die("--export-onnx: this model was compiled from MLIR, not ONNX");
+  return flags;
+}
+
+/// Fails now, not after training, when `path` cannot be written: creates
+/// and removes a file beside it.
+void checkWritable(const std::string &flag, const std::string &path) {
+  if (path.empty())
+    return;
+  std::string probe = path + ".probe." + std::to_string(::getpid());
+  std::ofstream out(probe);
+  if (!out)
+    die("--" + flag + ": cannot write '" + path + "': " + std::strerror(errno));
+  out.close();
+  std::remove(probe.c_str());
+}
+
+//===----------------------------------------------------------------------===//
+// The model
+//===----------------------------------------------------------------------===//
+
+/// The train and eval entries of a classifier: (data, labels) in, the
+/// loss (and for eval the batch x classes scores) out.
+struct Entries {
+  const gs_entry_info *train = nullptr;
+  const gs_entry_info *eval = nullptr;
+  int64_t batch = 0;
+  int64_t sampleSize = 0;
+  int64_t classes = 0;
+};
+
+Entries findEntries(const gs_model_info &model) {
+  Entries entries;
+  entries.train = findEntry(model, "train_step");
+  entries.eval = findEntry(model, "eval_step");
+  if (!entries.train)
+    die("the model has no train_step");
+  const gs_entry_info &train = *entries.train;
+  auto isData = [](const gs_tensor_info &t) {
+    return t.rank >= 1 && (t.dtype == GS_DTYPE_F32);
+  };
+  auto isLabels = [](const gs_tensor_info &t) {
+    return t.rank == 1 && (t.dtype == GS_DTYPE_I64 || t.dtype == GS_DTYPE_I32);
+  };
+  if (train.num_inputs != 2 || !isData(train.inputs[0]) ||
+      !isLabels(train.inputs[1]) ||
+      train.inputs[0].shape[0] != train.inputs[1].shape[0] ||
+      train.num_results < 1 || train.results[0].rank != 0)
+    die("this trainer takes classifiers whose train_step maps (float32 "
+        "inputs, integer labels) of one batch size to a scalar loss; "
+        "train_step takes " +
+        std::to_string(train.num_inputs) + " inputs" +
+        (train.num_inputs ? " (" + describe(train.inputs[0]) + ", ...)" : ""));
+  entries.batch = train.inputs[0].shape[0];
+  entries.sampleSize = tensorFor(train.inputs[0]).numElements() / entries.batch;
+  if (entries.eval) {
+    const gs_entry_info &eval = *entries.eval;
+    if (eval.num_results != 2 || eval.results[1].rank != 2 ||
+        eval.results[1].dtype != GS_DTYPE_F32)
+      die("eval_step does not return (loss, scores)");
+    entries.classes = eval.results[1].shape[1];
+  }
+  return entries;
+}
+
+/// A batch's input buffers in the entry's types.
+struct Batch {
+  explicit Batch(const gs_entry_info &entry)
+      : data(tensorFor(entry.inputs[0])), labels(tensorFor(entry.inputs[1])),
+        wideLabels(labels.numElements()) {}
+  void fill(const Dataset &dataset, const std::vector<int64_t> &order,
+            int64_t first) {
+    gatherBatch(dataset, order, first, labels.numElements(), data.as<float>(),
+                wideLabels.data());
+    for (size_t i = 0; i < wideLabels.size(); ++i) {
+      if (labels.type() == DType::I64)
+        labels.as<int64_t>()[i] = wideLabels[i];
+      else
+        labels.as<int32_t>()[i] = static_cast<int32_t>(wideLabels[i]);
+    }
+  }
+  Tensor data, labels;
+  std::vector<int64_t> wideLabels;
+};
+
+/// The telemetry parameters of the model, and the loss scale.
+struct Telemetry {
+  explicit Telemetry(const gs_model_info &model) {
+    std::string prefix = telemetry::kSitePrefix;
+    for (int32_t i = 0; i < model.num_params; ++i) {
+      const gs_param_info &p = model.params[i];
+      std::string name = p.tensor.name;
+      if (name.rfind(prefix, 0) == 0 && p.tensor.dtype == GS_DTYPE_F64 &&
+          tensorFor(p.tensor).numElements() == telemetry::NumRecordFields)
+        sites.push_back(&p);
+    }
+    skipped = findParam(model, telemetry::kSkippedSteps);
+    lossScale = findParam(model, "gs.loss_scale");
+  }
+  std::array<double, 7> record(size_t site) const {
+    std::array<double, 7> values;
+    std::memcpy(values.data(), sites[site]->data, sizeof(values));
+    return values;
+  }
+  int64_t skippedSteps() const {
+    return skipped ? *static_cast<const int64_t *>(skipped->data) : 0;
+  }
+  double currentLossScale() const {
+    if (!lossScale)
+      return NAN;
+    return lossScale->tensor.dtype == GS_DTYPE_F64
+               ? *static_cast<const double *>(lossScale->data)
+               : *static_cast<const float *>(lossScale->data);
+  }
+  std::vector<const gs_param_info *> sites;
+  const gs_param_info *skipped = nullptr;
+  const gs_param_info *lossScale = nullptr;
+};
+
+//===----------------------------------------------------------------------===//
+// Checkpoints
+//===----------------------------------------------------------------------===//
+
+// Trainer state in a checkpoint beside the model's parameters.
+constexpr const char *kCheckpointStep = "gs.trainer.step";
+constexpr const char *kCheckpointSeed = "gs.trainer.seed";
+constexpr const char *kCheckpointShuffle = "gs.trainer.shuffle";
+constexpr const char *kCheckpointLoss = "gs.trainer.loss";
+
+Tensor scalarI64(int64_t value) {
+  Tensor t(DType::I64, {});
+  *t.as<int64_t>() = value;
+  return t;
+}
+
+void saveCheckpoint(const std::string &path, const gs_model_info &model,
+                    int64_t step, uint64_t seed, bool shuffle,
+                    const std::vector<double> &losses) {
+  std::vector<Tensor> values;
+  values.reserve(model.num_params + 4);
+  std::vector<std::pair<std::string, const Tensor *>> arrays;
+  for (int32_t i = 0; i < model.num_params; ++i)
+    values.push_back(readParam(model.params[i]));
+  values.push_back(scalarI64(step));
+  values.push_back(scalarI64(static_cast<int64_t>(seed)));
+  values.push_back(scalarI64(shuffle));
+  Tensor lossHistory(DType::F64, {static_cast<int64_t>(losses.size())});
+  std::memcpy(lossHistory.data(), losses.data(), lossHistory.byteSize());
+  values.push_back(std::move(lossHistory));
+  for (int32_t i = 0; i < model.num_params; ++i)
+    arrays.emplace_back(model.params[i].tensor.name, &values[i]);
+  for (const char *name :
+       {kCheckpointStep, kCheckpointSeed, kCheckpointShuffle, kCheckpointLoss})
+    arrays.emplace_back(name, &values[arrays.size()]);
+  check(writeNpz(path, arrays));
+}
+
+/// Loads a checkpoint into the model; returns its step.
+int64_t loadCheckpoint(const std::string &path, const gs_model_info &model,
+                       uint64_t &seed, bool &shuffle,
+                       std::vector<double> &losses) {
+  std::vector<std::pair<std::string, Tensor>> arrays;
+  check(readNpz(path, arrays));
+  std::map<std::string, const Tensor *> byName;
+  for (auto &[name, tensor] : arrays)
+    byName[name] = &tensor;
+  auto scalar = [&](const char *name) {
+    auto it = byName.find(name);
+    if (it == byName.end() || it->second->type() != DType::I64 ||
+        it->second->numElements() != 1)
+      die("'" + path + "' is not a checkpoint of this trainer (no " + name +
+          ")");
+    return *it->second->as<int64_t>();
+  };
+  int64_t step = scalar(kCheckpointStep);
+  seed = static_cast<uint64_t>(scalar(kCheckpointSeed));
+  shuffle = scalar(kCheckpointShuffle) != 0;
+  // Check everything before changing anything.
+  for (int32_t i = 0; i < model.num_params; ++i) {
+    const gs_param_info &param = model.params[i];
+    auto it = byName.find(param.tensor.name);
+    Tensor expected = tensorFor(param.tensor);
+    if (it == byName.end())
+      die("'" + path + "' has no parameter '" + param.tensor.name +
+          "': it is a checkpoint of another model");
+    if (it->second->type() != expected.type() ||
+        it->second->shape() != expected.shape())
+      die("'" + path + "': parameter '" + param.tensor.name + "' is " +
+          it->second->describe() + ", the model's is " + expected.describe());
+  }
+  for (int32_t i = 0; i < model.num_params; ++i)
+    check(writeParam(model.params[i], *byName[model.params[i].tensor.name]));
+  losses.clear();
+  if (auto it = byName.find(kCheckpointLoss);
+      it != byName.end() && it->second->type() == DType::F64)
+    losses.assign(it->second->as<double>(),
+                  it->second->as<double>() + it->second->numElements());
+  return step;
+}
+
+//===----------------------------------------------------------------------===//
+// Evaluation
+//===----------------------------------------------------------------------===//
+
+EvalPoint evaluate(const Entries &entries, const Dataset &dataset,
+                   int64_t step) {
+  Batch batch(*entries.eval);
+  std::vector<int64_t> order = epochOrder(dataset.count, 0, 0, false);
+  std::vector<Tensor> results;
+  int64_t correct = 0;
+  double lossSum = 0;
+  for (int64_t first = 0; first < dataset.count; first += entries.batch) {
+    batch.fill(dataset, order, first);
+    check(run(*entries.eval, {&batch.data, &batch.labels}, results));
+    const float *scores = results[1].as<float>();
+    int64_t valid = std::min(entries.batch, dataset.count - first);
+    for (int64_t b = 0; b < valid; ++b) {
+      const float *row = scores + b * entries.classes;
+      int64_t best = 0;
+      double top = row[0];
+      for (int64_t c = 1; c < entries.classes; ++c)
+        if (row[c] > row[best])
+          best = c;
+      for (int64_t c = 0; c < entries.classes; ++c)
+        top = std::max<double>(top, row[c]);
+      // Cross-entropy from logits or log-probabilities alike.
+      double sum = 0;
+      for (int64_t c = 0; c < entries.classes; ++c)
+        sum += std::exp(row[c] - top);
+      int64_t label = batch.wideLabels[b];
+      lossSum += top + std::log(sum) - row[label];
+      correct += best == label;
+    }
+  }
+  return {step, double(correct) / dataset.count, lossSum / dataset.count,
+          dataset.count};
+}
+
+//===----------------------------------------------------------------------===//
+// Progress
+//===----------------------------------------------------------------------===//
+
+class Progress {
+public:
+  explicit Progress(bool enabled) : enabled(enabled) {}
+  void update(int64_t step, int64_t total, double loss, double stepsPerSecond,
+              int64_t scaleEvents, int64_t skipped, bool force) {
+    if (!enabled)
+      return;
+    auto now = std::chrono::steady_clock::now();
+    if (!force && now - last < std::chrono::milliseconds(100))
+      return;
+    last = now;
+    std::fprintf(stderr,
+                 "\rstep %lld/%lld  loss %.4f  %.1f steps/s  scale events "
+                 "%lld  skipped %lld   ",
+                 static_cast<long long>(step), static_cast<long long>(total),
+                 loss, stepsPerSecond, static_cast<long long>(scaleEvents),
+                 static_cast<long long>(skipped));
+    std::fflush(stderr);
+    shown = true;
+  }
+  /// Ends the progress line before other output.
+  void clear() {
+    if (shown)
+      std::fprintf(stderr, "\n");
+    shown = false;
+  }
+
+private:
+  bool enabled;
+  bool shown = false;
+  std::chrono::steady_clock::time_point last;
+};
+
+std::string fileName(const std::string &spec) {
+  return spec.substr(spec.find_last_of('/') + 1);
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// main
+//===----------------------------------------------------------------------===//
+
+int main(int argc, char **argv) {
+  program = argv[0];
+  const gs_model_info &model = *gs_program_model();
+  check(validate(model));
+  Flags flags = parseFlags(argc, argv, model);
+  if (flags.info) {
+    std::printf("model %s, scaling %s\n", model.name, model.scaling);
+    for (int32_t e = 0; e < model.num_entries; ++e) {
+      const gs_entry_info &entry = model.entries[e];
+      std::printf("entry %s\n", entry.name);
+      for (int32_t i = 0; i < entry.num_inputs; ++i)
+        std::printf("  input  %s\n", describe(entry.inputs[i]).c_str());
+      for (int32_t i = 0; i < entry.num_results; ++i)
+        std::printf("  result %s\n", describe(entry.results[i]).c_str());
+    }
+    for (int32_t i = 0; i < model.num_params; ++i)
+      std::printf("param %s%s\n", describe(model.params[i].tensor).c_str(),
+                  model.params[i].kind == GS_PARAM_TRAINABLE ? " trainable"
+                  : model.params[i].kind == GS_PARAM_BUFFER  ? " buffer"
+                                                             : " state");
+    return 0;
+  }
+  Entries entries = findEntries(model);
+  if (!flags.evalData.empty() && !entries.eval)
+    die("--eval-data: the model has no eval_step (its loss is not a "
+        "softmax cross-entropy or negative log-likelihood)");
+  for (auto [flag, path] :
+       {std::pair<const char *, std::string>{"report", flags.report},
+        {"csv", flags.csv},
+        {"checkpoint", flags.checkpoint},
+        {"export-onnx", flags.exportOnnx}})
+    checkWritable(flag, path);
+
+  // Data.
+  Tensor trainInputs, trainLabels;
+  check(readArray(flags.trainData, trainInputs));
+  check(readArray(flags.trainLabels, trainLabels));
+  Normalization normalization;
+  parseNormalization(flags.normalize, trainInputs.type(), normalization);
+  if (normalization.kind == Normalization::Standard) {
+    meanAndStd(trainInputs, normalization.mean, normalization.std);
+    normalization.mean = flags.mean.value_or(normalization.mean);
+    normalization.std = flags.std.value_or(normalization.std);
+  }
+  Dataset train, held;
+  check(makeDataset(trainInputs, flags.trainData, trainLabels,
+                    flags.trainLabels, entries.sampleSize, entries.classes,
+                    normalization, train));
+  trainInputs = Tensor(), trainLabels = Tensor();
+  if (!flags.evalData.empty()) {
+    Tensor evalInputs, evalLabels;
+    check(readArray(flags.evalData, evalInputs));
+    check(readArray(flags.evalLabels, evalLabels));
+    check(makeDataset(evalInputs, flags.evalData, evalLabels, flags.evalLabels,
+                      entries.sampleSize, entries.classes, normalization,
+                      held));
+  }
+  int64_t stepsPerEpoch = train.count / entries.batch;
+  if (stepsPerEpoch == 0)
+    die("'" + flags.trainData + "' has " + std::to_string(train.count) +
+        " examples, fewer than one batch of " + std::to_string(entries.batch));
+
+  // Where the run starts and ends.
+  uint64_t seed = flags.seed.value_or(0);
+  bool shuffle = flags.shuffle;
+  int64_t start = 0;
+  TrainingReport report;
+  check(gs_init(&model) == 0 ? std::string() : gs_last_error());
+  if (!flags.resume.empty()) {
+    uint64_t savedSeed;
+    bool savedShuffle;
+    start = loadCheckpoint(flags.resume, model, savedSeed, savedShuffle,
+                           report.losses);
+    if ((flags.seed && *flags.seed != savedSeed) ||
+        savedShuffle != flags.shuffle)
+      die("--resume: '" + flags.resume + "' was trained with --seed=" +
+          std::to_string(savedSeed) + (savedShuffle ? "" : " --no-shuffle") +
+          "; resume with the same data order");
+    seed = savedSeed;
+    for (int64_t s = 1; s <= static_cast<int64_t>(report.losses.size()); ++s)
+      report.lossSteps.push_back(s);
+  }
+  int64_t total = flags.steps.value_or(static_cast<int64_t>(
+      std::llround(flags.epochs.value_or(1.0) * stepsPerEpoch)));
+  if (total < start)
+    die("--resume: the checkpoint is at step " + std::to_string(start) +
+        ", past the last step " + std::to_string(total));
+
+  report.modelName = model.name;
+  report.scaling = model.scaling;
+  report.batchSize = entries.batch;
+  for (int32_t i = 0; i < model.num_params; ++i)
+    if (model.params[i].kind == GS_PARAM_TRAINABLE)
+      report.trainableElements +=
+          tensorFor(model.params[i].tensor).numElements();
+  report.trainData = flags.trainData;
+  report.trainExamples = train.count;
+  report.evalData = flags.evalData;
+  report.evalExamples = held.count;
+  report.normalization = normalization.kind == Normalization::Unit ? "unit"
+                         : normalization.kind == Normalization::Standard
+                             ? "standard"
+                             : "none";
+  report.seed = seed;
+  report.shuffle = shuffle;
+  report.startStep = start;
+  report.stepsPerEpoch = stepsPerEpoch;
+  Telemetry scaling(model);
+  for (const gs_param_info *site : scaling.sites)
+    report.sites.push_back(
+        {site->tensor.name, site->site ? site->site : "", {}, {}});
+
+  bool progressOn = flags.progress == "always" ||
+                    (flags.progress == "auto" && ::isatty(STDERR_FILENO));
+  Progress progress(progressOn);
+  std::fprintf(stderr,
+               "%s: training %s (scaling %s, batch %lld) on %lld examples "
+               "from %s, steps %lld to %lld (%lld per epoch)\n",
+               fileName(program).c_str(), model.name, model.scaling,
+               static_cast<long long>(entries.batch),
+               static_cast<long long>(train.count),
+               fileName(flags.trainData).c_str(),
+               static_cast<long long>(start + 1), static_cast<long long>(total),
+               static_cast<long long>(stepsPerEpoch));
+
+  Batch batch(*entries.train);
+  std::vector<int64_t> order;
+  int64_t orderEpoch = -1, scaleEvents = 0;
+  std::vector<double> lastScales(scaling.sites.size(), NAN);
+  double lastLossScale = scaling.currentLossScale();
+  std::vector<Tensor> results;
+  auto began = std::chrono::steady_clock::now();
+  auto elapsed = [&]() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         began)
+        .count();
+  };
+  auto evaluateNow = [&](int64_t step) {
+    EvalPoint point = evaluate(entries, held, step);
+    report.evaluations.push_back(point);
+    progress.clear();
+    std::fprintf(stderr, "step %lld: eval accuracy %.4f, eval loss %.4f\n",
+                 static_cast<long long>(step), point.accuracy, point.loss);
+  };
+
+  for (int64_t step = start + 1; step <= total; ++step) {
+    int64_t epoch = (step - 1) / stepsPerEpoch;
+    if (epoch != orderEpoch) {
+      order = epochOrder(train.count, seed, epoch, shuffle);
+      orderEpoch = epoch;
+    }
+    batch.fill(train, order, ((step - 1) % stepsPerEpoch) * entries.batch);
+    check(run(*entries.train, {&batch.data, &batch.labels}, results));
+    double loss = *results[0].as<float>();
+    report.lossSteps.push_back(step);
+    report.losses.push_back(loss);
+
+    // Scale events: a site's scale or the loss scale changed.
+    for (size_t s = 0; s < scaling.sites.size(); ++s) {
+      std::array<double, 7> record = scaling.record(s);
+      double scale = record[telemetry::Scale];
+      if (!std::isnan(lastScales[s]) && scale != lastScales[s])
+        ++scaleEvents;
+      lastScales[s] = scale;
+      if (step % flags.telemetryEvery == 0 || step == total) {
+        report.sites[s].steps.push_back(step);
+        report.sites[s].records.push_back(record);
+      }
+    }
+    double lossScale = scaling.currentLossScale();
+    if (!std::isnan(lossScale)) {
+      if (lossScale != lastLossScale)
+        ++scaleEvents;
+      lastLossScale = lossScale;
+      if (step % flags.telemetryEvery == 0 || step == total) {
+        report.lossScaleSteps.push_back(step);
+        report.lossScales.push_back(lossScale);
+      }
+    }
+    double seconds = elapsed();
+    progress.update(step, total, loss, (step - start) / seconds, scaleEvents,
+                    scaling.skippedSteps(), step == total);
+
+    bool epochEnd = step % stepsPerEpoch == 0;
+    if (entries.eval && held.count &&
+        (flags.evalEvery ? step % *flags.evalEvery == 0 : epochEnd))
+      evaluateNow(step);
+    if (!flags.checkpoint.empty() && flags.checkpointEvery &&
+        step % *flags.checkpointEvery == 0 && step != total)
+      saveCheckpoint(flags.checkpoint, model, step, seed, shuffle,
+                     report.losses);
+  }
+  report.wallSeconds = elapsed();
+  report.steps = total;
+  report.skippedSteps = scaling.skippedSteps();
+  progress.clear();
+  if (entries.eval && held.count &&
+      (report.evaluations.empty() || report.evaluations.back().step != total))
+    evaluateNow(total);
+
+  if (!flags.checkpoint.empty())
+    saveCheckpoint(flags.checkpoint, model, total, seed, shuffle,
+                   report.losses);
+  if (!flags.report.empty())
+    check(writeReportJson(flags.report, report));
+  if (!flags.csv.empty())
+    check(writeReportCsv(flags.csv, report));
+  if (!flags.exportOnnx.empty()) {
+    std::vector<std::pair<std::string, Tensor>> weights;
+    for (int32_t i = 0; i < model.num_params; ++i)
+      if (model.params[i].kind != GS_PARAM_STATE)
+        weights.emplace_back(model.params[i].tensor.name,
+                             readParam(model.params[i]));
+    std::string exported;
+    size_t replaced = 0;
+    check(replaceInitializers(
+        std::string_view(reinterpret_cast<const char *>(model.onnx),
+                         static_cast<size_t>(model.onnx_size)),
+        weights, exported, replaced));
+    check(writeFileAtomically(flags.exportOnnx, [&](std::ostream &out) {
+      out.write(exported.data(), static_cast<std::streamsize>(exported.size()));
+      return static_cast<bool>(out);
+    }));
+    std::fprintf(stderr, "exported %zu trained weights into %s\n", replaced,
+                 flags.exportOnnx.c_str());
+  }
+
+  // The summary.
+  int64_t ran = total - start;
+  std::printf("trained %s with scaling %s: %lld steps in %.2f s (%.1f "
+              "steps/s)\n",
+              model.name, model.scaling, static_cast<long long>(ran),
+              report.wallSeconds,
+              report.wallSeconds > 0 ? ran / report.wallSeconds : 0.0);
+  if (!report.losses.empty())
+    std::printf("final loss %.6f\n", report.losses.back());
+  if (!report.evaluations.empty())
+    std::printf("eval accuracy %.4f on %lld examples\n",
+                report.evaluations.back().accuracy,
+                static_cast<long long>(held.count));
+  std::printf("skipped steps %lld, scale events %lld\n",
+              static_cast<long long>(report.skippedSteps),
+              static_cast<long long>(scaleEvents));
+  for (size_t s = 0; s < report.sites.size(); ++s) {
+    const SiteSeries &series = report.sites[s];
+    if (series.records.empty())
+      continue;
+    const std::array<double, 7> &r = series.records.back();
+    double nonzero = r[telemetry::FirstCount + telemetry::Nonzero];
+    double flushed = r[telemetry::FirstCount + telemetry::Flushed];
+    std::printf("  %-18s scale 2^%-4g underflow measured %-10.3g estimated "
+                "%-10.3g %s\n",
+                series.name.c_str(), std::log2(r[telemetry::Scale]),
+                nonzero > 0 ? flushed / nonzero : 0.0, r[telemetry::Estimate],
+                series.site.c_str());
+  }
+  return 0;
+}

@@ -1,0 +1,372 @@
+//===- ModelTable.cpp - The table a compiled model exports ------*- C++ -*-===//
+
+#include "ModelTable.h"
+
+#include "gs/Dialect/GS/IR/GSOps.h"
+#include "gs/Runtime/ModelABI.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace gs_compile;
+
+//===----------------------------------------------------------------------===//
+// Reading the gs module
+//===----------------------------------------------------------------------===//
+
+static bool dtypeOf(Type type, int32_t &dtype) {
+  if (type.isF16())
+    dtype = GS_DTYPE_F16;
+  else if (type.isF32())
+    dtype = GS_DTYPE_F32;
+  else if (type.isF64())
+    dtype = GS_DTYPE_F64;
+  else if (type.isInteger(8))
+    dtype = GS_DTYPE_I8;
+  else if (type.isInteger(32))
+    dtype = GS_DTYPE_I32;
+  else if (type.isInteger(64))
+    dtype = GS_DTYPE_I64;
+  else if (type.isInteger(1))
+    dtype = GS_DTYPE_BOOL;
+  else
+    return false;
+  return true;
+}
+
+static LogicalResult tensorSpec(Type type, llvm::StringRef name,
+                                TensorSpec &spec, std::string &error) {
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  spec.name = name.str();
+  if (!ranked || !ranked.hasStaticShape() ||
+      !dtypeOf(ranked.getElementType(), spec.dtype)) {
+    llvm::raw_string_ostream os(error);
+    os << "'" << name << "' is " << type
+       << ": a compiled model needs static shapes (pin them with "
+          "--onnx-shape) and f16, f32, f64, i1, i8, i32 or i64 elements";
+    return failure();
+  }
+  spec.shape.assign(ranked.getShape().begin(), ranked.getShape().end());
+  return success();
+}
+
+static std::string nameAttr(DictionaryAttr attrs, const std::string &fallback) {
+  if (attrs)
+    if (auto name = attrs.getAs<StringAttr>("onnx.name"))
+      return name.str();
+  return fallback;
+}
+
+LogicalResult gs_compile::describeModel(ModuleOp module,
+                                        llvm::ArrayRef<llvm::StringRef> entries,
+                                        ModelSpec &spec, std::string &error) {
+  for (auto param : module.getOps<gs::ParamOp>()) {
+    ParamSpec &p = spec.params.emplace_back();
+    if (failed(tensorSpec(param.getInitialValue().getType(), param.getSymName(),
+                          p.tensor, error)))
+      return failure();
+    p.kind = param.isTrainable()                        ? GS_PARAM_TRAINABLE
+             : param.getKind() == gs::ParamKind::buffer ? GS_PARAM_BUFFER
+                                                        : GS_PARAM_STATE;
+    if (auto site = param->getAttrOfType<StringAttr>("gs.site"))
+      p.site = site.str();
+  }
+  for (llvm::StringRef name : entries) {
+    auto function = module.lookupSymbol<func::FuncOp>(name);
+    if (!function) {
+      error = ("the module has no function '" + name + "'").str();
+      return failure();
+    }
+    if (auto graph = function->getAttrOfType<StringAttr>("onnx.graph_name"))
+      spec.graphName = graph.str();
+    EntrySpec &entry = spec.entries.emplace_back();
+    entry.name = name.str();
+    for (auto [i, type] : llvm::enumerate(function.getArgumentTypes()))
+      if (failed(tensorSpec(
+              type,
+              nameAttr(function.getArgAttrDict(i), "input" + std::to_string(i)),
+              entry.inputs.emplace_back(), error)))
+        return failure();
+    for (auto [i, type] : llvm::enumerate(function.getResultTypes()))
+      if (failed(tensorSpec(type,
+                            nameAttr(function.getResultAttrDict(i),
+                                     "result" + std::to_string(i)),
+                            entry.results.emplace_back(), error)))
+        return failure();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The LLVM table
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Builds the constants of one table in `module`.
+class TableBuilder {
+public:
+  explicit TableBuilder(llvm::Module &module)
+      : module(module), context(module.getContext()),
+        i32(llvm::Type::getInt32Ty(context)),
+        i64(llvm::Type::getInt64Ty(context)),
+        ptr(llvm::PointerType::getUnqual(context)),
+        tensorType(llvm::StructType::get(context, {ptr, i32, i32, ptr})),
+        paramType(llvm::StructType::get(context, {tensorType, i32, ptr, ptr})),
+        entryType(
+            llvm::StructType::get(context, {ptr, ptr, i32, i32, ptr, ptr})),
+        modelType(llvm::StructType::get(
+            context, {i32, i32, i32, ptr, ptr, ptr, ptr, ptr, i64})) {}
+
+  llvm::Constant *string(llvm::StringRef value) {
+    return privateConstant(llvm::ConstantDataArray::getString(context, value),
+                           "gs.str");
+  }
+  llvm::Constant *bytes(llvm::StringRef value) {
+    if (value.empty())
+      return llvm::ConstantPointerNull::get(ptr);
+    return privateConstant(
+        llvm::ConstantDataArray::getString(context, value, /*AddNull=*/false),
+        "gs.onnx");
+  }
+  llvm::Constant *tensor(const TensorSpec &spec) {
+    llvm::Constant *shape =
+        spec.shape.empty()
+            ? llvm::ConstantPointerNull::get(ptr)
+            : privateConstant(llvm::ConstantDataArray::get(context, spec.shape),
+                              "gs.shape");
+    return llvm::ConstantStruct::get(
+        tensorType, {string(spec.name), i32Value(spec.dtype),
+                     i32Value(static_cast<int32_t>(spec.shape.size())), shape});
+  }
+  llvm::Constant *tensors(llvm::ArrayRef<TensorSpec> specs) {
+    std::vector<llvm::Constant *> values;
+    for (const TensorSpec &spec : specs)
+      values.push_back(tensor(spec));
+    return array(tensorType, values, "gs.tensors");
+  }
+  llvm::Constant *array(llvm::StructType *type,
+                        llvm::ArrayRef<llvm::Constant *> values,
+                        llvm::StringRef name) {
+    if (values.empty())
+      return llvm::ConstantPointerNull::get(ptr);
+    return privateConstant(
+        llvm::ConstantArray::get(llvm::ArrayType::get(type, values.size()),
+                                 values),
+        name);
+  }
+  llvm::Constant *i32Value(int64_t value) {
+    return llvm::ConstantInt::get(i32, value);
+  }
+  llvm::Constant *privateConstant(llvm::Constant *value, llvm::StringRef name) {
+    auto *global = new llvm::GlobalVariable(
+        module, value->getType(), /*isConstant=*/true,
+        llvm::GlobalValue::PrivateLinkage, value, name);
+    global->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+    return global;
+  }
+
+  llvm::Module &module;
+  llvm::LLVMContext &context;
+  llvm::Type *i32, *i64;
+  llvm::PointerType *ptr;
+  llvm::StructType *tensorType, *paramType, *entryType, *modelType;
+};
+} // namespace
+
+LogicalResult gs_compile::emitModelTable(llvm::Module &module,
+                                         const ModelSpec &spec,
+                                         llvm::StringRef accessor,
+                                         std::string &error) {
+  TableBuilder table(module);
+  std::vector<llvm::Constant *> params;
+  for (const ParamSpec &param : spec.params) {
+    llvm::GlobalVariable *storage = module.getNamedGlobal(param.tensor.name);
+    if (!storage || storage->isConstant()) {
+      error = "parameter '" + param.tensor.name +
+              "' has no storage in the compiled code";
+      return failure();
+    }
+    llvm::Constant *site = param.site.empty()
+                               ? static_cast<llvm::Constant *>(
+                                     llvm::ConstantPointerNull::get(table.ptr))
+                               : table.string(param.site);
+    params.push_back(llvm::ConstantStruct::get(
+        table.paramType, {table.tensor(param.tensor),
+                          table.i32Value(param.kind), storage, site}));
+  }
+  std::vector<llvm::Constant *> entries;
+  for (const EntrySpec &entry : spec.entries) {
+    llvm::Function *function = module.getFunction("_mlir_ciface_" + entry.name);
+    if (!function) {
+      error = "entry '" + entry.name + "' has no C interface";
+      return failure();
+    }
+    entries.push_back(llvm::ConstantStruct::get(
+        table.entryType,
+        {table.string(entry.name), function,
+         table.i32Value(static_cast<int32_t>(entry.inputs.size())),
+         table.i32Value(static_cast<int32_t>(entry.results.size())),
+         table.tensors(entry.inputs), table.tensors(entry.results)}));
+  }
+  llvm::Constant *model = table.privateConstant(
+      llvm::ConstantStruct::get(
+          table.modelType,
+          {table.i32Value(GS_MODEL_ABI_VERSION),
+           table.i32Value(static_cast<int32_t>(params.size())),
+           table.i32Value(static_cast<int32_t>(entries.size())),
+           table.string(spec.graphName), table.string(spec.scaling),
+           table.array(table.paramType, params, "gs.params"),
+           table.array(table.entryType, entries, "gs.entries"),
+           table.bytes(spec.onnx),
+           llvm::ConstantInt::get(table.i64, spec.onnx.size())}),
+      "gs.model");
+
+  if (module.getNamedValue(accessor)) {
+    error = ("the symbol '" + accessor + "' is already defined").str();
+    return failure();
+  }
+  auto *function = llvm::Function::Create(
+      llvm::FunctionType::get(table.ptr, /*isVarArg=*/false),
+      llvm::GlobalValue::ExternalLinkage, accessor, module);
+  llvm::IRBuilder<> builder(
+      llvm::BasicBlock::Create(module.getContext(), "entry", function));
+  builder.CreateRet(model);
+  return success();
+}
+
+void gs_compile::internalizeExcept(llvm::Module &module, llvm::StringRef keep) {
+  for (llvm::GlobalValue &value : module.global_values())
+    if (!value.isDeclaration() && value.getName() != keep &&
+        !value.hasLocalLinkage())
+      value.setLinkage(llvm::GlobalValue::InternalLinkage);
+}
+
+//===----------------------------------------------------------------------===//
+// The C header
+//===----------------------------------------------------------------------===//
+
+namespace {
+const char *cType(int32_t dtype) {
+  switch (dtype) {
+  case GS_DTYPE_F16:
+    return "uint16_t"; // IEEE binary16 bits
+  case GS_DTYPE_F32:
+    return "float";
+  case GS_DTYPE_F64:
+    return "double";
+  case GS_DTYPE_I8:
+    return "int8_t";
+  case GS_DTYPE_I32:
+    return "int32_t";
+  case GS_DTYPE_I64:
+    return "int64_t";
+  default:
+    return "uint8_t"; // bool
+  }
+}
+
+/// A C identifier for an ONNX name, unique among `taken`.
+std::string identifier(llvm::StringRef name, llvm::StringSet<> &taken) {
+  std::string id;
+  for (char c : name)
+    id += llvm::isAlnum(c) ? c : '_';
+  if (id.empty() || llvm::isDigit(id.front()))
+    id = "t_" + id;
+  std::string unique = id;
+  for (int suffix = 2; !taken.insert(unique).second; ++suffix)
+    unique = id + "_" + std::to_string(suffix);
+  return unique;
+}
+
+std::string shapeText(const TensorSpec &spec) {
+  std::string text;
+  for (int64_t size : spec.shape)
+    text += "[" + std::to_string(size) + "]";
+  return text.empty() ? " (scalar)" : text;
+}
+} // namespace
+
+std::string gs_compile::renderHeader(const ModelSpec &spec,
+                                     llvm::StringRef name,
+                                     llvm::StringRef source) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  std::string guard = llvm::StringRef(name).upper() + "_H";
+  os << "/* " << name << ".h: generated by gs-compile from " << source
+     << " (scaling " << spec.scaling << ").\n"
+     << " * Link " << name
+     << ".o with the GradScale runtime: libGSRuntime.a -lz (and -lstdc++ "
+        "-lm from C).\n"
+     << " * Calls return 0, or -1 with gs_last_error() saying why. */\n"
+     << "#ifndef " << guard << "\n#define " << guard << "\n\n"
+     << "#include \"gs/Runtime/ModelABI.h\"\n\n"
+     << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
+     << "/* The model's table: entries and parameters. */\n"
+     << "const gs_model_info *" << name << "_model(void);\n\n"
+     << "/* Sets every parameter to its initial value: call it first. */\n"
+     << "static inline int " << name << "_init(void) {\n"
+     << "  return gs_init(" << name << "_model());\n}\n";
+  for (const EntrySpec &entry : spec.entries) {
+    llvm::StringSet<> taken;
+    taken.insert("inputs");
+    taken.insert("results");
+    std::vector<std::string> inputs, results;
+    os << "\n/* " << entry.name << ": dense row-major buffers.\n";
+    for (const TensorSpec &input : entry.inputs) {
+      inputs.push_back(identifier(input.name, taken));
+      os << " *   in  " << inputs.back() << ": " << cType(input.dtype)
+         << shapeText(input) << "\n";
+    }
+    for (const TensorSpec &result : entry.results) {
+      results.push_back(identifier(result.name, taken));
+      os << " *   out " << results.back() << ": " << cType(result.dtype)
+         << shapeText(result) << "\n";
+    }
+    os << " */\nstatic inline int " << name << "_" << entry.name << "(";
+    llvm::ListSeparator comma;
+    for (auto [i, input] : llvm::enumerate(entry.inputs))
+      os << comma << "const " << cType(input.dtype) << " *" << inputs[i];
+    for (auto [i, result] : llvm::enumerate(entry.results))
+      os << comma << cType(result.dtype) << " *" << results[i];
+    os << ") {\n  const void *inputs[] = {";
+    llvm::ListSeparator inputComma;
+    for (const std::string &input : inputs)
+      os << inputComma << input;
+    if (inputs.empty())
+      os << "0";
+    os << "};\n  void *results[] = {";
+    llvm::ListSeparator resultComma;
+    for (const std::string &result : results)
+      os << resultComma << result;
+    if (results.empty())
+      os << "0";
+    os << "};\n  return gs_run(" << name << "_model(), \"" << entry.name
+       << "\", inputs, results);\n}\n";
+  }
+  os << "\n/* Parameters by name; `bytes` must be the parameter's size:\n";
+  for (const ParamSpec &param : spec.params)
+    os << " *   " << param.tensor.name << ": " << cType(param.tensor.dtype)
+       << shapeText(param.tensor)
+       << (param.kind == GS_PARAM_TRAINABLE ? " (trainable)"
+           : param.kind == GS_PARAM_BUFFER  ? " (buffer)"
+                                            : " (training state)")
+       << "\n";
+  os << " */\nstatic inline int " << name
+     << "_get_param(const char *name, void *data, size_t bytes) {\n"
+     << "  return gs_get_param(" << name << "_model(), name, data, bytes);\n}\n"
+     << "static inline int " << name
+     << "_set_param(const char *name, const void *data, size_t bytes) {\n"
+     << "  return gs_set_param(" << name << "_model(), name, data, bytes);\n}\n"
+     << "\n#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n\n#endif /* "
+     << guard << " */\n";
+  return text;
+}

@@ -1,0 +1,77 @@
+//===- ModelTable.h - The table a compiled model exports --------*- C++ -*-===//
+//
+// What gs-compile tells the runtime about a model (gs/Runtime/ModelABI.h):
+// read from the gs train step before lowering, emitted into the LLVM module
+// as a gs_model_info and its accessor, and rendered as a library-mode C
+// header.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GS_COMPILE_MODELTABLE_H
+#define GS_COMPILE_MODELTABLE_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class Module;
+} // namespace llvm
+
+namespace gs_compile {
+
+struct TensorSpec {
+  std::string name;
+  int32_t dtype = 0; // enum gs_dtype
+  std::vector<int64_t> shape;
+};
+
+struct ParamSpec {
+  TensorSpec tensor;
+  int32_t kind = 0; // enum gs_param_kind
+  std::string site;
+};
+
+struct EntrySpec {
+  std::string name;
+  std::vector<TensorSpec> inputs;
+  std::vector<TensorSpec> results;
+};
+
+struct ModelSpec {
+  std::string graphName;
+  std::string scaling;
+  std::vector<ParamSpec> params;
+  std::vector<EntrySpec> entries;
+  /// The ONNX model (binary protobuf); empty when compiled from MLIR.
+  std::string onnx;
+};
+
+/// Describes the parameters and the functions `entries` of a gs module
+/// whose tensors all have static shapes. Sets `error` on failure.
+mlir::LogicalResult describeModel(mlir::ModuleOp module,
+                                  llvm::ArrayRef<llvm::StringRef> entries,
+                                  ModelSpec &spec, std::string &error);
+
+/// Adds the gs_model_info of `spec` to the lowered `module`, returned by
+/// `const gs_model_info *<accessor>(void)`. Sets `error` on failure.
+mlir::LogicalResult emitModelTable(llvm::Module &module, const ModelSpec &spec,
+                                   llvm::StringRef accessor,
+                                   std::string &error);
+
+/// Gives every definition but `keep` internal linkage: an object that
+/// exports only its table links beside other compiled models.
+void internalizeExcept(llvm::Module &module, llvm::StringRef keep);
+
+/// The C header of library mode: typed entry points, init and parameter
+/// access for a model whose table `<name>_model()` returns.
+std::string renderHeader(const ModelSpec &spec, llvm::StringRef name,
+                         llvm::StringRef source);
+
+} // namespace gs_compile
+
+#endif // GS_COMPILE_MODELTABLE_H
