@@ -123,6 +123,62 @@ FailureOr<BlockPlan> planBlocks(linalg::LinalgOp op, RegisterBlock block) {
   return plan;
 }
 
+/// Widens the FP16 inputs of a GEMM-like op to f32 up front, in one
+/// elementwise pass each: CPUs without FP16 arithmetic otherwise convert an
+/// element of A once per register block and of B once per row of blocks.
+/// Exact, as the contraction extends its inputs to f32 before multiplying
+/// anyway. Returns the op computing the result (a generic when widened).
+linalg::LinalgOp widenHalfInputs(RewriterBase &rewriter, linalg::LinalgOp op) {
+  auto isHalf = [](Value v) {
+    return getElementTypeOrSelf(v.getType()).isF16();
+  };
+  Type wide = getElementTypeOrSelf(op.getDpsInits().front().getType());
+  if (!wide.isF32() || op.getNumDpsInits() != 1 ||
+      llvm::none_of(op.getDpsInputs(), isHalf))
+    return op;
+  linalg::GenericOp generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic) {
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::GenericOp> generalized =
+        linalg::generalizeNamedOp(rewriter, op);
+    if (failed(generalized))
+      return op;
+    generic = *generalized;
+  }
+  Location loc = generic.getLoc();
+  for (OpOperand *input : generic.getDpsInputOperands()) {
+    BlockArgument arg = generic.getMatchingBlockArgument(input);
+    if (!isHalf(input->get()) || !arg.getType().isF16() ||
+        !llvm::all_of(arg.getUsers(), [&](Operation *user) {
+          auto ext = dyn_cast<arith::ExtFOp>(user);
+          return ext && ext.getType() == wide;
+        }))
+      continue;
+    rewriter.setInsertionPoint(generic);
+    auto type = cast<RankedTensorType>(input->get().getType());
+    Value empty = tensor::EmptyOp::create(
+        rewriter, loc, tensor::getMixedSizes(rewriter, loc, input->get()),
+        wide);
+    AffineMap identity = rewriter.getMultiDimIdentityMap(type.getRank());
+    auto widen = linalg::GenericOp::create(
+        rewriter, loc, empty.getType(), input->get(), empty,
+        ArrayRef<AffineMap>{identity, identity},
+        SmallVector<utils::IteratorType>(type.getRank(),
+                                         utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location loc, ValueRange args) {
+          linalg::YieldOp::create(
+              b, loc, arith::ExtFOp::create(b, loc, wide, args[0]).getResult());
+        });
+    rewriter.modifyOpInPlace(generic, [&] {
+      input->set(widen.getResult(0));
+      arg.setType(wide);
+    });
+    for (Operation *ext : llvm::make_early_inc_range(arg.getUsers()))
+      rewriter.replaceOp(ext, arg);
+  }
+  return generic;
+}
+
 /// The shape that vector ops of a block unroll to: one row of at most
 /// `lanes` elements along the dimension the result is contiguous in (for a
 /// contraction, the one its accumulator's last dimension runs along).
@@ -288,11 +344,17 @@ struct CPUKernelSchedulePass
       (void)linalg::rewriteInIm2Col(rewriter, conv);
     }
 
-    SmallVector<std::pair<linalg::LinalgOp, BlockPlan>, 8> gemms;
+    SmallVector<linalg::LinalgOp, 8> candidates;
     module.walk([&](linalg::LinalgOp op) {
-      if (FailureOr<BlockPlan> plan = planBlocks(op, block); succeeded(plan))
-        gemms.emplace_back(op, std::move(*plan));
+      if (succeeded(planBlocks(op, block)))
+        candidates.push_back(op);
     });
+    SmallVector<std::pair<linalg::LinalgOp, BlockPlan>, 8> gemms;
+    for (linalg::LinalgOp op : candidates) {
+      linalg::LinalgOp gemm = widenHalfInputs(rewriter, op);
+      if (FailureOr<BlockPlan> plan = planBlocks(gemm, block); succeeded(plan))
+        gemms.emplace_back(gemm, std::move(*plan));
+    }
     for (auto &[op, plan] : gemms)
       if (failed(tileIntoBlocks(rewriter, op, plan))) {
         op->emitOpError("could not be tiled into register blocks");

@@ -26,6 +26,7 @@
 #include <map>
 #include <optional>
 
+#include <malloc.h>
 #include <unistd.h>
 
 using namespace mlir::gs::runtime;
@@ -497,6 +498,10 @@ std::string fileName(const std::string &spec) {
 
 int main(int argc, char **argv) {
   program = argv[0];
+  // A step allocates and frees the same buffers every time: keep them in
+  // the heap instead of mapping and unmapping (and page-faulting) them.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
   const gs_model_info &model = *gs_program_model();
   check(validate(model));
   Flags flags = parseFlags(argc, argv, model);

@@ -93,3 +93,25 @@ func.func @matvec(%a: tensor<8x4xf32>, %x: tensor<4xf32>, %y: tensor<8xf32>) -> 
   %r = linalg.matvec ins(%a, %x : tensor<8x4xf32>, tensor<4xf32>) outs(%y : tensor<8xf32>) -> tensor<8xf32>
   return %r : tensor<8xf32>
 }
+
+// -----
+
+// FP16 inputs with an f32 accumulator: each input is widened to f32 once,
+// in an elementwise loop before the GEMM, whose register blocks then load
+// f32 rows (no conversion inside the reduction loop).
+
+// AVX2-LABEL: func.func @half_matmul
+// AVX2: %[[A:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<64x32xf16>) outs(%{{.*}} : tensor<64x32xf32>)
+// AVX2-NEXT: ^bb0(%[[AH:.*]]: f16, %{{.*}}: f32):
+// AVX2-NEXT: arith.extf %[[AH]] : f16 to f32
+// AVX2: %[[B:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<32x48xf16>) outs(%{{.*}} : tensor<32x48xf32>)
+// AVX2: tensor.extract_slice %[[B]]
+// AVX2: scf.for %{{.*}} = %c0 to %c32 step %c1 iter_args({{.*}}) -> (vector<8xf32>,
+// AVX2: tensor.extract_slice %[[A]]
+// AVX2-NOT: extf
+// AVX2-COUNT-12: vector.fma %{{.*}} : vector<8xf32>
+// AVX2-NEXT: scf.yield
+func.func @half_matmul(%a: tensor<64x32xf16>, %b: tensor<32x48xf16>, %c: tensor<64x48xf32>) -> tensor<64x48xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<64x32xf16>, tensor<32x48xf16>) outs(%c : tensor<64x48xf32>) -> tensor<64x48xf32>
+  return %r : tensor<64x48xf32>
+}
