@@ -37,6 +37,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
@@ -51,6 +52,8 @@
 #include "llvm/TargetParser/Triple.h"
 
 #include <onnx/onnx_pb.h>
+
+#include <chrono>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -110,6 +113,10 @@ static cl::opt<std::string>
                cl::desc("--emit=lib: the header to write (default: the "
                         "output with the extension .h)"),
                cl::value_desc("file"), cl::cat(compileCategory));
+static cl::opt<bool>
+    timePhases("time-phases",
+               cl::desc("Print the wall time of each compilation phase"),
+               cl::init(false), cl::cat(compileCategory));
 static cl::opt<std::string>
     runtimeDir("runtime-dir",
                cl::desc("--emit=exe: the directory of libGSRuntimeMain.a and "
@@ -141,6 +148,31 @@ int fail(const llvm::Twine &message) {
   llvm::errs() << "gs-compile: " << message << "\n";
   return 1;
 }
+
+/// With --time-phases, prints how long each phase took, on stderr.
+class PhaseTimer {
+public:
+  /// Ends the current phase and starts `name`.
+  void next(llvm::StringRef name) {
+    stop();
+    phase = name.str();
+    start = std::chrono::steady_clock::now();
+  }
+  void stop() {
+    if (!timePhases || phase.empty())
+      return;
+    std::chrono::duration<double> seconds =
+        std::chrono::steady_clock::now() - start;
+    llvm::errs() << llvm::format("gs-compile: %-28s %8.2f s\n",
+                                 (phase + ":").c_str(), seconds.count());
+    phase.clear();
+  }
+  ~PhaseTimer() { stop(); }
+
+private:
+  std::string phase;
+  std::chrono::steady_clock::time_point start;
+};
 
 /// The gs-train options for --scaling and the gs options.
 LogicalResult trainOptions(gs::TrainPipelineOptions &options,
@@ -359,10 +391,13 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   gs::registerAllDialects(registry);
   MLIRContext context(registry);
+  PhaseTimer timer;
+  timer.next("import");
   OwningOpRef<ModuleOp> module = loadModel(modelPath, context);
   if (!module)
     return 1;
 
+  timer.next("train step (gs passes)");
   PassManager pm(&context);
   gs::buildTrainPipeline(pm, options);
   if (failed(pm.run(*module)))
@@ -394,6 +429,7 @@ int main(int argc, char **argv) {
   for (auto function : module->getOps<func::FuncOp>())
     if (!function.isDeclaration())
       function->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
+  timer.next("CPU lowering (MLIR)");
   PassManager lower(&context);
   gs::buildCPUPipeline(lower, gs::CPUPipelineOptions());
   if (failed(lower.run(*module)))
@@ -404,6 +440,7 @@ int main(int argc, char **argv) {
   std::unique_ptr<llvm::TargetMachine> machine = hostTargetMachine(error);
   if (!machine)
     return fail(error);
+  timer.next("translation to LLVM IR");
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(*module, llvmContext, modelPath);
@@ -424,6 +461,7 @@ int main(int argc, char **argv) {
     if (!machine->getTargetFeatureString().empty())
       function.addFnAttr("target-features", machine->getTargetFeatureString());
   }
+  timer.next("LLVM optimization");
   if (llvm::Error err = makeOptimizingTransformer(
           /*optLevel=*/3, /*sizeLevel=*/0, machine.get())(llvmModule.get()))
     return fail("optimizing LLVM IR: " + llvm::toString(std::move(err)));
@@ -433,6 +471,7 @@ int main(int argc, char **argv) {
   if (emit == Emit::LLVM) {
     llvmModule->print(os, nullptr);
   } else {
+    timer.next("code generation");
     llvm::legacy::PassManager codegen;
     if (machine->addPassesToEmitFile(codegen, os, nullptr,
                                      llvm::CodeGenFileType::ObjectFile))
@@ -447,6 +486,7 @@ int main(int argc, char **argv) {
     llvm::FileRemover removeObject(object);
     if (int status = writeOutput(bytes, object.str().str()))
       return status;
+    timer.next("link");
     return linkExecutable(object.str().str(), argv[0]);
   }
   if (int status = writeOutput(bytes))
