@@ -16,28 +16,6 @@ bool endsWith(const std::string &text, const std::string &suffix) {
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-/// Element `i` of a numeric tensor as a double.
-double elementAt(const Tensor &t, int64_t i) {
-  switch (t.type()) {
-  case DType::F16:
-    return halfToFloat(t.as<uint16_t>()[i]);
-  case DType::F32:
-    return t.as<float>()[i];
-  case DType::F64:
-    return t.as<double>()[i];
-  case DType::I8:
-    return t.as<int8_t>()[i];
-  case DType::I32:
-    return t.as<int32_t>()[i];
-  case DType::I64:
-    return static_cast<double>(t.as<int64_t>()[i]);
-  case DType::Bool:
-  case DType::U8:
-    return t.as<uint8_t>()[i];
-  }
-  return 0;
-}
-
 bool isInteger(DType type) {
   return type == DType::I8 || type == DType::I32 || type == DType::I64 ||
          type == DType::U8;

@@ -261,6 +261,27 @@ std::string mlir::gs::runtime::writeFileAtomically(
   return {};
 }
 
+double mlir::gs::runtime::elementAt(const Tensor &t, int64_t i) {
+  switch (t.type()) {
+  case DType::F16:
+    return halfToFloat(t.as<uint16_t>()[i]);
+  case DType::F32:
+    return t.as<float>()[i];
+  case DType::F64:
+    return t.as<double>()[i];
+  case DType::I8:
+    return t.as<int8_t>()[i];
+  case DType::I32:
+    return t.as<int32_t>()[i];
+  case DType::I64:
+    return static_cast<double>(t.as<int64_t>()[i]);
+  case DType::Bool:
+  case DType::U8:
+    return t.as<uint8_t>()[i];
+  }
+  return 0;
+}
+
 //===----------------------------------------------------------------------===//
 // f16
 //===----------------------------------------------------------------------===//

@@ -39,6 +39,7 @@
 
 using namespace mlir;
 using gs::runtime::DType;
+using gs::runtime::elementAt;
 using gs::runtime::Tensor;
 namespace cl = llvm::cl;
 
@@ -196,28 +197,6 @@ static std::string writeTensor(const std::string &path, const Tensor &tensor) {
   if (StringRef(path).ends_with(".npy"))
     return gs::runtime::writeNpy(path, tensor);
   return gs::writeTensorProto(path, tensor);
-}
-
-/// Element `i` of a tensor as a double.
-static double elementAt(const Tensor &t, int64_t i) {
-  switch (t.type()) {
-  case DType::F16:
-    return gs::runtime::halfToFloat(t.as<uint16_t>()[i]);
-  case DType::F32:
-    return t.as<float>()[i];
-  case DType::F64:
-    return t.as<double>()[i];
-  case DType::I8:
-    return t.as<int8_t>()[i];
-  case DType::I32:
-    return t.as<int32_t>()[i];
-  case DType::I64:
-    return static_cast<double>(t.as<int64_t>()[i]);
-  case DType::Bool:
-  case DType::U8:
-    return t.as<uint8_t>()[i];
-  }
-  return 0;
 }
 
 /// Compares `got` with `expected`; describes the first mismatches.

@@ -55,6 +55,9 @@ private:
   std::unique_ptr<char, Free> data_;
 };
 
+/// Element `i` of a tensor (row-major) as a double.
+double elementAt(const Tensor &tensor, int64_t i);
+
 /// Reads a .npy file (format 1.0-3.0, little-endian, C order). Returns an
 /// error message, empty on success.
 std::string readNpy(const std::string &path, Tensor &tensor);
