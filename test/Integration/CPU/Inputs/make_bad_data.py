@@ -26,6 +26,9 @@ def main():
     save("x.npy", x)
     save("labels.npy", labels)
     np.savez(os.path.join(out, "data.npz"), x=x, labels=labels)
+    # As --normalize=standard --mean=0.5 --std=2 computes it.
+    save("standardized_x.npy",
+         ((x.astype(np.float64) - 0.5) / 2).astype(np.float32))
     save("wide_x.npy", rng.standard_normal((64, 7)).astype(np.float32))
     save("float_labels.npy", labels.astype(np.float32))
     save("short_labels.npy", labels[:63])
