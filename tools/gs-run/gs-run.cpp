@@ -35,7 +35,9 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+
 #include <cmath>
+#include <malloc.h>
 
 using namespace mlir;
 using gs::runtime::DType;
@@ -259,6 +261,11 @@ static void print(const Tensor &t, StringRef name, llvm::raw_ostream &os) {
 /// given inputs, every input is zeros.
 static int benchmark(gs::JitFunction &function,
                      std::vector<const Tensor *> inputs) {
+  // Keep the buffers the function allocates and frees on every call in the
+  // heap, as training executables do, instead of timing mmap and page
+  // faults.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
   std::vector<Tensor> zeros;
   if (inputs.empty()) {
     for (const gs::TensorSignature &s : function.inputs())

@@ -51,7 +51,8 @@ public:
   const std::vector<TensorSignature> &parameters() const { return parameters_; }
 
   /// Calls the function. Inputs must match `inputs()` in element type and
-  /// shape; returns an error message, empty on success.
+  /// shape; `outputs` that already match `outputs()` are written in place.
+  /// Returns an error message, empty on success.
   std::string run(const std::vector<const runtime::Tensor *> &inputs,
                   std::vector<runtime::Tensor> &outputs);
 
