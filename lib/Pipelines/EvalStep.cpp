@@ -1,7 +1,9 @@
 //===- EvalStep.cpp - The evaluation entry of a trained model ---*- C++ -*-===//
 //
 // `eval_step` is `forward` that also returns the class scores its loss is
-// computed from, so that a runtime can count correct predictions.
+// computed from, so that a runtime can count correct predictions. It
+// changes no parameter: the writes of `forward` (batch-norm running
+// statistics, random-number state) are left out.
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,6 +65,10 @@ LogicalResult mlir::gs::addEvalStep(ModuleOp module, std::string &error) {
   auto eval = cast<func::FuncOp>(builder.clone(*forward));
   eval.setSymName("eval_step");
   symbols.insert(eval);
+  SmallVector<ParamWriteOp> writes;
+  eval.walk([&](ParamWriteOp write) { writes.push_back(write); });
+  for (ParamWriteOp write : writes)
+    write.erase();
   auto evalReturn = cast<func::ReturnOp>(eval.getBody().back().back());
   Value evalScores = scoresOfLoss(evalReturn.getOperand(lossIndex));
   unsigned index = eval.getNumResults();

@@ -185,6 +185,15 @@ std::string mlir::gs::runtime::replaceInitializers(
         graph.append(graphField.whole);
         continue;
       }
+      auto dataType = std::find_if(tensor.begin(), tensor.end(), [](auto &f) {
+        return f.number == kTensorDataType && f.wireType == Varint;
+      });
+      uint64_t newType = onnxDataType(weight->second->type());
+      if (dataType == tensor.end() || dataType->value != newType)
+        return "initializer '" + weight->first + "' has ONNX data type " +
+               (dataType == tensor.end() ? std::string("(none)")
+                                         : std::to_string(dataType->value)) +
+               ", the trained weight is " + weight->second->describe();
       if (elementCount(tensor) != weight->second->numElements())
         return "initializer '" + weight->first + "' has " +
                std::to_string(elementCount(tensor)) +

@@ -257,11 +257,12 @@ Entries findEntries(const gs_model_info &model) {
     return t.rank == 1 && (t.dtype == GS_DTYPE_I64 || t.dtype == GS_DTYPE_I32);
   };
   if (train.num_inputs != 2 || !isData(train.inputs[0]) ||
-      !isLabels(train.inputs[1]) ||
+      !isLabels(train.inputs[1]) || train.inputs[0].shape[0] <= 0 ||
       train.inputs[0].shape[0] != train.inputs[1].shape[0] ||
-      train.num_results < 1 || train.results[0].rank != 0)
+      train.num_results < 1 || train.results[0].rank != 0 ||
+      train.results[0].dtype != GS_DTYPE_F32)
     die("this trainer takes classifiers whose train_step maps (float32 "
-        "inputs, integer labels) of one batch size to a scalar loss; "
+        "inputs, integer labels) of one batch size to a float32 loss; "
         "train_step takes " +
         std::to_string(train.num_inputs) + " inputs" +
         (train.num_inputs ? " (" + describe(train.inputs[0]) + ", ...)" : ""));
@@ -269,9 +270,18 @@ Entries findEntries(const gs_model_info &model) {
   entries.sampleSize = tensorFor(train.inputs[0]).numElements() / entries.batch;
   if (entries.eval) {
     const gs_entry_info &eval = *entries.eval;
-    if (eval.num_results != 2 || eval.results[1].rank != 2 ||
-        eval.results[1].dtype != GS_DTYPE_F32)
-      die("eval_step does not return (loss, scores)");
+    auto sameAsTrain = [&](int32_t i) {
+      return eval.inputs[i].dtype == train.inputs[i].dtype &&
+             shapeOf(eval.inputs[i]) == shapeOf(train.inputs[i]);
+    };
+    if (eval.num_inputs != 2 || !sameAsTrain(0) || !sameAsTrain(1) ||
+        eval.num_results != 2 || eval.results[0].rank != 0 ||
+        eval.results[0].dtype != GS_DTYPE_F32 || eval.results[1].rank != 2 ||
+        eval.results[1].dtype != GS_DTYPE_F32 ||
+        eval.results[1].shape[0] != entries.batch ||
+        eval.results[1].shape[1] <= 0)
+      die("eval_step does not take train_step's inputs and return (loss, "
+          "batch x classes scores)");
     entries.classes = eval.results[1].shape[1];
   }
   return entries;
@@ -340,6 +350,18 @@ constexpr const char *kCheckpointStep = "gs.trainer.step";
 constexpr const char *kCheckpointSeed = "gs.trainer.seed";
 constexpr const char *kCheckpointShuffle = "gs.trainer.shuffle";
 constexpr const char *kCheckpointLoss = "gs.trainer.loss";
+constexpr const char *kCheckpointExamples = "gs.trainer.examples";
+constexpr const char *kCheckpointNormalization = "gs.trainer.normalization";
+
+/// What a resumed run must share with the checkpointed one to see the same
+/// batches: the seed, shuffling, the training set's size and its
+/// normalization.
+struct DataIdentity {
+  uint64_t seed = 0;
+  bool shuffle = true;
+  int64_t examples = 0;
+  Normalization normalization;
+};
 
 Tensor scalarI64(int64_t value) {
   Tensor t(DType::I64, {});
@@ -348,48 +370,85 @@ Tensor scalarI64(int64_t value) {
 }
 
 void saveCheckpoint(const std::string &path, const gs_model_info &model,
-                    int64_t step, uint64_t seed, bool shuffle,
+                    int64_t step, const DataIdentity &data,
                     const std::vector<double> &losses) {
-  std::vector<Tensor> values;
-  values.reserve(model.num_params + 4);
-  std::vector<std::pair<std::string, const Tensor *>> arrays;
-  for (int32_t i = 0; i < model.num_params; ++i)
-    values.push_back(readParam(model.params[i]));
-  values.push_back(scalarI64(step));
-  values.push_back(scalarI64(static_cast<int64_t>(seed)));
-  values.push_back(scalarI64(shuffle));
+  std::vector<std::pair<std::string, Tensor>> trainer;
+  trainer.emplace_back(kCheckpointStep, scalarI64(step));
+  trainer.emplace_back(kCheckpointSeed,
+                       scalarI64(static_cast<int64_t>(data.seed)));
+  trainer.emplace_back(kCheckpointShuffle, scalarI64(data.shuffle));
+  trainer.emplace_back(kCheckpointExamples, scalarI64(data.examples));
+  Tensor normalization(DType::F64, {3});
+  normalization.as<double>()[0] = data.normalization.kind;
+  normalization.as<double>()[1] = data.normalization.mean;
+  normalization.as<double>()[2] = data.normalization.std;
+  trainer.emplace_back(kCheckpointNormalization, std::move(normalization));
   Tensor lossHistory(DType::F64, {static_cast<int64_t>(losses.size())});
   std::memcpy(lossHistory.data(), losses.data(), lossHistory.byteSize());
-  values.push_back(std::move(lossHistory));
-  for (int32_t i = 0; i < model.num_params; ++i)
-    arrays.emplace_back(model.params[i].tensor.name, &values[i]);
-  for (const char *name :
-       {kCheckpointStep, kCheckpointSeed, kCheckpointShuffle, kCheckpointLoss})
-    arrays.emplace_back(name, &values[arrays.size()]);
+  trainer.emplace_back(kCheckpointLoss, std::move(lossHistory));
+
+  std::vector<Tensor> params;
+  params.reserve(model.num_params);
+  std::vector<std::pair<std::string, const Tensor *>> arrays;
+  for (int32_t i = 0; i < model.num_params; ++i) {
+    params.push_back(readParam(model.params[i]));
+    arrays.emplace_back(model.params[i].tensor.name, &params.back());
+  }
+  for (const auto &[name, value] : trainer)
+    arrays.emplace_back(name, &value);
   check(writeNpz(path, arrays));
 }
 
-/// Loads a checkpoint into the model; returns its step.
+/// Loads a checkpoint into the model after checking that it is one of this
+/// model trained on the same data order as `data`; returns its step.
 int64_t loadCheckpoint(const std::string &path, const gs_model_info &model,
-                       uint64_t &seed, bool &shuffle,
+                       const DataIdentity &data, bool seedGiven,
                        std::vector<double> &losses) {
   std::vector<std::pair<std::string, Tensor>> arrays;
   check(readNpz(path, arrays));
   std::map<std::string, const Tensor *> byName;
   for (auto &[name, tensor] : arrays)
     byName[name] = &tensor;
-  auto scalar = [&](const char *name) {
+  auto array = [&](const char *name, DType type,
+                   int64_t elements) -> const Tensor & {
     auto it = byName.find(name);
-    if (it == byName.end() || it->second->type() != DType::I64 ||
-        it->second->numElements() != 1)
+    if (it == byName.end() || it->second->type() != type ||
+        it->second->numElements() != elements)
       die("'" + path + "' is not a checkpoint of this trainer (no " + name +
           ")");
-    return *it->second->as<int64_t>();
+    return *it->second;
+  };
+  auto scalar = [&](const char *name) {
+    return *array(name, DType::I64, 1).as<int64_t>();
   };
   int64_t step = scalar(kCheckpointStep);
-  seed = static_cast<uint64_t>(scalar(kCheckpointSeed));
-  shuffle = scalar(kCheckpointShuffle) != 0;
-  // Check everything before changing anything.
+  auto history = byName.find(kCheckpointLoss);
+  if (step < 0 || history == byName.end() ||
+      history->second->type() != DType::F64 ||
+      history->second->numElements() != step)
+    die("'" + path + "' is corrupt: its step " + std::to_string(step) +
+        " does not match its loss history");
+  // The data order and inputs must be the checkpointed run's.
+  DataIdentity saved;
+  saved.seed = static_cast<uint64_t>(scalar(kCheckpointSeed));
+  saved.shuffle = scalar(kCheckpointShuffle) != 0;
+  saved.examples = scalar(kCheckpointExamples);
+  const double *normalization =
+      array(kCheckpointNormalization, DType::F64, 3).as<double>();
+  auto same = [](const Normalization &a, const double *b) {
+    return a.kind == b[0] && a.mean == b[1] && a.std == b[2];
+  };
+  if ((seedGiven && saved.seed != data.seed) || saved.shuffle != data.shuffle)
+    die("--resume: '" + path + "' was trained with --seed=" +
+        std::to_string(saved.seed) + (saved.shuffle ? "" : " --no-shuffle") +
+        "; resume with the same data order");
+  if (saved.examples != data.examples ||
+      !same(data.normalization, normalization))
+    die("--resume: '" + path + "' was trained on " +
+        std::to_string(saved.examples) +
+        " examples with another normalization or data set; resume on the "
+        "same training data and --normalize");
+  // Check every parameter before changing any.
   for (int32_t i = 0; i < model.num_params; ++i) {
     const gs_param_info &param = model.params[i];
     auto it = byName.find(param.tensor.name);
@@ -404,11 +463,8 @@ int64_t loadCheckpoint(const std::string &path, const gs_model_info &model,
   }
   for (int32_t i = 0; i < model.num_params; ++i)
     check(writeParam(model.params[i], *byName[model.params[i].tensor.name]));
-  losses.clear();
-  if (auto it = byName.find(kCheckpointLoss);
-      it != byName.end() && it->second->type() == DType::F64)
-    losses.assign(it->second->as<double>(),
-                  it->second->as<double>() + it->second->numElements());
+  losses.assign(history->second->as<double>(),
+                history->second->as<double>() + step);
   return step;
 }
 
@@ -563,27 +619,27 @@ int main(int argc, char **argv) {
         " examples, fewer than one batch of " + std::to_string(entries.batch));
 
   // Where the run starts and ends.
-  uint64_t seed = flags.seed.value_or(0);
-  bool shuffle = flags.shuffle;
+  DataIdentity data;
+  data.seed = flags.seed.value_or(0);
+  data.shuffle = flags.shuffle;
+  data.examples = train.count;
+  data.normalization = normalization;
   int64_t start = 0;
   TrainingReport report;
   check(gs_init(&model) == 0 ? std::string() : gs_last_error());
   if (!flags.resume.empty()) {
-    uint64_t savedSeed;
-    bool savedShuffle;
-    start = loadCheckpoint(flags.resume, model, savedSeed, savedShuffle,
+    start = loadCheckpoint(flags.resume, model, data, flags.seed.has_value(),
                            report.losses);
-    if ((flags.seed && *flags.seed != savedSeed) ||
-        savedShuffle != flags.shuffle)
-      die("--resume: '" + flags.resume + "' was trained with --seed=" +
-          std::to_string(savedSeed) + (savedShuffle ? "" : " --no-shuffle") +
-          "; resume with the same data order");
-    seed = savedSeed;
-    for (int64_t s = 1; s <= static_cast<int64_t>(report.losses.size()); ++s)
+    for (int64_t s = 1; s <= start; ++s)
       report.lossSteps.push_back(s);
   }
-  int64_t total = flags.steps.value_or(static_cast<int64_t>(
-      std::llround(flags.epochs.value_or(1.0) * stepsPerEpoch)));
+  uint64_t seed = data.seed;
+  bool shuffle = data.shuffle;
+  double epochs = flags.epochs.value_or(1.0);
+  if (!flags.steps && epochs * stepsPerEpoch > 1e15)
+    die("--epochs: " + std::to_string(epochs) + " epochs is too many steps");
+  int64_t total = flags.steps.value_or(
+      static_cast<int64_t>(std::llround(epochs * stepsPerEpoch)));
   if (total < start)
     die("--resume: the checkpoint is at step " + std::to_string(start) +
         ", past the last step " + std::to_string(total));
@@ -689,8 +745,7 @@ int main(int argc, char **argv) {
       evaluateNow(step);
     if (!flags.checkpoint.empty() && flags.checkpointEvery &&
         step % *flags.checkpointEvery == 0 && step != total)
-      saveCheckpoint(flags.checkpoint, model, step, seed, shuffle,
-                     report.losses);
+      saveCheckpoint(flags.checkpoint, model, step, data, report.losses);
   }
   report.wallSeconds = elapsed();
   report.steps = total;
@@ -701,24 +756,32 @@ int main(int argc, char **argv) {
     evaluateNow(total);
 
   if (!flags.checkpoint.empty())
-    saveCheckpoint(flags.checkpoint, model, total, seed, shuffle,
-                   report.losses);
+    saveCheckpoint(flags.checkpoint, model, total, data, report.losses);
   if (!flags.report.empty())
     check(writeReportJson(flags.report, report));
   if (!flags.csv.empty())
     check(writeReportCsv(flags.csv, report));
   if (!flags.exportOnnx.empty()) {
     std::vector<std::pair<std::string, Tensor>> weights;
-    for (int32_t i = 0; i < model.num_params; ++i)
-      if (model.params[i].kind != GS_PARAM_STATE)
-        weights.emplace_back(model.params[i].tensor.name,
+    size_t trained = 0;
+    for (int32_t i = 0; i < model.num_params; ++i) {
+      if (model.params[i].kind == GS_PARAM_STATE)
+        continue;
+      ++trained;
+      if (model.params[i].onnx_name)
+        weights.emplace_back(model.params[i].onnx_name,
                              readParam(model.params[i]));
+    }
     std::string exported;
     size_t replaced = 0;
     check(replaceInitializers(
         std::string_view(reinterpret_cast<const char *>(model.onnx),
                          static_cast<size_t>(model.onnx_size)),
         weights, exported, replaced));
+    if (replaced != trained)
+      die("--export-onnx: only " + std::to_string(replaced) + " of the " +
+          std::to_string(trained) +
+          " trained weights are initializers of the embedded ONNX model");
     check(writeFileAtomically(flags.exportOnnx, [&](std::ostream &out) {
       out.write(exported.data(), static_cast<std::streamsize>(exported.size()));
       return static_cast<bool>(out);

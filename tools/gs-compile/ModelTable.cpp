@@ -79,6 +79,8 @@ LogicalResult gs_compile::describeModel(ModuleOp module,
                                                         : GS_PARAM_STATE;
     if (auto site = param->getAttrOfType<StringAttr>("gs.site"))
       p.site = site.str();
+    if (p.kind != GS_PARAM_STATE)
+      p.onnxName = nameAttr(param->getAttrDictionary(), p.tensor.name);
   }
   for (llvm::StringRef name : entries) {
     auto function = module.lookupSymbol<func::FuncOp>(name);
@@ -120,7 +122,8 @@ public:
         i64(llvm::Type::getInt64Ty(context)),
         ptr(llvm::PointerType::getUnqual(context)),
         tensorType(llvm::StructType::get(context, {ptr, i32, i32, ptr})),
-        paramType(llvm::StructType::get(context, {tensorType, i32, ptr, ptr})),
+        paramType(
+            llvm::StructType::get(context, {tensorType, i32, ptr, ptr, ptr})),
         entryType(
             llvm::StructType::get(context, {ptr, ptr, i32, i32, ptr, ptr})),
         modelType(llvm::StructType::get(
@@ -129,6 +132,12 @@ public:
   llvm::Constant *string(llvm::StringRef value) {
     return privateConstant(llvm::ConstantDataArray::getString(context, value),
                            "gs.str");
+  }
+  /// A string, or null when empty.
+  llvm::Constant *optionalString(llvm::StringRef value) {
+    if (value.empty())
+      return llvm::ConstantPointerNull::get(ptr);
+    return string(value);
   }
   llvm::Constant *bytes(llvm::StringRef value) {
     if (value.empty())
@@ -195,13 +204,11 @@ LogicalResult gs_compile::emitModelTable(llvm::Module &module,
               "' has no storage in the compiled code";
       return failure();
     }
-    llvm::Constant *site = param.site.empty()
-                               ? static_cast<llvm::Constant *>(
-                                     llvm::ConstantPointerNull::get(table.ptr))
-                               : table.string(param.site);
     params.push_back(llvm::ConstantStruct::get(
-        table.paramType, {table.tensor(param.tensor),
-                          table.i32Value(param.kind), storage, site}));
+        table.paramType,
+        {table.tensor(param.tensor), table.i32Value(param.kind), storage,
+         table.optionalString(param.site),
+         table.optionalString(param.onnxName)}));
   }
   std::vector<llvm::Constant *> entries;
   for (const EntrySpec &entry : spec.entries) {
@@ -246,7 +253,7 @@ LogicalResult gs_compile::emitModelTable(llvm::Module &module,
 void gs_compile::internalizeExcept(llvm::Module &module, llvm::StringRef keep) {
   for (llvm::GlobalValue &value : module.global_values())
     if (!value.isDeclaration() && value.getName() != keep &&
-        !value.hasLocalLinkage())
+        !value.hasLocalLinkage() && !value.getName().starts_with("llvm."))
       value.setLinkage(llvm::GlobalValue::InternalLinkage);
 }
 
@@ -274,6 +281,40 @@ const char *cType(int32_t dtype) {
   }
 }
 
+/// C and C++ keywords, which no generated identifier may be.
+bool isKeyword(llvm::StringRef id) {
+  static const llvm::StringSet<> keywords = {
+      "alignas",       "alignof",     "and",
+      "and_eq",        "asm",         "auto",
+      "bitand",        "bitor",       "bool",
+      "break",         "case",        "catch",
+      "char",          "class",       "compl",
+      "const",         "constexpr",   "const_cast",
+      "continue",      "decltype",    "default",
+      "delete",        "do",          "double",
+      "dynamic_cast",  "else",        "enum",
+      "explicit",      "export",      "extern",
+      "false",         "float",       "for",
+      "friend",        "goto",        "if",
+      "inline",        "int",         "long",
+      "mutable",       "namespace",   "new",
+      "noexcept",      "not",         "not_eq",
+      "nullptr",       "operator",    "or",
+      "or_eq",         "private",     "protected",
+      "public",        "register",    "reinterpret_cast",
+      "restrict",      "return",      "short",
+      "signed",        "sizeof",      "static",
+      "static_assert", "static_cast", "struct",
+      "switch",        "template",    "this",
+      "throw",         "true",        "try",
+      "typedef",       "typeid",      "typename",
+      "union",         "unsigned",    "using",
+      "virtual",       "void",        "volatile",
+      "wchar_t",       "while",       "xor",
+      "xor_eq"};
+  return keywords.contains(id);
+}
+
 /// A C identifier for an ONNX name, unique among `taken`.
 std::string identifier(llvm::StringRef name, llvm::StringSet<> &taken) {
   std::string id;
@@ -281,10 +322,23 @@ std::string identifier(llvm::StringRef name, llvm::StringSet<> &taken) {
     id += llvm::isAlnum(c) ? c : '_';
   if (id.empty() || llvm::isDigit(id.front()))
     id = "t_" + id;
+  if (isKeyword(id))
+    id += "_";
   std::string unique = id;
   for (int suffix = 2; !taken.insert(unique).second; ++suffix)
     unique = id + "_" + std::to_string(suffix);
   return unique;
+}
+
+/// `text` safe inside a C comment.
+std::string commentText(llvm::StringRef text) {
+  std::string safe;
+  for (char c : text) {
+    if (c == '/' && !safe.empty() && safe.back() == '*')
+      safe += ' ';
+    safe += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
+  }
+  return safe;
 }
 
 std::string shapeText(const TensorSpec &spec) {
@@ -301,8 +355,8 @@ std::string gs_compile::renderHeader(const ModelSpec &spec,
   std::string text;
   llvm::raw_string_ostream os(text);
   std::string guard = llvm::StringRef(name).upper() + "_H";
-  os << "/* " << name << ".h: generated by gs-compile from " << source
-     << " (scaling " << spec.scaling << ").\n"
+  os << "/* " << name << ".h: generated by gs-compile from "
+     << commentText(source) << " (scaling " << spec.scaling << ").\n"
      << " * Link " << name
      << ".o with the GradScale runtime: libGSRuntime.a -lz (and -lstdc++ "
         "-lm from C).\n"
@@ -316,11 +370,12 @@ std::string gs_compile::renderHeader(const ModelSpec &spec,
      << "static inline int " << name << "_init(void) {\n"
      << "  return gs_init(" << name << "_model());\n}\n";
   for (const EntrySpec &entry : spec.entries) {
-    llvm::StringSet<> taken;
-    taken.insert("inputs");
-    taken.insert("results");
+    // Names the generated function uses besides its parameters.
+    llvm::StringSet<> taken = {"inputs",  "results", "gs_run",  "int8_t",
+                               "int32_t", "int64_t", "uint8_t", "uint16_t"};
+    taken.insert((name + "_model").str());
     std::vector<std::string> inputs, results;
-    os << "\n/* " << entry.name << ": dense row-major buffers.\n";
+    os << "\n/* " << commentText(entry.name) << ": dense row-major buffers.\n";
     for (const TensorSpec &input : entry.inputs) {
       inputs.push_back(identifier(input.name, taken));
       os << " *   in  " << inputs.back() << ": " << cType(input.dtype)
@@ -354,8 +409,8 @@ std::string gs_compile::renderHeader(const ModelSpec &spec,
   }
   os << "\n/* Parameters by name; `bytes` must be the parameter's size:\n";
   for (const ParamSpec &param : spec.params)
-    os << " *   " << param.tensor.name << ": " << cType(param.tensor.dtype)
-       << shapeText(param.tensor)
+    os << " *   " << commentText(param.tensor.name) << ": "
+       << cType(param.tensor.dtype) << shapeText(param.tensor)
        << (param.kind == GS_PARAM_TRAINABLE ? " (trainable)"
            : param.kind == GS_PARAM_BUFFER  ? " (buffer)"
                                             : " (training state)")

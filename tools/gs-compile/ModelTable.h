@@ -34,6 +34,8 @@ struct ParamSpec {
   TensorSpec tensor;
   int32_t kind = 0; // enum gs_param_kind
   std::string site;
+  /// The ONNX initializer's name; empty for state the compiler added.
+  std::string onnxName;
 };
 
 struct EntrySpec {

@@ -306,6 +306,15 @@ std::string symbolPrefix() {
   return name;
 }
 
+/// --emit=lib's header: --header, or the output with the extension .h.
+std::string libraryHeader() {
+  if (!headerPath.empty())
+    return headerPath;
+  llvm::SmallString<256> path(outputPath);
+  llvm::sys::path::replace_extension(path, "h");
+  return path.str().str();
+}
+
 /// The ONNX model to embed for exporting trained weights, as binary
 /// protobuf; empty for MLIR input.
 LogicalResult onnxBytes(std::string &bytes, std::string &error) {
@@ -384,9 +393,11 @@ int main(int argc, char **argv) {
   std::string error;
   if (failed(trainOptions(options, error)) ||
       failed(checkWritable(outputPath, error)) ||
-      (emit == Emit::Library && !headerPath.empty() &&
-       failed(checkWritable(headerPath, error))))
+      (emit == Emit::Library && failed(checkWritable(libraryHeader(), error))))
     return fail(error);
+  if (emit == Emit::Library && symbolPrefix() == "gs")
+    return fail("--name: 'gs' is the runtime's prefix (gs_init, gs_run, ...); "
+                "name the model otherwise");
 
   DialectRegistry registry;
   gs::registerAllDialects(registry);
@@ -493,13 +504,7 @@ int main(int argc, char **argv) {
     return status;
   if (emit != Emit::Library)
     return 0;
-  std::string header = headerPath;
-  if (header.empty()) {
-    llvm::SmallString<256> path(outputPath);
-    llvm::sys::path::replace_extension(path, "h");
-    header = path.str().str();
-  }
   return writeOutput(gs_compile::renderHeader(
                          spec, prefix, llvm::sys::path::filename(modelPath)),
-                     header);
+                     libraryHeader());
 }

@@ -54,6 +54,9 @@ typedef struct gs_param_info {
   void *data;   /* the parameter's storage in the compiled code */
   /* For gradient-scaling telemetry, the rounding it records; else NULL. */
   const char *site;
+  /* The ONNX initializer it came from (the name, unless the importer had to
+   * rename the parameter); NULL for state the compiler added. */
+  const char *onnx_name;
 } gs_param_info;
 
 /* `function` is the entry's C interface: it takes one pointer to a memref

@@ -50,6 +50,10 @@ def main():
         f.write(whole[:len(whole) // 2])
     with open(os.path.join(out, "garbage.bin"), "wb") as f:
         f.write(b"this is not a data file\n" * 4)
+    # A checkpoint whose step contradicts its loss history.
+    np.savez(os.path.join(out, "corrupt_checkpoint.npz"),
+             **{"gs.trainer.step": np.array(-5), "gs.trainer.loss":
+                np.zeros(0)})
     with open(fashion_labels, "rb") as f:
         gz = f.read()
     with open(os.path.join(out, "truncated-labels-idx1-ubyte.gz"), "wb") as f:
