@@ -400,9 +400,10 @@ void saveCheckpoint(const std::string &path, const gs_model_info &model,
 }
 
 /// Loads a checkpoint into the model after checking that it is one of this
-/// model trained on the same data order as `data`; returns its step.
+/// model trained on the same data order as `data`, whose seed it sets unless
+/// given; returns its step.
 int64_t loadCheckpoint(const std::string &path, const gs_model_info &model,
-                       const DataIdentity &data, bool seedGiven,
+                       DataIdentity &data, bool seedGiven,
                        std::vector<double> &losses) {
   std::vector<std::pair<std::string, Tensor>> arrays;
   check(readNpz(path, arrays));
@@ -438,7 +439,9 @@ int64_t loadCheckpoint(const std::string &path, const gs_model_info &model,
   auto same = [](const Normalization &a, const double *b) {
     return a.kind == b[0] && a.mean == b[1] && a.std == b[2];
   };
-  if ((seedGiven && saved.seed != data.seed) || saved.shuffle != data.shuffle)
+  if (!seedGiven)
+    data.seed = saved.seed;
+  if (saved.seed != data.seed || saved.shuffle != data.shuffle)
     die("--resume: '" + path + "' was trained with --seed=" +
         std::to_string(saved.seed) + (saved.shuffle ? "" : " --no-shuffle") +
         "; resume with the same data order");

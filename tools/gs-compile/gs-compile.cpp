@@ -385,8 +385,8 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(compileCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
-      "GradScale ahead-of-time compiler: an ONNX model to its mixed-precision "
-      "train step for the CPU\n");
+      "GradScale ahead-of-time compiler: an ONNX model to a mixed-precision "
+      "training executable or library for the CPU (docs/Runtime.md)\n");
   if (target != "cpu")
     return fail("--target: only cpu is supported, got '" + target + "'");
   gs::TrainPipelineOptions options;
