@@ -3,6 +3,7 @@
 #include "gs/Runner/JitRunner.h"
 
 #include "gs/Dialect/GS/IR/GSOps.h"
+#include "gs/Runtime/Model.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -131,33 +132,12 @@ JitFunction::compile(ModuleOp module, StringRef entry,
   return jit;
 }
 
-namespace {
-/// A strided memref descriptor for a dense tensor: allocated and aligned
-/// pointers, offset, sizes, strides.
-struct Descriptor {
-  explicit Descriptor(char *data, const std::vector<int64_t> &shape) {
-    words.push_back(reinterpret_cast<intptr_t>(data));
-    words.push_back(reinterpret_cast<intptr_t>(data));
-    words.push_back(0);
-    words.insert(words.end(), shape.begin(), shape.end());
-    std::vector<int64_t> strides(shape.size(), 1);
-    for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
-      strides[i] = strides[i + 1] * shape[i + 1];
-    words.insert(words.end(), strides.begin(), strides.end());
-    pointer = words.data();
-  }
-  std::vector<int64_t> words;
-  void *pointer;
-};
-} // namespace
-
 std::string JitFunction::run(const std::vector<const Tensor *> &inputs,
                              std::vector<Tensor> &outputs) {
   if (inputs.size() != inputs_.size())
     return "expected " + std::to_string(inputs_.size()) + " inputs, got " +
            std::to_string(inputs.size());
-  std::vector<Descriptor> descriptors;
-  descriptors.reserve(inputs.size() + outputs_.size());
+  std::vector<std::vector<int64_t>> descriptors;
   for (auto [i, input] : llvm::enumerate(inputs)) {
     const TensorSignature &s = inputs_[i];
     if (input->type() != s.type || input->shape() != s.shape)
@@ -165,7 +145,8 @@ std::string JitFunction::run(const std::vector<const Tensor *> &inputs,
              (s.name.empty() ? "" : " '" + s.name + "'") + " is " +
              input->describe() + ", but the function takes " +
              Tensor(s.type, s.shape).describe();
-    descriptors.emplace_back(const_cast<char *>(input->data()), input->shape());
+    descriptors.push_back(
+        runtime::memrefDescriptor(input->data(), input->shape()));
   }
   // Outputs of the right types and shapes are reused (a benchmark's
   // repeated calls); others are replaced.
@@ -179,10 +160,15 @@ std::string JitFunction::run(const std::vector<const Tensor *> &inputs,
       outputs.emplace_back(s.type, s.shape);
   }
   for (Tensor &output : outputs)
-    descriptors.emplace_back(output.data(), output.shape());
-  SmallVector<void *> args;
-  for (Descriptor &d : descriptors)
-    args.push_back(&d.pointer);
+    descriptors.push_back(
+        runtime::memrefDescriptor(output.data(), output.shape()));
+  // invokePacked takes a pointer to each argument, here a descriptor
+  // pointer.
+  SmallVector<void *> pointers, args;
+  for (std::vector<int64_t> &d : descriptors)
+    pointers.push_back(d.data());
+  for (void *&pointer : pointers)
+    args.push_back(&pointer);
   if (llvm::Error e = engine->invokePacked(symbol, args))
     return "calling the compiled function failed: " +
            llvm::toString(std::move(e));

@@ -3,6 +3,7 @@
 #include "gs/Runtime/Model.h"
 
 #include <cstring>
+#include <malloc.h>
 #include <map>
 #include <utility>
 
@@ -86,28 +87,16 @@ void callWithCount(size_t count, void *function, void *const *args,
          ...);
 }
 
-/// A memref descriptor of a dense row-major buffer: allocated and aligned
-/// pointers, offset, sizes, strides.
-std::vector<int64_t> descriptor(const void *data,
-                                const std::vector<int64_t> &shape) {
-  std::vector<int64_t> words = {reinterpret_cast<intptr_t>(data),
-                                reinterpret_cast<intptr_t>(data), 0};
-  words.insert(words.end(), shape.begin(), shape.end());
-  std::vector<int64_t> strides(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;)
-    strides[i - 1] = strides[i] * shape[i];
-  words.insert(words.end(), strides.begin(), strides.end());
-  return words;
-}
-
 /// Calls `entry` on dense buffers: its inputs, then its results.
 void callEntry(const gs_entry_info &entry, const void *const *inputs,
                void *const *results) {
   std::vector<std::vector<int64_t>> descriptors;
   for (int32_t i = 0; i < entry.num_inputs; ++i)
-    descriptors.push_back(descriptor(inputs[i], shapeOf(entry.inputs[i])));
+    descriptors.push_back(
+        memrefDescriptor(inputs[i], shapeOf(entry.inputs[i])));
   for (int32_t i = 0; i < entry.num_results; ++i)
-    descriptors.push_back(descriptor(results[i], shapeOf(entry.results[i])));
+    descriptors.push_back(
+        memrefDescriptor(results[i], shapeOf(entry.results[i])));
   std::vector<void *> args;
   for (std::vector<int64_t> &d : descriptors)
     args.push_back(d.data());
@@ -179,6 +168,24 @@ std::string mlir::gs::runtime::run(const gs_entry_info &entry,
   }
   callEntry(entry, inputData.data(), resultData.data());
   return {};
+}
+
+std::vector<int64_t>
+mlir::gs::runtime::memrefDescriptor(const void *data,
+                                    const std::vector<int64_t> &shape) {
+  std::vector<int64_t> words = {reinterpret_cast<intptr_t>(data),
+                                reinterpret_cast<intptr_t>(data), 0};
+  words.insert(words.end(), shape.begin(), shape.end());
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;)
+    strides[i - 1] = strides[i] * shape[i];
+  words.insert(words.end(), strides.begin(), strides.end());
+  return words;
+}
+
+void mlir::gs::runtime::keepFreedBuffersInHeap() {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 
 Tensor mlir::gs::runtime::readParam(const gs_param_info &param) {

@@ -59,11 +59,6 @@ std::string numbers(const std::vector<double> &values) {
   return array(values, [](double v) { return number(v); });
 }
 
-/// Flushed / nonzero, NaN when nothing was nonzero.
-double measuredRate(const std::array<double, 7> &record) {
-  return record[kNonzero] > 0 ? record[kFlushed] / record[kNonzero] : NAN;
-}
-
 std::vector<double> field(const SiteSeries &series, size_t index) {
   std::vector<double> values;
   for (const auto &record : series.records)
@@ -71,6 +66,11 @@ std::vector<double> field(const SiteSeries &series, size_t index) {
   return values;
 }
 } // namespace
+
+double
+mlir::gs::runtime::measuredUnderflow(const std::array<double, 7> &record) {
+  return record[kNonzero] > 0 ? record[kFlushed] / record[kNonzero] : NAN;
+}
 
 std::string mlir::gs::runtime::writeReportJson(const std::string &path,
                                                const TrainingReport &r) {
@@ -117,7 +117,7 @@ std::string mlir::gs::runtime::writeReportJson(const std::string &path,
     const SiteSeries &series = r.sites[s];
     std::vector<double> measured;
     for (const auto &record : series.records)
-      measured.push_back(measuredRate(record));
+      measured.push_back(measuredUnderflow(record));
     for (double overflow : field(series, kOverflow))
       totalOverflow += overflow;
     os << (s ? "," : "") << "\n    {\"name\": " << quoted(series.name)
@@ -140,11 +140,7 @@ std::string mlir::gs::runtime::writeReportJson(const std::string &path,
      << ", \"eval_accuracy\": "
      << number(r.evaluations.empty() ? NAN : r.evaluations.back().accuracy)
      << "}\n}\n";
-  std::string text = os.str();
-  return writeFileAtomically(path, [&](std::ostream &out) {
-    out << text;
-    return static_cast<bool>(out);
-  });
+  return writeFileAtomically(path, os.str());
 }
 
 std::string mlir::gs::runtime::writeReportCsv(const std::string &path,
@@ -186,13 +182,9 @@ std::string mlir::gs::runtime::writeReportCsv(const std::string &path,
       }
       const std::array<double, 7> &record = *it->second;
       os << "," << cell(record[Scale]) << "," << cell(record[Estimate]) << ","
-         << cell(measuredRate(record)) << "," << cell(record[kOverflow]);
+         << cell(measuredUnderflow(record)) << "," << cell(record[kOverflow]);
     }
     os << "\n";
   }
-  std::string text = os.str();
-  return writeFileAtomically(path, [&](std::ostream &out) {
-    out << text;
-    return static_cast<bool>(out);
-  });
+  return writeFileAtomically(path, os.str());
 }

@@ -282,6 +282,22 @@ double mlir::gs::runtime::elementAt(const Tensor &t, int64_t i) {
   return 0;
 }
 
+std::string mlir::gs::runtime::writeFileAtomically(const std::string &path,
+                                                   std::string_view bytes) {
+  return writeFileAtomically(path, [&](std::ostream &out) {
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    return static_cast<bool>(out);
+  });
+}
+
+std::string mlir::gs::runtime::checkWritable(const std::string &path) {
+  std::string probe = path + ".probe." + std::to_string(::getpid());
+  if (!std::ofstream(probe))
+    return "cannot write '" + path + "': " + std::strerror(errno);
+  std::remove(probe.c_str());
+  return {};
+}
+
 //===----------------------------------------------------------------------===//
 // f16
 //===----------------------------------------------------------------------===//

@@ -22,11 +22,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <optional>
 
-#include <malloc.h>
 #include <unistd.h>
 
 using namespace mlir::gs::runtime;
@@ -216,19 +214,6 @@ Flags parseFlags(int argc, char **argv, const gs_model_info &model) {
   return flags;
 }
 
-/// Fails now, not after training, when `path` cannot be written: creates
-/// and removes a file beside it.
-void checkWritable(const std::string &flag, const std::string &path) {
-  if (path.empty())
-    return;
-  std::string probe = path + ".probe." + std::to_string(::getpid());
-  std::ofstream out(probe);
-  if (!out)
-    die("--" + flag + ": cannot write '" + path + "': " + std::strerror(errno));
-  out.close();
-  std::remove(probe.c_str());
-}
-
 //===----------------------------------------------------------------------===//
 // The model
 //===----------------------------------------------------------------------===//
@@ -319,7 +304,7 @@ struct Telemetry {
         sites.push_back(&p);
     }
     skipped = findParam(model, telemetry::kSkippedSteps);
-    lossScale = findParam(model, "gs.loss_scale");
+    lossScale = findParam(model, telemetry::kLossScale);
   }
   std::array<double, 7> record(size_t site) const {
     std::array<double, 7> values;
@@ -557,10 +542,7 @@ std::string fileName(const std::string &spec) {
 
 int main(int argc, char **argv) {
   program = argv[0];
-  // A step allocates and frees the same buffers every time: keep them in
-  // the heap instead of mapping and unmapping (and page-faulting) them.
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  keepFreedBuffersInHeap();
   const gs_model_info &model = *gs_program_model();
   check(validate(model));
   Flags flags = parseFlags(argc, argv, model);
@@ -590,7 +572,9 @@ int main(int argc, char **argv) {
         {"csv", flags.csv},
         {"checkpoint", flags.checkpoint},
         {"export-onnx", flags.exportOnnx}})
-    checkWritable(flag, path);
+    if (!path.empty())
+      if (std::string error = checkWritable(path); !error.empty())
+        die("--" + std::string(flag) + ": " + error);
 
   // Data.
   Tensor trainInputs, trainLabels;
@@ -629,7 +613,6 @@ int main(int argc, char **argv) {
   data.normalization = normalization;
   int64_t start = 0;
   TrainingReport report;
-  check(gs_init(&model) == 0 ? std::string() : gs_last_error());
   if (!flags.resume.empty()) {
     start = loadCheckpoint(flags.resume, model, data, flags.seed.has_value(),
                            report.losses);
@@ -785,10 +768,7 @@ int main(int argc, char **argv) {
       die("--export-onnx: only " + std::to_string(replaced) + " of the " +
           std::to_string(trained) +
           " trained weights are initializers of the embedded ONNX model");
-    check(writeFileAtomically(flags.exportOnnx, [&](std::ostream &out) {
-      out.write(exported.data(), static_cast<std::streamsize>(exported.size()));
-      return static_cast<bool>(out);
-    }));
+    check(writeFileAtomically(flags.exportOnnx, exported));
     std::fprintf(stderr, "exported %zu trained weights into %s\n", replaced,
                  flags.exportOnnx.c_str());
   }
@@ -814,12 +794,11 @@ int main(int argc, char **argv) {
     if (series.records.empty())
       continue;
     const std::array<double, 7> &r = series.records.back();
-    double nonzero = r[telemetry::FirstCount + telemetry::Nonzero];
-    double flushed = r[telemetry::FirstCount + telemetry::Flushed];
+    double measured = measuredUnderflow(r);
     std::printf("  %-18s scale 2^%-4g underflow measured %-10.3g estimated "
                 "%-10.3g %s\n",
                 series.name.c_str(), std::log2(r[telemetry::Scale]),
-                nonzero > 0 ? flushed / nonzero : 0.0, r[telemetry::Estimate],
+                std::isnan(measured) ? 0.0 : measured, r[telemetry::Estimate],
                 series.site.c_str());
   }
   return 0;

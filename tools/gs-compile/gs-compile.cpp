@@ -269,27 +269,15 @@ std::unique_ptr<llvm::TargetMachine> hostTargetMachine(std::string &error) {
 /// rename.
 int writeOutput(llvm::StringRef bytes,
                 const std::string &path = outputPath.getValue()) {
-  std::string error =
-      gs::runtime::writeFileAtomically(path, [&](std::ostream &os) {
-        os.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-        return static_cast<bool>(os);
-      });
+  std::string error = gs::runtime::writeFileAtomically(
+      path, std::string_view(bytes.data(), bytes.size()));
   return error.empty() ? 0 : fail(error);
 }
 
-/// Fails before compiling when `path` cannot be written: creates and
-/// removes a file beside it.
+/// Fails before compiling when `path` cannot be written.
 LogicalResult checkWritable(const std::string &path, std::string &error) {
-  std::string probe =
-      path + ".probe." + std::to_string(llvm::sys::Process::getProcessId());
-  std::error_code ec;
-  { llvm::raw_fd_ostream os(probe, ec); }
-  if (ec) {
-    error = "cannot write '" + path + "': " + ec.message();
-    return failure();
-  }
-  llvm::sys::fs::remove(probe);
-  return success();
+  error = gs::runtime::checkWritable(path);
+  return success(error.empty());
 }
 
 /// The C prefix of the model's functions: --name, or the output's stem

@@ -17,6 +17,7 @@
 #include "gs/Dialect/GS/Transforms/Passes.h"
 #include "gs/InitAll.h"
 #include "gs/Runner/JitRunner.h"
+#include "gs/Runtime/Model.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -37,7 +38,6 @@
 #include <chrono>
 
 #include <cmath>
-#include <malloc.h>
 
 using namespace mlir;
 using gs::runtime::DType;
@@ -261,11 +261,9 @@ static void print(const Tensor &t, StringRef name, llvm::raw_ostream &os) {
 /// given inputs, every input is zeros.
 static int benchmark(gs::JitFunction &function,
                      std::vector<const Tensor *> inputs) {
-  // Keep the buffers the function allocates and frees on every call in the
-  // heap, as training executables do, instead of timing mmap and page
-  // faults.
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  // Time the function, not mmap and page faults, as training executables
+  // run it.
+  gs::runtime::keepFreedBuffersInHeap();
   std::vector<Tensor> zeros;
   if (inputs.empty()) {
     for (const gs::TensorSignature &s : function.inputs())

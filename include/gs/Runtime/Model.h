@@ -43,6 +43,17 @@ std::string run(const gs_entry_info &entry,
                 const std::vector<const Tensor *> &inputs,
                 std::vector<Tensor> &results);
 
+/// The memref descriptor of a dense row-major buffer, as compiled C
+/// interfaces take it: allocated and aligned pointers, offset, sizes,
+/// strides.
+std::vector<int64_t> memrefDescriptor(const void *data,
+                                      const std::vector<int64_t> &shape);
+
+/// Keeps freed buffers in the process's heap instead of returning them to
+/// the system: a compiled step allocates and frees the same buffers every
+/// call, and mapping them anew each time costs page faults.
+void keepFreedBuffersInHeap();
+
 /// A parameter's current value.
 Tensor readParam(const gs_param_info &param);
 

@@ -64,6 +64,10 @@ struct TrainingReport {
   std::vector<SiteSeries> sites;
 };
 
+/// A record's measured underflow rate: flushed / nonzero, NaN when nothing
+/// was nonzero.
+double measuredUnderflow(const std::array<double, 7> &record);
+
 /// Writes the report as JSON / its curves as CSV, through
 /// writeFileAtomically. Returns an error message, empty on success.
 std::string writeReportJson(const std::string &path,

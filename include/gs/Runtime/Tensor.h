@@ -16,6 +16,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mlir::gs::runtime {
@@ -79,6 +80,15 @@ std::string writeNpy(const std::string &path, const Tensor &tensor);
 std::string
 writeFileAtomically(const std::string &path,
                     const std::function<bool(std::ostream &)> &write);
+
+/// writeFileAtomically for bytes in memory.
+std::string writeFileAtomically(const std::string &path,
+                                std::string_view bytes);
+
+/// Checks that `path` can be written, by creating and removing a file
+/// beside it, so that a long job fails before it starts rather than at its
+/// end. Returns an error message naming the path, empty on success.
+std::string checkWritable(const std::string &path);
 
 /// f16 bits to float and back (round to nearest even).
 float halfToFloat(uint16_t bits);

@@ -43,6 +43,8 @@ enum RecordField : int64_t {
 /// The prefix of the per-site parameters and the skipped-step counter.
 constexpr const char *kSitePrefix = "gs.scaling.cast";
 constexpr const char *kSkippedSteps = "gs.skipped_steps";
+/// The loss scale of fixed and dynamic loss scaling (f32 scalar).
+constexpr const char *kLossScale = "gs.loss_scale";
 
 } // namespace mlir::gs::telemetry
 

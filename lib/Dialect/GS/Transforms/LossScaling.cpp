@@ -22,6 +22,7 @@
 
 #include "gs/Dialect/GS/IR/GSOps.h"
 #include "gs/Dialect/GS/Transforms/Passes.h"
+#include "gs/Support/Telemetry.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -88,8 +89,9 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
     ParamOp scaleState, goodSteps, skipped;
     if (dynamic) {
       StringRef purpose = "loss-scaling state";
-      auto scaleParam = createState(symbols, anchor, "gs.loss_scale", f32Scalar,
-                                    b.getF32FloatAttr(initScale), purpose);
+      auto scaleParam =
+          createState(symbols, anchor, telemetry::kLossScale, f32Scalar,
+                      b.getF32FloatAttr(initScale), purpose);
       auto goodParam = createState(symbols, anchor, "gs.loss_scale.good_steps",
                                    i64Scalar, b.getI64IntegerAttr(0), purpose);
       auto skippedParam = getOrCreateSkippedSteps(symbols, anchor);
