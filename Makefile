@@ -3,13 +3,20 @@
 #   make demo    install what is missing, build, run the bundled example
 #   make check   install what is missing, build, run every test
 #   make bench   build, run the benchmarks in bench/ (see bench/README.md)
+#   make fuzz    build the libFuzzer targets (clang, ASan, UBSan) and run
+#                each for FUZZ_SECONDS (default 600); `make check` runs them
+#                for 20 s each
 #
-# Variables: BUILD (build directory), JOBS (parallel jobs), BUILD_TYPE.
+# Variables: BUILD (build directory), JOBS (parallel jobs), BUILD_TYPE,
+# BUILD_FUZZ (the fuzzing build), FUZZ_SECONDS.
 
 BUILD ?= build
 JOBS ?= 2
 BUILD_TYPE ?= Release
 LLVM_PREFIX ?= /usr/lib/llvm-22
+BUILD_FUZZ ?= build-fuzz
+FUZZ_SECONDS ?= 600
+CHECK_FUZZ_SECONDS ?= 20
 
 CMAKE_FLAGS = -G Ninja \
   -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
@@ -19,7 +26,7 @@ CMAKE_FLAGS = -G Ninja \
   -DCMAKE_C_COMPILER_LAUNCHER=ccache \
   -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 
-.PHONY: all deps configure build check demo bench docs clean
+.PHONY: all deps configure build check demo bench docs clean fuzz fuzz-build
 
 all: build
 
@@ -34,8 +41,20 @@ configure: $(BUILD)/build.ninja
 build: deps configure
 	ninja -C $(BUILD) -j$(JOBS)
 
-check: build
+check: build fuzz-build
 	ninja -C $(BUILD) -j$(JOBS) check-gs
+	utils/run_fuzzers.sh $(BUILD_FUZZ) $(CHECK_FUZZ_SECONDS)
+
+# The fuzzing build: clang, every target instrumented (GS_ENABLE_FUZZING).
+$(BUILD_FUZZ)/build.ninja: | deps
+	cmake -S . -B $(BUILD_FUZZ) $(CMAKE_FLAGS) -DCMAKE_C_COMPILER=clang \
+	  -DCMAKE_CXX_COMPILER=clang++ -DGS_ENABLE_FUZZING=ON
+
+fuzz-build: deps $(BUILD_FUZZ)/build.ninja
+	ninja -C $(BUILD_FUZZ) -j$(JOBS) gs-fuzzers
+
+fuzz: fuzz-build
+	utils/run_fuzzers.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
 
 demo: build
 	@utils/demo.sh $(BUILD)
@@ -50,4 +69,4 @@ docs: configure
 	ninja -C $(BUILD) gs-doc
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(BUILD_FUZZ)

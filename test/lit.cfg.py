@@ -16,6 +16,18 @@ config.test_exec_root = os.path.join(config.gs_obj_root, "test")
 config.excludes = ["Unit", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
                    "Inputs"]
 
+# The CPU that gs-run and gs-compile generate code for (their --cpu
+# default, through GS_CPU): the host's ("native") unless GS_TEST_CPU or
+# `--param cpu=NAME` names another, e.g. x86-64-v3 to run the AVX2 kernel
+# schedule on an AVX-512 host (`make check` does both there).
+gs_cpu = lit_config.params.get("cpu", os.environ.get("GS_TEST_CPU", ""))
+if gs_cpu and gs_cpu != "native":
+    config.environment["GS_CPU"] = gs_cpu
+    config.name += " (--cpu=%s)" % gs_cpu
+    config.available_features.add("cpu-" + gs_cpu)
+else:
+    config.environment.pop("GS_CPU", None)
+
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%python", sys.executable))
 # Debian's python3-onnx (and python3-torch) belong to the system Python.

@@ -98,6 +98,10 @@ FailureOr<BlockPlan> planBlocks(linalg::LinalgOp op, RegisterBlock block) {
     return failure();
   unsigned n = last.getPosition(), m = dims->m.back(), k = dims->k.front();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  // An empty GEMM (a batch of 0) has nothing to block: its loops run zero
+  // times as they are.
+  if (llvm::is_contained(ranges, 0))
+    return failure();
   unsigned numLoops = op.getNumLoops();
   BlockPlan plan;
   plan.panelSizes.assign(numLoops, 0);
@@ -339,6 +343,14 @@ struct CPUKernelSchedulePass
     SmallVector<linalg::Conv2DNchwFchwOp> convs;
     module.walk([&](linalg::Conv2DNchwFchwOp conv) { convs.push_back(conv); });
     for (linalg::Conv2DNchwFchwOp conv : convs) {
+      // An empty convolution stays loops that run zero times (im2col's
+      // reshapes cannot group zero-sized dimensions).
+      if (llvm::any_of(conv->getOperandTypes(), [](Type type) {
+            auto shaped = dyn_cast<ShapedType>(type);
+            return shaped && shaped.hasStaticShape() &&
+                   shaped.getNumElements() == 0;
+          }))
+        continue;
       rewriter.setInsertionPoint(conv);
       // Convolutions it does not handle (dilations) stay loops.
       (void)linalg::rewriteInIm2Col(rewriter, conv);

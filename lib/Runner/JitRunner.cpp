@@ -10,8 +10,9 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
-#include "llvm/Support/TargetSelect.h"
+#include "llvm/IR/Module.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
 
 #include <cstring>
 
@@ -72,6 +73,15 @@ static LogicalResult signatureOf(TypeRange types, ArrayAttr attrs,
 std::unique_ptr<JitFunction>
 JitFunction::compile(ModuleOp module, StringRef entry,
                      const CPUPipelineOptions &options, std::string &error) {
+  CPUTarget host = CPUTarget::resolve("native", error);
+  if (host.cpu.empty())
+    return nullptr;
+  return compile(module, entry, host, options, error);
+}
+
+std::unique_ptr<JitFunction>
+JitFunction::compile(ModuleOp module, StringRef entry, const CPUTarget &cpu,
+                     const CPUPipelineOptions &options, std::string &error) {
   auto function = module.lookupSymbol<func::FuncOp>(entry);
   if (!function) {
     error = ("the module has no function '" + entry + "'").str();
@@ -102,8 +112,12 @@ JitFunction::compile(ModuleOp module, StringRef entry,
       os << d.getLocation() << ": " << d << "\n";
       return success();
     });
+    CPUPipelineOptions forCPU;
+    forCPU.copyOptionValuesFrom(options);
+    if (!forCPU.vectorBits)
+      forCPU.vectorBits = cpu.vectorBits;
     PassManager pm(module.getContext());
-    buildCPUPipeline(pm, options);
+    buildCPUPipeline(pm, forCPU);
     if (failed(pm.run(module))) {
       if (error.empty())
         error = "lowering to LLVM failed";
@@ -111,18 +125,23 @@ JitFunction::compile(ModuleOp module, StringRef entry,
     }
   }
 
-  static bool initialized = [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    return true;
-  }();
-  (void)initialized;
-  auto transformer = makeOptimizingTransformer(/*optLevel=*/3,
-                                               /*sizeLevel=*/0, nullptr);
+  std::unique_ptr<llvm::TargetMachine> machine =
+      cpu.createTargetMachine(llvm::Reloc::PIC_, error);
+  if (!machine)
+    return nullptr;
+  // The JIT's own target machine is the host's: the functions' attributes
+  // select `cpu` for code generation.
+  auto optimize = makeOptimizingTransformer(/*optLevel=*/3,
+                                            /*sizeLevel=*/0, machine.get());
+  auto transformer = [&](llvm::Module *llvmModule) {
+    cpu.annotate(*llvmModule);
+    return optimize(llvmModule);
+  };
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  auto engine = ExecutionEngine::create(module, engineOptions);
+  auto engine =
+      ExecutionEngine::create(module, engineOptions, std::move(machine));
   if (!engine) {
     error = "JIT compilation failed: " + llvm::toString(engine.takeError());
     return nullptr;
@@ -144,7 +163,7 @@ std::string JitFunction::run(const std::vector<const Tensor *> &inputs,
       return "input " + std::to_string(i) +
              (s.name.empty() ? "" : " '" + s.name + "'") + " is " +
              input->describe() + ", but the function takes " +
-             Tensor(s.type, s.shape).describe();
+             runtime::describeTensor(s.type, s.shape);
     descriptors.push_back(
         runtime::memrefDescriptor(input->data(), input->shape()));
   }
@@ -156,8 +175,11 @@ std::string JitFunction::run(const std::vector<const Tensor *> &inputs,
                outputs[i].shape() == outputs_[i].shape;
   if (!reusable) {
     outputs.clear();
-    for (const TensorSignature &s : outputs_)
-      outputs.emplace_back(s.type, s.shape);
+    outputs.resize(outputs_.size());
+    for (auto [output, s] : llvm::zip(outputs, outputs_))
+      if (std::string error = Tensor::allocate(s.type, s.shape, output);
+          !error.empty())
+        return "output '" + s.name + "': " + error;
   }
   for (Tensor &output : outputs)
     descriptors.push_back(

@@ -4,11 +4,19 @@
 
 #include <zlib.h>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include <string_view>
 
 using namespace mlir::gs::runtime;
 
@@ -49,16 +57,120 @@ uint32_t bigEndian32(const unsigned char *p) {
 }
 
 /// Little-endian integers of a zip archive.
-uint64_t little(const std::string &data, size_t at, int bytes) {
+uint64_t little(std::string_view data, size_t at, int bytes) {
   uint64_t value = 0;
   for (int i = bytes - 1; i >= 0; --i)
     value = value << 8 | static_cast<unsigned char>(data[at + i]);
   return value;
 }
+/// A read-only mapping of a whole file, unmapped on exit.
+struct MappedFile {
+  ~MappedFile() {
+    if (address != MAP_FAILED)
+      ::munmap(address, size);
+  }
+  /// Maps `path`; an error message naming it, empty on success.
+  std::string map(const std::string &path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      return "cannot open '" + path + "': " + std::strerror(errno);
+    struct stat status;
+    if (::fstat(fd, &status) != 0) {
+      ::close(fd);
+      return "cannot read '" + path + "': " + std::strerror(errno);
+    }
+    size = static_cast<size_t>(status.st_size);
+    if (size)
+      address = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    int error = errno;
+    ::close(fd);
+    if (size && address == MAP_FAILED)
+      return "cannot read '" + path + "': " + std::strerror(error);
+    return {};
+  }
+  std::string_view bytes() const {
+    return size ? std::string_view(static_cast<const char *>(address), size)
+                : std::string_view();
+  }
+  void *address = MAP_FAILED;
+  size_t size = 0;
+};
+
+/// A malloc'd buffer whose allocation failure is an error, not an abort.
+struct Buffer {
+  ~Buffer() { std::free(data); }
+  bool allocate(size_t bytes) {
+    data = static_cast<char *>(std::malloc(std::max<size_t>(bytes, 1)));
+    return data != nullptr;
+  }
+  char *data = nullptr;
+};
+
+/// An input stream buffer over bytes in memory, without a copy; seekable,
+/// for readNpy's size check.
+class MemoryStreamBuf : public std::streambuf {
+public:
+  MemoryStreamBuf(char *data, size_t size) { setg(data, data, data + size); }
+
+protected:
+  pos_type seekoff(off_type offset, std::ios_base::seekdir direction,
+                   std::ios_base::openmode) override {
+    char *base = direction == std::ios_base::beg   ? eback()
+                 : direction == std::ios_base::cur ? gptr()
+                                                   : egptr();
+    if (offset < eback() - base || offset > egptr() - base)
+      return pos_type(off_type(-1));
+    setg(eback(), base + offset, egptr());
+    return pos_type(gptr() - eback());
+  }
+  pos_type seekpos(pos_type position, std::ios_base::openmode mode) override {
+    return seekoff(off_type(position), std::ios_base::beg, mode);
+  }
+};
 } // namespace
+
+/// Deflate expands data at most about 1032-fold: a bound on what a
+/// compressed file of `bytes` can hold.
+static uint64_t inflatedBound(uint64_t bytes) { return bytes * 1032 + 1024; }
+
+/// Converts `count` big-endian IDX elements of type code `code` at `raw`
+/// into `out`.
+static void convertIdx(unsigned char code, const unsigned char *raw,
+                       uint64_t count, char *out) {
+  for (uint64_t i = 0; i < count; ++i) {
+    switch (code) {
+    case 0x08:
+    case 0x09:
+      out[i] = static_cast<char>(raw[i]);
+      break;
+    case 0x0B: {
+      int32_t value = static_cast<int16_t>(raw[2 * i] << 8 | raw[2 * i + 1]);
+      std::memcpy(out + 4 * i, &value, 4);
+      break;
+    }
+    case 0x0C:
+    case 0x0D: {
+      uint32_t bits = bigEndian32(raw + 4 * i);
+      std::memcpy(out + 4 * i, &bits, 4);
+      break;
+    }
+    case 0x0E: {
+      uint64_t bits = uint64_t(bigEndian32(raw + 8 * i)) << 32 |
+                      bigEndian32(raw + 8 * i + 4);
+      std::memcpy(out + 8 * i, &bits, 8);
+      break;
+    }
+    }
+  }
+}
 
 std::string mlir::gs::runtime::readIdx(const std::string &path,
                                        Tensor &tensor) {
+  if (std::string error = checkRegularFile(path); !error.empty())
+    return error;
+  struct stat status;
+  if (::stat(path.c_str(), &status) != 0)
+    return "cannot open '" + path + "': " + std::strerror(errno);
   GzFile in(path);
   if (!in.file)
     return "cannot open '" + path + "': " + std::strerror(errno);
@@ -111,46 +223,47 @@ std::string mlir::gs::runtime::readIdx(const std::string &path,
     if (count > (uint64_t(1) << 36))
       return "'" + path + "' declares more than 2^36 elements";
   }
-  std::vector<unsigned char> raw(count * fileElementSize);
-  got = in.read(raw.data(), raw.size());
-  if (got < 0)
-    return "'" + path + "' has corrupt gzip data: " + in.error();
-  if (got != static_cast<int64_t>(raw.size()))
+  // The declared data must fit in the file (compressed: what it can
+  // inflate to) before anything is allocated for it.
+  uint64_t declared = count * fileElementSize;
+  uint64_t fileBytes = static_cast<uint64_t>(status.st_size);
+  bool plain = gzdirect(in.file);
+  uint64_t holdable =
+      plain ? fileBytes - std::min<uint64_t>(fileBytes, 4 + 4 * rank)
+            : inflatedBound(fileBytes);
+  if (declared > holdable)
     return "'" + path + "' is truncated: its header declares " +
-           std::to_string(raw.size()) + " bytes of data, it holds " +
-           std::to_string(got);
+           std::to_string(declared) + " bytes of data, " +
+           (plain ? "it holds " + std::to_string(holdable)
+                  : "more than its " + std::to_string(fileBytes) +
+                        " compressed bytes can hold");
+  if (std::string error = Tensor::allocate(type, shape, tensor); !error.empty())
+    return "'" + path + "': " + error;
+  // Read and convert a chunk at a time.
+  const uint64_t chunkElements = (1u << 20) / fileElementSize;
+  std::vector<unsigned char> raw(std::min<uint64_t>(count, chunkElements) *
+                                 fileElementSize);
+  uint64_t done = 0;
+  while (done < count) {
+    uint64_t elements = std::min<uint64_t>(count - done, chunkElements);
+    got = in.read(raw.data(), elements * fileElementSize);
+    if (got < 0)
+      return "'" + path + "' has corrupt gzip data: " + in.error();
+    if (got != static_cast<int64_t>(elements * fileElementSize))
+      return "'" + path + "' is truncated: its header declares " +
+             std::to_string(declared) + " bytes of data, it holds " +
+             std::to_string(done * fileElementSize + got);
+    convertIdx(magic[2], raw.data(), elements,
+               tensor.data() + done * sizeOf(type));
+    done += elements;
+  }
   unsigned char extra;
   got = in.read(&extra, 1);
   if (got < 0)
     return "'" + path + "' has corrupt gzip data: " + in.error();
-  if (got != 0)
+  if (got != 0) {
+    tensor = Tensor();
     return "'" + path + "' has data after the elements its header declares";
-
-  tensor = Tensor(type, shape);
-  for (uint64_t i = 0; i < count; ++i) {
-    const unsigned char *p = &raw[i * fileElementSize];
-    switch (magic[2]) {
-    case 0x08:
-    case 0x09:
-      tensor.data()[i] = static_cast<char>(p[0]);
-      break;
-    case 0x0B:
-      tensor.as<int32_t>()[i] = static_cast<int16_t>(p[0] << 8 | p[1]);
-      break;
-    case 0x0C:
-      tensor.as<int32_t>()[i] = static_cast<int32_t>(bigEndian32(p));
-      break;
-    case 0x0D: {
-      uint32_t bits = bigEndian32(p);
-      std::memcpy(&tensor.as<float>()[i], &bits, 4);
-      break;
-    }
-    case 0x0E: {
-      uint64_t bits = uint64_t(bigEndian32(p)) << 32 | bigEndian32(p + 4);
-      std::memcpy(&tensor.as<double>()[i], &bits, 8);
-      break;
-    }
-    }
   }
   return {};
 }
@@ -158,11 +271,13 @@ std::string mlir::gs::runtime::readIdx(const std::string &path,
 std::string mlir::gs::runtime::readNpz(
     const std::string &path,
     std::vector<std::pair<std::string, Tensor>> &arrays) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    return "cannot open '" + path + "': " + std::strerror(errno);
-  std::string data((std::istreambuf_iterator<char>(file)),
-                   std::istreambuf_iterator<char>());
+  if (std::string error = checkRegularFile(path); !error.empty())
+    return error;
+  // The archive is mapped, not read: its members are inflated from it.
+  MappedFile file;
+  if (std::string error = file.map(path); !error.empty())
+    return error;
+  std::string_view data = file.bytes();
   auto bad = [&](const std::string &problem) {
     return "'" + path + "' is not a valid .npz archive: " + problem;
   };
@@ -186,7 +301,8 @@ std::string mlir::gs::runtime::readNpz(
     if (eocd < 20 || little(data, eocd - 20, 4) != 0x07064b50)
       return bad("zip64 locator missing");
     uint64_t record = little(data, eocd - 20 + 8, 8);
-    if (record + 56 > data.size() || little(data, record, 4) != 0x06064b50)
+    if (record > data.size() || data.size() - record < 56 ||
+        little(data, record, 4) != 0x06064b50)
       return bad("zip64 end record missing");
     entries = little(data, record + 32, 8);
     directory = little(data, record + 48, 8);
@@ -194,7 +310,8 @@ std::string mlir::gs::runtime::readNpz(
   arrays.clear();
   size_t at = directory;
   for (uint64_t e = 0; e < entries; ++e) {
-    if (at + 46 > data.size() || little(data, at, 4) != 0x02014b50)
+    if (at > data.size() || data.size() - at < 46 ||
+        little(data, at, 4) != 0x02014b50)
       return bad("corrupt central directory");
     uint64_t method = little(data, at + 10, 2);
     uint64_t crc = little(data, at + 16, 4);
@@ -204,9 +321,9 @@ std::string mlir::gs::runtime::readNpz(
     size_t extraLength = little(data, at + 30, 2);
     size_t commentLength = little(data, at + 32, 2);
     uint64_t local = little(data, at + 42, 4);
-    if (at + 46 + nameLength + extraLength > data.size())
+    if (data.size() - at - 46 < nameLength + extraLength + commentLength)
       return bad("corrupt central directory");
-    std::string name = data.substr(at + 46, nameLength);
+    std::string name(data.substr(at + 46, nameLength));
     // Zip64 sizes and offset, in this order, for the fields that overflow.
     for (size_t x = at + 46 + nameLength;
          x + 4 <= at + 46 + nameLength + extraLength;) {
@@ -223,38 +340,70 @@ std::string mlir::gs::runtime::readNpz(
     }
     at += 46 + nameLength + extraLength + commentLength;
 
-    if (local + 30 > data.size() || little(data, local, 4) != 0x04034b50)
+    if (local > data.size() || data.size() - local < 30 ||
+        little(data, local, 4) != 0x04034b50)
       return bad("member '" + name + "' has no local header");
     size_t start =
         local + 30 + little(data, local + 26, 2) + little(data, local + 28, 2);
-    if (start + packed > data.size())
+    if (start > data.size() || data.size() - start < packed)
       return bad("member '" + name + "' is truncated");
-    std::string member;
+    // A member's declared size is checked against what its bytes can hold
+    // and against the tensor limit before anything is inflated.
+    if ((method == 0 && size != packed) ||
+        (method == 8 && size > inflatedBound(packed)))
+      return bad("member '" + name + "' declares " + std::to_string(size) +
+                 " bytes, more than its " + std::to_string(packed) +
+                 " stored bytes can hold");
+    if (size > tensorByteLimit() + (1u << 20))
+      return bad("member '" + name + "' declares " + std::to_string(size) +
+                 " bytes, more than the limit of " +
+                 std::to_string(tensorByteLimit()) +
+                 " bytes (raise it with --max-tensor-bytes)");
+    Buffer member;
+    if (!member.allocate(size))
+      return "cannot allocate " + std::to_string(size) + " bytes for '" + path +
+             ":" + name + "'";
     if (method == 0) {
-      member = data.substr(start, packed);
+      std::memcpy(member.data, data.data() + start, size);
     } else if (method == 8) {
-      member.resize(size);
       z_stream stream{};
       if (inflateInit2(&stream, -MAX_WBITS) != Z_OK)
         return bad("cannot initialize zlib");
-      stream.next_in = reinterpret_cast<Bytef *>(&data[start]);
-      stream.avail_in = static_cast<uInt>(packed);
-      stream.next_out = reinterpret_cast<Bytef *>(member.data());
-      stream.avail_out = static_cast<uInt>(size);
-      int status = inflate(&stream, Z_FINISH);
+      // zlib counts in 32 bits: feed and drain at most 1 GiB at a time.
+      const uint64_t chunk = uint64_t(1) << 30;
+      uint64_t in = 0, out = 0;
+      int status = Z_OK;
+      while (status == Z_OK) {
+        if (stream.avail_in == 0 && in < packed) {
+          stream.next_in = reinterpret_cast<Bytef *>(
+              const_cast<char *>(data.data() + start + in));
+          stream.avail_in = static_cast<uInt>(std::min(packed - in, chunk));
+          in += stream.avail_in;
+        }
+        if (stream.avail_out == 0) {
+          if (out == size)
+            break;
+          stream.next_out = reinterpret_cast<Bytef *>(member.data + out);
+          stream.avail_out = static_cast<uInt>(std::min(size - out, chunk));
+          out += stream.avail_out;
+        }
+        status = inflate(&stream, Z_NO_FLUSH);
+        if (status == Z_BUF_ERROR && stream.avail_in == 0 && in == packed)
+          break;
+      }
+      uint64_t produced = out - stream.avail_out;
       inflateEnd(&stream);
-      if (status != Z_STREAM_END || stream.total_out != size)
+      if (status != Z_STREAM_END || produced != size)
         return bad("member '" + name + "' has corrupt deflate data");
     } else {
       return bad("member '" + name + "' uses compression method " +
                  std::to_string(method) + " (stored and deflate only)");
     }
-    if (member.size() != size ||
-        crc32(0, reinterpret_cast<const Bytef *>(member.data()),
-              static_cast<uInt>(member.size())) != crc)
+    if (crc32_z(0, reinterpret_cast<const Bytef *>(member.data), size) != crc)
       return bad("member '" + name + "' fails its CRC check");
     Tensor tensor;
-    std::istringstream in(member);
+    MemoryStreamBuf memory(member.data, size);
+    std::istream in(&memory);
     if (std::string error = readNpy(in, path + ":" + name, tensor);
         !error.empty())
       return error;

@@ -36,6 +36,8 @@ std::string mlir::gs::runtime::readArray(const std::string &spec,
   if (size_t colon = spec.rfind(':');
       colon != std::string::npos && endsWith(spec.substr(0, colon), ".npz"))
     path = spec.substr(0, colon), member = spec.substr(colon + 1);
+  if (std::string error = checkRegularFile(path); !error.empty())
+    return error;
   std::ifstream probe(path, std::ios::binary);
   if (!probe)
     return "cannot open '" + path + "': " + std::strerror(errno);

@@ -48,7 +48,9 @@ Tensor mlir::gs::runtime::tensorFor(const gs_tensor_info &info) {
 }
 
 std::string mlir::gs::runtime::describe(const gs_tensor_info &info) {
-  return std::string(info.name) + ": " + tensorFor(info).describe();
+  DType type = DType::F32;
+  toDType(info.dtype, type);
+  return std::string(info.name) + ": " + describeTensor(type, shapeOf(info));
 }
 
 const gs_entry_info *mlir::gs::runtime::findEntry(const gs_model_info &model,
@@ -113,6 +115,15 @@ bool checkTensors(const gs_tensor_info *tensors, int32_t count,
       error = what + " " + std::to_string(i) + " has an unknown type";
       return false;
     }
+    if (tensors[i].rank > 0 && !tensors[i].shape) {
+      error = what + " '" + tensors[i].name + "' has no shape";
+      return false;
+    }
+    if (!checkedByteSize(type, shapeOf(tensors[i]))) {
+      error = what + " '" + tensors[i].name +
+              "' has a negative dimension or a size that overflows";
+      return false;
+    }
   }
   return true;
 }
@@ -153,11 +164,13 @@ std::string mlir::gs::runtime::run(const gs_entry_info &entry,
            std::to_string(inputs.size());
   std::vector<const void *> inputData;
   for (int32_t i = 0; i < entry.num_inputs; ++i) {
-    Tensor expected = tensorFor(entry.inputs[i]);
-    if (inputs[i]->type() != expected.type() ||
-        inputs[i]->shape() != expected.shape())
+    DType type = DType::F32;
+    toDType(entry.inputs[i].dtype, type);
+    std::vector<int64_t> shape = shapeOf(entry.inputs[i]);
+    if (inputs[i]->type() != type || inputs[i]->shape() != shape)
       return std::string(entry.name) + " input '" + entry.inputs[i].name +
-             "' is " + expected.describe() + ", got " + inputs[i]->describe();
+             "' is " + describeTensor(type, shape) + ", got " +
+             inputs[i]->describe();
     inputData.push_back(inputs[i]->data());
   }
   results.clear();

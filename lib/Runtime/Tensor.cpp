@@ -10,7 +10,10 @@
 #include <numeric>
 #include <sstream>
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace mlir::gs::runtime;
@@ -57,12 +60,82 @@ const char *mlir::gs::runtime::nameOf(DType type) {
 
 void Tensor::Free::operator()(char *p) const { std::free(p); }
 
+std::optional<uint64_t>
+mlir::gs::runtime::checkedByteSize(DType type,
+                                   const std::vector<int64_t> &shape) {
+  uint64_t bytes = sizeOf(type);
+  for (int64_t dim : shape) {
+    if (dim < 0 ||
+        __builtin_mul_overflow(bytes, static_cast<uint64_t>(dim), &bytes))
+      return std::nullopt;
+  }
+  // Buffers are padded to 64 bytes and indexed with int64_t.
+  if (bytes > static_cast<uint64_t>(INT64_MAX) - 64)
+    return std::nullopt;
+  return bytes;
+}
+
+std::string
+mlir::gs::runtime::describeTensor(DType type,
+                                  const std::vector<int64_t> &shape) {
+  std::string text = nameOf(type);
+  text += "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? "x" : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+static uint64_t &byteLimit() {
+  static uint64_t limit = kDefaultTensorByteLimit;
+  return limit;
+}
+
+uint64_t mlir::gs::runtime::tensorByteLimit() { return byteLimit(); }
+
+void mlir::gs::runtime::setTensorByteLimit(uint64_t bytes) {
+  byteLimit() = bytes;
+}
+
+/// A zeroed, 64-byte aligned buffer of at least `bytes`, or null.
+static char *allocateZeroed(uint64_t bytes) {
+  size_t rounded = (std::max<uint64_t>(bytes, 1) + 63) / 64 * 64;
+  char *data = static_cast<char *>(std::aligned_alloc(64, rounded));
+  if (data)
+    std::memset(data, 0, rounded);
+  return data;
+}
+
 Tensor::Tensor(DType type, std::vector<int64_t> shape)
     : type_(type), shape_(std::move(shape)) {
-  size_t bytes = std::max<size_t>(byteSize(), 1);
-  size_t rounded = (bytes + 63) / 64 * 64;
-  data_.reset(static_cast<char *>(std::aligned_alloc(64, rounded)));
-  std::memset(data_.get(), 0, rounded);
+  std::optional<uint64_t> bytes = checkedByteSize(type_, shape_);
+  data_.reset(bytes ? allocateZeroed(*bytes) : nullptr);
+  if (!data_) {
+    std::fprintf(stderr, "error: cannot allocate a %s tensor\n",
+                 describe().c_str());
+    std::abort();
+  }
+}
+
+std::string Tensor::allocate(DType type, std::vector<int64_t> shape,
+                             Tensor &tensor) {
+  std::optional<uint64_t> bytes = checkedByteSize(type, shape);
+  if (!bytes)
+    return describeTensor(type, shape) + " has a negative dimension or more "
+                                         "bytes than a 64-bit size holds";
+  if (*bytes > tensorByteLimit())
+    return describeTensor(type, shape) + " needs " + std::to_string(*bytes) +
+           " bytes, more than the limit of " +
+           std::to_string(tensorByteLimit()) +
+           " bytes (raise it with --max-tensor-bytes)";
+  char *data = allocateZeroed(*bytes);
+  if (!data)
+    return "cannot allocate " + std::to_string(*bytes) + " bytes for " +
+           describeTensor(type, shape);
+  tensor = Tensor();
+  tensor.type_ = type;
+  tensor.shape_ = std::move(shape);
+  tensor.data_.reset(data);
+  return {};
 }
 
 int64_t Tensor::numElements() const {
@@ -70,13 +143,7 @@ int64_t Tensor::numElements() const {
                          std::multiplies<int64_t>());
 }
 
-std::string Tensor::describe() const {
-  std::string text = nameOf(type_);
-  text += "[";
-  for (size_t i = 0; i < shape_.size(); ++i)
-    text += (i ? "x" : "") + std::to_string(shape_[i]);
-  return text + "]";
-}
+std::string Tensor::describe() const { return describeTensor(type_, shape_); }
 
 //===----------------------------------------------------------------------===//
 // .npy
@@ -131,8 +198,21 @@ static std::string headerField(const std::string &header,
   return value;
 }
 
+std::string mlir::gs::runtime::checkRegularFile(const std::string &path) {
+  struct stat status;
+  if (::stat(path.c_str(), &status) != 0)
+    return "cannot open '" + path + "': " + std::strerror(errno);
+  if (S_ISDIR(status.st_mode))
+    return "'" + path + "' is a directory, not a file";
+  if (!S_ISREG(status.st_mode))
+    return "'" + path + "' is not a regular file (a pipe or a device)";
+  return {};
+}
+
 std::string mlir::gs::runtime::readNpy(const std::string &path,
                                        Tensor &tensor) {
+  if (std::string error = checkRegularFile(path); !error.empty())
+    return error;
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return "cannot open '" + path + "': " + std::strerror(errno);
@@ -182,15 +262,35 @@ std::string mlir::gs::runtime::readNpy(std::istream &in,
     if (dim.find_first_not_of(" ") == std::string::npos)
       continue;
     char *end = nullptr;
+    errno = 0;
     long long value = std::strtoll(dim.c_str(), &end, 10);
-    if (value < 0 || (end && *end != '\0' && *end != ' '))
+    if (value < 0 || errno == ERANGE || end == dim.c_str() ||
+        (*end != '\0' && *end != ' '))
       return "'" + path + "' has an invalid shape " + shapeText;
     shape.push_back(value);
   }
-  tensor = Tensor(*type, shape);
-  if (!in.read(tensor.data(), tensor.byteSize()))
+  std::optional<uint64_t> bytes = checkedByteSize(*type, shape);
+  if (!bytes)
+    return "'" + path + "' has an invalid shape " + shapeText +
+           ": its size overflows";
+  // The data must be there before the buffer is allocated: a few bytes
+  // claiming gigabytes fail here, not in the allocator.
+  std::streampos dataStart = in.tellg();
+  if (dataStart != std::streampos(-1) && in.seekg(0, std::ios::end)) {
+    uint64_t available = static_cast<uint64_t>(in.tellg() - dataStart);
+    in.seekg(dataStart);
+    if (available < *bytes)
+      return "'" + path + "' is truncated: " + describeTensor(*type, shape) +
+             " needs " + std::to_string(*bytes) + " bytes of data, it holds " +
+             std::to_string(available);
+  }
+  in.clear();
+  if (std::string error = Tensor::allocate(*type, shape, tensor);
+      !error.empty())
+    return "'" + path + "': " + error;
+  if (!in.read(tensor.data(), static_cast<std::streamsize>(*bytes)))
     return "'" + path + "' is truncated: " + tensor.describe() + " needs " +
-           std::to_string(tensor.byteSize()) + " bytes of data";
+           std::to_string(*bytes) + " bytes of data";
   return {};
 }
 
@@ -232,8 +332,35 @@ bool syncPath(const std::string &path, bool directory) {
 }
 } // namespace
 
+/// Removes the temporary files that writers of `path` killed before their
+/// rename left behind: `path.tmp.<pid>` of processes that no longer exist.
+static void removeStaleTemporaries(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  std::string directory =
+      slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  std::string prefix =
+      (slash == std::string::npos ? path : path.substr(slash + 1)) + ".tmp.";
+  DIR *entries = ::opendir(directory.c_str());
+  if (!entries)
+    return;
+  while (const struct dirent *entry = ::readdir(entries)) {
+    std::string name = entry->d_name;
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix))
+      continue;
+    std::string digits = name.substr(prefix.size());
+    if (digits.find_first_not_of("0123456789") != std::string::npos ||
+        digits.size() > 9)
+      continue;
+    pid_t pid = static_cast<pid_t>(std::stol(digits));
+    if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH)
+      ::unlink((slash == std::string::npos ? name : directory + name).c_str());
+  }
+  ::closedir(entries);
+}
+
 std::string mlir::gs::runtime::writeFileAtomically(
     const std::string &path, const std::function<bool(std::ostream &)> &write) {
+  removeStaleTemporaries(path);
   std::string temporary = path + ".tmp." + std::to_string(::getpid());
   auto failed = [&]() {
     std::string error =

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "gs/Runtime/Checkpoint.h"
 #include "gs/Runtime/DataFiles.h"
 #include "gs/Runtime/Dataset.h"
 #include "gs/Runtime/Model.h"
@@ -19,10 +20,13 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
+#include <numeric>
 #include <optional>
 
 #include <unistd.h>
@@ -63,6 +67,8 @@ Data (.npy, .npz with :ARRAY to pick a member, or IDX files, gzip or not):
   --normalize=MODE        auto (default: unit for 8-bit data, else none),
                           none, unit (x/255), standard ((x-mean)/std)
   --mean=M --std=S        standard: these instead of the training set's
+  --max-tensor-bytes=N    the largest array a data file may hold (default
+                          2 GiB); checked before anything is allocated
 Training:
   --steps=N               train until step N (counting resumed steps)
   --epochs=E              train until E epochs (default 1 when no --steps)
@@ -157,6 +163,8 @@ Flags parseFlags(int argc, char **argv, const gs_model_info &model) {
       flags.std = realNumber(name, take());
       if (*flags.std <= 0)
         die("--std: expected a positive number");
+    } else if (name == "max-tensor-bytes") {
+      setTensorByteLimit(positiveInteger(name, take()));
     } else if (name == "steps") {
       flags.steps = positiveInteger(name, take());
     } else if (name == "epochs") {
@@ -252,7 +260,9 @@ Entries findEntries(const gs_model_info &model) {
         std::to_string(train.num_inputs) + " inputs" +
         (train.num_inputs ? " (" + describe(train.inputs[0]) + ", ...)" : ""));
   entries.batch = train.inputs[0].shape[0];
-  entries.sampleSize = tensorFor(train.inputs[0]).numElements() / entries.batch;
+  std::vector<int64_t> inputShape = shapeOf(train.inputs[0]);
+  entries.sampleSize = std::accumulate(inputShape.begin() + 1, inputShape.end(),
+                                       int64_t(1), std::multiplies<int64_t>());
   if (entries.eval) {
     const gs_entry_info &eval = *entries.eval;
     auto sameAsTrain = [&](int32_t i) {
@@ -272,11 +282,23 @@ Entries findEntries(const gs_model_info &model) {
   return entries;
 }
 
+/// A zeroed tensor for `info`, or a clean exit when it cannot be had.
+Tensor allocateFor(const gs_tensor_info &info) {
+  DType type = DType::F32;
+  toDType(info.dtype, type);
+  Tensor tensor;
+  if (std::string error = Tensor::allocate(type, shapeOf(info), tensor);
+      !error.empty())
+    die(std::string(info.name) + ": " + error);
+  return tensor;
+}
+
 /// A batch's input buffers in the entry's types.
 struct Batch {
   explicit Batch(const gs_entry_info &entry)
-      : data(tensorFor(entry.inputs[0])), labels(tensorFor(entry.inputs[1])),
-        wideLabels(labels.numElements()) {}
+      : data(allocateFor(entry.inputs[0])),
+        labels(allocateFor(entry.inputs[1])), wideLabels(labels.numElements()) {
+  }
   void fill(const Dataset &dataset, const std::vector<int64_t> &order,
             int64_t first) {
     gatherBatch(dataset, order, first, labels.numElements(), data.as<float>(),
@@ -325,136 +347,6 @@ struct Telemetry {
   const gs_param_info *skipped = nullptr;
   const gs_param_info *lossScale = nullptr;
 };
-
-//===----------------------------------------------------------------------===//
-// Checkpoints
-//===----------------------------------------------------------------------===//
-
-// Trainer state in a checkpoint beside the model's parameters.
-constexpr const char *kCheckpointStep = "gs.trainer.step";
-constexpr const char *kCheckpointSeed = "gs.trainer.seed";
-constexpr const char *kCheckpointShuffle = "gs.trainer.shuffle";
-constexpr const char *kCheckpointLoss = "gs.trainer.loss";
-constexpr const char *kCheckpointExamples = "gs.trainer.examples";
-constexpr const char *kCheckpointNormalization = "gs.trainer.normalization";
-
-/// What a resumed run must share with the checkpointed one to see the same
-/// batches: the seed, shuffling, the training set's size and its
-/// normalization.
-struct DataIdentity {
-  uint64_t seed = 0;
-  bool shuffle = true;
-  int64_t examples = 0;
-  Normalization normalization;
-};
-
-Tensor scalarI64(int64_t value) {
-  Tensor t(DType::I64, {});
-  *t.as<int64_t>() = value;
-  return t;
-}
-
-void saveCheckpoint(const std::string &path, const gs_model_info &model,
-                    int64_t step, const DataIdentity &data,
-                    const std::vector<double> &losses) {
-  std::vector<std::pair<std::string, Tensor>> trainer;
-  trainer.emplace_back(kCheckpointStep, scalarI64(step));
-  trainer.emplace_back(kCheckpointSeed,
-                       scalarI64(static_cast<int64_t>(data.seed)));
-  trainer.emplace_back(kCheckpointShuffle, scalarI64(data.shuffle));
-  trainer.emplace_back(kCheckpointExamples, scalarI64(data.examples));
-  Tensor normalization(DType::F64, {3});
-  normalization.as<double>()[0] = data.normalization.kind;
-  normalization.as<double>()[1] = data.normalization.mean;
-  normalization.as<double>()[2] = data.normalization.std;
-  trainer.emplace_back(kCheckpointNormalization, std::move(normalization));
-  Tensor lossHistory(DType::F64, {static_cast<int64_t>(losses.size())});
-  std::memcpy(lossHistory.data(), losses.data(), lossHistory.byteSize());
-  trainer.emplace_back(kCheckpointLoss, std::move(lossHistory));
-
-  std::vector<Tensor> params;
-  params.reserve(model.num_params);
-  std::vector<std::pair<std::string, const Tensor *>> arrays;
-  for (int32_t i = 0; i < model.num_params; ++i) {
-    params.push_back(readParam(model.params[i]));
-    arrays.emplace_back(model.params[i].tensor.name, &params.back());
-  }
-  for (const auto &[name, value] : trainer)
-    arrays.emplace_back(name, &value);
-  check(writeNpz(path, arrays));
-}
-
-/// Loads a checkpoint into the model after checking that it is one of this
-/// model trained on the same data order as `data`, whose seed it sets unless
-/// given; returns its step.
-int64_t loadCheckpoint(const std::string &path, const gs_model_info &model,
-                       DataIdentity &data, bool seedGiven,
-                       std::vector<double> &losses) {
-  std::vector<std::pair<std::string, Tensor>> arrays;
-  check(readNpz(path, arrays));
-  std::map<std::string, const Tensor *> byName;
-  for (auto &[name, tensor] : arrays)
-    byName[name] = &tensor;
-  auto array = [&](const char *name, DType type,
-                   int64_t elements) -> const Tensor & {
-    auto it = byName.find(name);
-    if (it == byName.end() || it->second->type() != type ||
-        it->second->numElements() != elements)
-      die("'" + path + "' is not a checkpoint of this trainer (no " + name +
-          ")");
-    return *it->second;
-  };
-  auto scalar = [&](const char *name) {
-    return *array(name, DType::I64, 1).as<int64_t>();
-  };
-  int64_t step = scalar(kCheckpointStep);
-  auto history = byName.find(kCheckpointLoss);
-  if (step < 0 || history == byName.end() ||
-      history->second->type() != DType::F64 ||
-      history->second->numElements() != step)
-    die("'" + path + "' is corrupt: its step " + std::to_string(step) +
-        " does not match its loss history");
-  // The data order and inputs must be the checkpointed run's.
-  DataIdentity saved;
-  saved.seed = static_cast<uint64_t>(scalar(kCheckpointSeed));
-  saved.shuffle = scalar(kCheckpointShuffle) != 0;
-  saved.examples = scalar(kCheckpointExamples);
-  const double *normalization =
-      array(kCheckpointNormalization, DType::F64, 3).as<double>();
-  auto same = [](const Normalization &a, const double *b) {
-    return a.kind == b[0] && a.mean == b[1] && a.std == b[2];
-  };
-  if (!seedGiven)
-    data.seed = saved.seed;
-  if (saved.seed != data.seed || saved.shuffle != data.shuffle)
-    die("--resume: '" + path + "' was trained with --seed=" +
-        std::to_string(saved.seed) + (saved.shuffle ? "" : " --no-shuffle") +
-        "; resume with the same data order");
-  if (saved.examples != data.examples ||
-      !same(data.normalization, normalization))
-    die("--resume: '" + path + "' was trained on " +
-        std::to_string(saved.examples) +
-        " examples with another normalization or data set; resume on the "
-        "same training data and --normalize");
-  // Check every parameter before changing any.
-  for (int32_t i = 0; i < model.num_params; ++i) {
-    const gs_param_info &param = model.params[i];
-    auto it = byName.find(param.tensor.name);
-    Tensor expected = tensorFor(param.tensor);
-    if (it == byName.end())
-      die("'" + path + "' has no parameter '" + param.tensor.name +
-          "': it is a checkpoint of another model");
-    if (it->second->type() != expected.type() ||
-        it->second->shape() != expected.shape())
-      die("'" + path + "': parameter '" + param.tensor.name + "' is " +
-          it->second->describe() + ", the model's is " + expected.describe());
-  }
-  for (int32_t i = 0; i < model.num_params; ++i)
-    check(writeParam(model.params[i], *byName[model.params[i].tensor.name]));
-  losses.assign(history->second->as<double>(),
-                history->second->as<double>() + step);
-  return step;
-}
 
 //===----------------------------------------------------------------------===//
 // Evaluation
@@ -542,6 +434,9 @@ std::string fileName(const std::string &spec) {
 
 int main(int argc, char **argv) {
   program = argv[0];
+  // A write past RLIMIT_FSIZE is an error (EFBIG) to report, not a signal
+  // that kills the process.
+  std::signal(SIGXFSZ, SIG_IGN);
   keepFreedBuffersInHeap();
   const gs_model_info &model = *gs_program_model();
   check(validate(model));
@@ -610,12 +505,16 @@ int main(int argc, char **argv) {
   data.seed = flags.seed.value_or(0);
   data.shuffle = flags.shuffle;
   data.examples = train.count;
+  data.batch = entries.batch;
   data.normalization = normalization;
   int64_t start = 0;
   TrainingReport report;
   if (!flags.resume.empty()) {
-    start = loadCheckpoint(flags.resume, model, data, flags.seed.has_value(),
-                           report.losses);
+    std::vector<std::string> warnings;
+    check(loadCheckpoint(flags.resume, model, data, flags.seed.has_value(),
+                         report.losses, start, warnings));
+    for (const std::string &warning : warnings)
+      std::fprintf(stderr, "%s: warning: %s\n", program, warning.c_str());
     for (int64_t s = 1; s <= start; ++s)
       report.lossSteps.push_back(s);
   }
@@ -731,7 +630,7 @@ int main(int argc, char **argv) {
       evaluateNow(step);
     if (!flags.checkpoint.empty() && flags.checkpointEvery &&
         step % *flags.checkpointEvery == 0 && step != total)
-      saveCheckpoint(flags.checkpoint, model, step, data, report.losses);
+      check(saveCheckpoint(flags.checkpoint, model, step, data, report.losses));
   }
   report.wallSeconds = elapsed();
   report.steps = total;
@@ -742,7 +641,7 @@ int main(int argc, char **argv) {
     evaluateNow(total);
 
   if (!flags.checkpoint.empty())
-    saveCheckpoint(flags.checkpoint, model, total, data, report.losses);
+    check(saveCheckpoint(flags.checkpoint, model, total, data, report.losses));
   if (!flags.report.empty())
     check(writeReportJson(flags.report, report));
   if (!flags.csv.empty())

@@ -3,7 +3,9 @@
 #include "ModelTable.h"
 
 #include "gs/Dialect/GS/IR/GSOps.h"
+#include "gs/Runtime/Model.h"
 #include "gs/Runtime/ModelABI.h"
+#include "gs/Runtime/Tensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringExtras.h"
@@ -18,6 +20,7 @@
 
 using namespace mlir;
 using namespace gs_compile;
+namespace runtime = mlir::gs::runtime;
 
 //===----------------------------------------------------------------------===//
 // Reading the gs module
@@ -56,6 +59,22 @@ static LogicalResult tensorSpec(Type type, llvm::StringRef name,
     return failure();
   }
   spec.shape.assign(ranked.getShape().begin(), ranked.getShape().end());
+  if (name.contains('\0')) {
+    error = "a tensor name holds a NUL byte, which C strings cannot carry";
+    return failure();
+  }
+  runtime::DType dtype;
+  runtime::toDType(spec.dtype, dtype);
+  std::optional<uint64_t> bytes = runtime::checkedByteSize(dtype, spec.shape);
+  if (!bytes || *bytes > runtime::tensorByteLimit()) {
+    llvm::raw_string_ostream os(error);
+    os << "'" << name << "' is " << type << ": "
+       << (bytes ? std::to_string(*bytes) + " bytes" : "a size that overflows")
+       << ", more than the limit of " << runtime::tensorByteLimit()
+       << " bytes a tensor of a compiled model may take (raise it with "
+          "--max-tensor-bytes)";
+    return failure();
+  }
   return success();
 }
 

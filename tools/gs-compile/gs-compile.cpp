@@ -18,6 +18,7 @@
 
 #include "gs/Conversion/ImportONNX/ImportONNX.h"
 #include "gs/InitAll.h"
+#include "gs/Pipelines/CPUTarget.h"
 #include "gs/Pipelines/Pipelines.h"
 #include "gs/Runtime/Tensor.h"
 
@@ -32,8 +33,6 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
-#include "llvm/MC/MCSubtargetInfo.h"
-#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
@@ -43,17 +42,14 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
-#include "llvm/TargetParser/Host.h"
-#include "llvm/TargetParser/SubtargetFeature.h"
-#include "llvm/TargetParser/Triple.h"
 
 #include <onnx/onnx_pb.h>
 
 #include <chrono>
+#include <csignal>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -128,13 +124,19 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     cpu("cpu",
         cl::desc("CPU to generate code for: native (the host's model and "
-                 "features, the default), generic (a portable baseline of the "
-                 "architecture), or an LLVM CPU name such as znver3"),
-        cl::init("native"), cl::cat(compileCategory));
+                 "features; the default unless the environment sets GS_CPU), "
+                 "generic (a portable baseline of the architecture), or an "
+                 "LLVM CPU name such as x86-64-v3 or znver3"),
+        cl::init(gs::CPUTarget::defaultName()), cl::cat(compileCategory));
 static cl::list<std::string> inputShapes(
     "onnx-shape",
     cl::desc("Pin the shape of a graph input: name=1x3x224x224 (repeatable)"),
     cl::cat(compileCategory));
+static cl::opt<uint64_t> maxTensorBytes(
+    "max-tensor-bytes",
+    cl::desc("The most bytes one input, result or parameter of the compiled "
+             "model may take (default 2 GiB)"),
+    cl::init(gs::runtime::kDefaultTensorByteLimit), cl::cat(compileCategory));
 static cl::opt<std::string> trainingSpec(
     "onnx-train",
     cl::desc("How to train a model without ONNX training information: "
@@ -145,7 +147,7 @@ static cl::opt<std::string> trainingSpec(
 namespace {
 /// An error for the user: `gs-compile: <message>`, exit status 1.
 int fail(const llvm::Twine &message) {
-  llvm::errs() << "gs-compile: " << message << "\n";
+  llvm::errs() << "gs-compile: error: " << message << "\n";
   return 1;
 }
 
@@ -231,38 +233,6 @@ OwningOpRef<ModuleOp> loadModel(llvm::StringRef path, MLIRContext &context) {
   }
   gs::OnnxDiagnosticPrinter diagnostics(&context, llvm::errs());
   return gs::importOnnxFile(path, &context, options);
-}
-
-/// A target machine for the host architecture: PIC, the chosen CPU.
-std::unique_ptr<llvm::TargetMachine> hostTargetMachine(std::string &error) {
-  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
-  const llvm::Target *llvmTarget =
-      llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!llvmTarget)
-    return nullptr;
-  std::string cpuName = cpu;
-  std::string features;
-  if (cpuName == "native") {
-    cpuName = llvm::sys::getHostCPUName().str();
-    llvm::SubtargetFeatures featureList;
-    for (const auto &feature : llvm::sys::getHostCPUFeatures())
-      featureList.AddFeature(feature.first(), feature.second);
-    features = featureList.getString();
-  } else if (cpuName == "generic") {
-    cpuName = triple.isX86() ? "x86-64" : "generic";
-  }
-  std::unique_ptr<llvm::TargetMachine> machine(llvmTarget->createTargetMachine(
-      triple, cpuName, features, llvm::TargetOptions(), llvm::Reloc::PIC_,
-      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
-  if (!machine) {
-    error = "cannot create a target machine for " + triple.str();
-    return nullptr;
-  }
-  if (!machine->getMCSubtargetInfo()->isCPUStringValid(cpuName)) {
-    error = "--cpu: '" + cpuName + "' is not a CPU of " + triple.str();
-    return nullptr;
-  }
-  return machine;
 }
 
 /// Writes `bytes` to `path` (default --o) through a temporary file and a
@@ -370,6 +340,8 @@ int linkExecutable(const std::string &object, const char *argv0) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // A write past RLIMIT_FSIZE is an error to report (EFBIG), not a kill.
+  std::signal(SIGXFSZ, SIG_IGN);
   cl::HideUnrelatedOptions(compileCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -377,8 +349,12 @@ int main(int argc, char **argv) {
       "training executable or library for the CPU (docs/Runtime.md)\n");
   if (target != "cpu")
     return fail("--target: only cpu is supported, got '" + target + "'");
+  gs::runtime::setTensorByteLimit(maxTensorBytes);
   gs::TrainPipelineOptions options;
   std::string error;
+  gs::CPUTarget cpuTarget = gs::CPUTarget::resolve(cpu, error);
+  if (cpuTarget.cpu.empty())
+    return fail("--cpu: " + error);
   if (failed(trainOptions(options, error)) ||
       failed(checkWritable(outputPath, error)) ||
       (emit == Emit::Library && failed(checkWritable(libraryHeader(), error))))
@@ -430,13 +406,14 @@ int main(int argc, char **argv) {
       function->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
   timer.next("CPU lowering (MLIR)");
   PassManager lower(&context);
-  gs::buildCPUPipeline(lower, gs::CPUPipelineOptions());
+  gs::CPUPipelineOptions cpuOptions;
+  cpuOptions.vectorBits = cpuTarget.vectorBits;
+  gs::buildCPUPipeline(lower, cpuOptions);
   if (failed(lower.run(*module)))
     return fail("'" + modelPath + "': lowering to LLVM failed");
 
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  std::unique_ptr<llvm::TargetMachine> machine = hostTargetMachine(error);
+  std::unique_ptr<llvm::TargetMachine> machine =
+      cpuTarget.createTargetMachine(llvm::Reloc::PIC_, error);
   if (!machine)
     return fail(error);
   timer.next("translation to LLVM IR");
@@ -452,14 +429,7 @@ int main(int argc, char **argv) {
     gs_compile::internalizeExcept(*llvmModule, accessor);
   llvmModule->setTargetTriple(machine->getTargetTriple());
   llvmModule->setDataLayout(machine->createDataLayout());
-  // The CPU on every function, as the optimizer's cost models read it.
-  for (llvm::Function &function : *llvmModule) {
-    if (function.isDeclaration())
-      continue;
-    function.addFnAttr("target-cpu", machine->getTargetCPU());
-    if (!machine->getTargetFeatureString().empty())
-      function.addFnAttr("target-features", machine->getTargetFeatureString());
-  }
+  cpuTarget.annotate(*llvmModule);
   timer.next("LLVM optimization");
   if (llvm::Error err = makeOptimizingTransformer(
           /*optLevel=*/3, /*sizeLevel=*/0, machine.get())(llvmModule.get()))

@@ -71,16 +71,16 @@ static LogicalResult buildImportOptions(gs::OnnxImportOptions &options) {
   std::string error;
   for (const std::string &spec : inputShapes)
     if (failed(gs::parseOnnxInputShape(spec, options, error))) {
-      llvm::errs() << "gs-opt: --onnx-shape: " << error << "\n";
+      llvm::errs() << "gs-opt: error: --onnx-shape: " << error << "\n";
       return failure();
     }
   if (failed(gs::parseOnnxTrainingOptions(trainingSpec, options, error))) {
-    llvm::errs() << "gs-opt: --onnx-train: " << error << "\n";
+    llvm::errs() << "gs-opt: error: --onnx-train: " << error << "\n";
     return failure();
   }
   for (const std::string &spec : constantInputs)
     if (failed(gs::parseOnnxConstantInput(spec, options, error))) {
-      llvm::errs() << "gs-opt: --onnx-constant-input: " << error << "\n";
+      llvm::errs() << "gs-opt: error: --onnx-constant-input: " << error << "\n";
       return failure();
     }
   options.parameterInputDir = parameterInputDir;
@@ -114,7 +114,7 @@ static LogicalResult runOnOnnx(StringRef inputFilename,
   std::unique_ptr<llvm::ToolOutputFile> output =
       openOutputFile(outputFilename, &error);
   if (!output) {
-    llvm::errs() << "gs-opt: " << error << "\n";
+    llvm::errs() << "gs-opt: error: " << error << "\n";
     return failure();
   }
   std::unique_ptr<llvm::MemoryBuffer> buffer = llvm::MemoryBuffer::getMemBuffer(

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 
+namespace runtime = mlir::gs::runtime;
 using mlir::gs::runtime::DType;
 using mlir::gs::runtime::Tensor;
 using onnx::TensorProto;
@@ -66,6 +67,8 @@ static int32_t onnxTypeOf(DType type) {
 }
 
 std::string mlir::gs::readTensorProto(const std::string &path, Tensor &tensor) {
+  if (std::string error = runtime::checkRegularFile(path); !error.empty())
+    return error;
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return "cannot open '" + path + "': " + std::strerror(errno);
@@ -82,43 +85,55 @@ std::string mlir::gs::readTensorProto(const std::string &path, Tensor &tensor) {
   for (int64_t d : shape)
     if (d < 0)
       return "'" + path + "' has a negative dimension";
-  tensor = Tensor(type, shape);
-  int64_t n = tensor.numElements();
+  // The data must match the shape before a buffer is allocated for it.
+  std::optional<uint64_t> bytes = runtime::checkedByteSize(type, shape);
+  if (!bytes)
+    return "'" + path + "' has a shape whose size overflows";
+  uint64_t n = *bytes / runtime::sizeOf(type);
+  std::string describe = runtime::describeTensor(type, shape);
   auto sizeError = [&](size_t got) {
     return "'" + path + "' holds " + std::to_string(got) + " values, but " +
-           tensor.describe() + " needs " + std::to_string(n);
+           describe + " needs " + std::to_string(n);
   };
   if (proto.has_raw_data()) {
-    if (proto.raw_data().size() != tensor.byteSize())
+    if (proto.raw_data().size() != *bytes)
       return "'" + path + "' has " + std::to_string(proto.raw_data().size()) +
-             " bytes of data, but " + tensor.describe() + " needs " +
-             std::to_string(tensor.byteSize());
-    std::memcpy(tensor.data(), proto.raw_data().data(), tensor.byteSize());
+             " bytes of data, but " + describe + " needs " +
+             std::to_string(*bytes);
+    if (std::string error = Tensor::allocate(type, shape, tensor);
+        !error.empty())
+      return "'" + path + "': " + error;
+    std::memcpy(tensor.data(), proto.raw_data().data(), *bytes);
     return {};
   }
-  auto copy = [&](const auto &field, auto *out) -> std::string {
-    if (static_cast<int64_t>(field.size()) != n)
+  // Copies `field` into a new tensor of element type decltype(element).
+  auto copy = [&](const auto &field, auto element) -> std::string {
+    if (static_cast<uint64_t>(field.size()) != n)
       return sizeError(field.size());
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = static_cast<std::remove_pointer_t<decltype(out)>>(field[i]);
+    if (std::string error = Tensor::allocate(type, shape, tensor);
+        !error.empty())
+      return "'" + path + "': " + error;
+    auto *out = tensor.as<decltype(element)>();
+    for (uint64_t i = 0; i < n; ++i)
+      out[i] = static_cast<decltype(element)>(field[i]);
     return {};
   };
   switch (type) {
   case DType::F32:
-    return copy(proto.float_data(), tensor.as<float>());
+    return copy(proto.float_data(), float());
   case DType::F64:
-    return copy(proto.double_data(), tensor.as<double>());
+    return copy(proto.double_data(), double());
   case DType::I64:
-    return copy(proto.int64_data(), tensor.as<int64_t>());
+    return copy(proto.int64_data(), int64_t());
   case DType::I32:
-    return copy(proto.int32_data(), tensor.as<int32_t>());
+    return copy(proto.int32_data(), int32_t());
   case DType::F16:
-    return copy(proto.int32_data(), tensor.as<uint16_t>());
+    return copy(proto.int32_data(), uint16_t());
   case DType::I8:
-    return copy(proto.int32_data(), tensor.as<int8_t>());
+    return copy(proto.int32_data(), int8_t());
   case DType::Bool:
   case DType::U8:
-    return copy(proto.int32_data(), tensor.as<uint8_t>());
+    return copy(proto.int32_data(), uint8_t());
   }
   return {};
 }

@@ -36,8 +36,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
-
 #include <cmath>
+#include <csignal>
 
 using namespace mlir;
 using gs::runtime::DType;
@@ -104,6 +104,24 @@ static cl::list<std::string>
     inputShapes("onnx-shape",
                 cl::desc("Pin the shape of a graph input: name=1x3x224x224"),
                 cl::cat(runnerCategory));
+static cl::opt<std::string> trainingSpec(
+    "onnx-train",
+    cl::desc("How --entry=train_step trains a model without ONNX training "
+             "information: \"loss=<output> optimizer=momentum lr=0.01 ...\" "
+             "(as gs-opt's --onnx-train)"),
+    cl::cat(runnerCategory));
+static cl::opt<std::string>
+    cpu("cpu",
+        cl::desc("CPU to generate code for: native (the host's model and "
+                 "features; the default unless the environment sets GS_CPU), "
+                 "generic (a portable baseline of the architecture), or an "
+                 "LLVM CPU name such as x86-64-v3"),
+        cl::init(gs::CPUTarget::defaultName()), cl::cat(runnerCategory));
+static cl::opt<uint64_t> maxTensorBytes(
+    "max-tensor-bytes",
+    cl::desc("The most bytes one tensor read from a file may take (default "
+             "2 GiB)"),
+    cl::init(gs::runtime::kDefaultTensorByteLimit), cl::cat(runnerCategory));
 static cl::opt<bool>
     kernelSchedule("kernel-schedule",
                    cl::desc("Tile and vectorize GEMMs and convolutions"),
@@ -139,6 +157,9 @@ static OwningOpRef<ModuleOp> loadModel(StringRef path, MLIRContext &context,
   return module;
 }
 
+/// The CPU of --cpu, resolved once by main.
+static gs::CPUTarget cpuTarget;
+
 /// JIT-compiles --entry of `module` through the CPU pipeline; reports a
 /// failure naming the model.
 static std::unique_ptr<gs::JitFunction> compileEntry(ModuleOp module,
@@ -147,9 +168,9 @@ static std::unique_ptr<gs::JitFunction> compileEntry(ModuleOp module,
   pipeline.kernelSchedule = kernelSchedule;
   std::string error;
   std::unique_ptr<gs::JitFunction> function =
-      gs::JitFunction::compile(module, entry, pipeline, error);
+      gs::JitFunction::compile(module, entry, cpuTarget, pipeline, error);
   if (!function)
-    llvm::errs() << "gs-run: " << model << ": " << error << "\n";
+    llvm::errs() << "gs-run: error: " << model << ": " << error << "\n";
   return function;
 }
 
@@ -266,8 +287,15 @@ static int benchmark(gs::JitFunction &function,
   gs::runtime::keepFreedBuffersInHeap();
   std::vector<Tensor> zeros;
   if (inputs.empty()) {
-    for (const gs::TensorSignature &s : function.inputs())
-      zeros.emplace_back(s.type, s.shape);
+    for (const gs::TensorSignature &s : function.inputs()) {
+      if (std::string error =
+              Tensor::allocate(s.type, s.shape, zeros.emplace_back());
+          !error.empty()) {
+        llvm::errs() << "gs-run: error: input '" << s.name << "': " << error
+                     << "\n";
+        return 1;
+      }
+    }
     for (const Tensor &t : zeros)
       inputs.push_back(&t);
   }
@@ -276,7 +304,7 @@ static int benchmark(gs::JitFunction &function,
   for (unsigned i = 0; i <= benchmarkRuns; ++i) {
     auto start = std::chrono::steady_clock::now();
     if (std::string e = function.run(inputs, outputs); !e.empty()) {
-      llvm::errs() << "gs-run: " << e << "\n";
+      llvm::errs() << "gs-run: error: " << e << "\n";
       return 1;
     }
     std::chrono::duration<double, std::milli> took =
@@ -300,8 +328,8 @@ static int runCheck(DialectRegistry &registry) {
   std::error_code ec;
   llvm::sys::fs::directory_iterator it(checkDir, ec), end;
   if (ec) {
-    llvm::errs() << "gs-run: --check: cannot open directory '" << checkDir
-                 << "': " << ec.message() << "\n";
+    llvm::errs() << "gs-run: error: --check: cannot open directory '"
+                 << checkDir << "': " << ec.message() << "\n";
     return 1;
   }
   for (; it != end && !ec; it.increment(ec))
@@ -309,7 +337,7 @@ static int runCheck(DialectRegistry &registry) {
       dataSets.push_back(it->path());
   llvm::sort(dataSets);
   if (dataSets.empty()) {
-    llvm::errs() << "gs-run: " << checkDir << ": no test_data_set_* "
+    llvm::errs() << "gs-run: error: " << checkDir << ": no test_data_set_* "
                  << "directories\n";
     return 1;
   }
@@ -322,6 +350,11 @@ static int runCheck(DialectRegistry &registry) {
   std::unique_ptr<gs::JitFunction> function = compileEntry(*module, model);
   if (!function)
     return 1;
+  if (function->outputs().empty()) {
+    llvm::errs() << "gs-run: error: " << model
+                 << ": the model has no outputs: nothing to check\n";
+    return 1;
+  }
   bool allPassed = true;
   for (const std::string &dataSet : dataSets) {
     std::vector<Tensor> inputs(function->inputs().size());
@@ -332,14 +365,14 @@ static int runCheck(DialectRegistry &registry) {
                               "input_" + std::to_string(s.onnxIndex) + ".pb");
       if (std::string e = readTensor(std::string(path), inputs[i]);
           !e.empty()) {
-        llvm::errs() << "gs-run: " << e << "\n";
+        llvm::errs() << "gs-run: error: " << e << "\n";
         return 1;
       }
       pointers.push_back(&inputs[i]);
     }
     std::vector<Tensor> outputs;
     if (std::string e = function->run(pointers, outputs); !e.empty()) {
-      llvm::errs() << "gs-run: " << dataSet << ": " << e << "\n";
+      llvm::errs() << "gs-run: error: " << dataSet << ": " << e << "\n";
       return 1;
     }
     for (auto [i, got] : llvm::enumerate(outputs)) {
@@ -347,13 +380,23 @@ static int runCheck(DialectRegistry &registry) {
       llvm::sys::path::append(path, "output_" + std::to_string(i) + ".pb");
       Tensor expected;
       if (std::string e = readTensor(std::string(path), expected); !e.empty()) {
-        llvm::errs() << "gs-run: " << e << "\n";
+        llvm::errs() << "gs-run: error: " << e << "\n";
         return 1;
       }
       std::string what = llvm::sys::path::filename(dataSet).str() + " output " +
                          std::to_string(i) + " '" +
                          function->outputs()[i].name + "'";
       allPassed &= compare(got, expected, what, llvm::errs());
+    }
+    SmallString<256> extra(dataSet);
+    llvm::sys::path::append(extra,
+                            "output_" + std::to_string(outputs.size()) + ".pb");
+    if (llvm::sys::fs::exists(extra)) {
+      llvm::errs() << "gs-run: error: " << extra
+                   << " has no counterpart: the model "
+                   << "has " << outputs.size() << " output"
+                   << (outputs.size() > 1 ? "s" : "") << "\n";
+      return 1;
     }
   }
   if (!allPassed)
@@ -365,29 +408,40 @@ static int runCheck(DialectRegistry &registry) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // A write past RLIMIT_FSIZE is an error to report (EFBIG), not a kill.
+  std::signal(SIGXFSZ, SIG_IGN);
   cl::HideUnrelatedOptions(runnerCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
       "GradScale model runner\n\n"
       "Exit status: 0 on success, 1 on an error, 2 when --check finds "
       "outputs that differ from the expected ones.\n");
+  gs::runtime::setTensorByteLimit(maxTensorBytes);
+  {
+    std::string error;
+    cpuTarget = gs::CPUTarget::resolve(cpu, error);
+    if (cpuTarget.cpu.empty()) {
+      llvm::errs() << "gs-run: error: --cpu: " << error << "\n";
+      return 1;
+    }
+  }
   DialectRegistry registry;
   gs::registerAllDialects(registry);
   if (!checkDir.empty())
     return runCheck(registry);
   if (modelPath.empty()) {
-    llvm::errs() << "gs-run: give a model, or --check DIR\n";
+    llvm::errs() << "gs-run: error: give a model, or --check DIR\n";
     return 1;
   }
   if (outputFormat != "pb" && outputFormat != "npy") {
-    llvm::errs() << "gs-run: --format must be pb or npy, got '" << outputFormat
-                 << "'\n";
+    llvm::errs() << "gs-run: error: --format must be pb or npy, got '"
+                 << outputFormat << "'\n";
     return 1;
   }
   if (!outputDir.empty())
     if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
-      llvm::errs() << "gs-run: --output-dir: cannot create '" << outputDir
-                   << "': " << ec.message() << "\n";
+      llvm::errs() << "gs-run: error: --output-dir: cannot create '"
+                   << outputDir << "': " << ec.message() << "\n";
       return 1;
     }
   MLIRContext context(registry);
@@ -395,9 +449,13 @@ int main(int argc, char **argv) {
   std::string error;
   for (const std::string &spec : inputShapes)
     if (failed(gs::parseOnnxInputShape(spec, options, error))) {
-      llvm::errs() << "gs-run: --onnx-shape: " << error << "\n";
+      llvm::errs() << "gs-run: error: --onnx-shape: " << error << "\n";
       return 1;
     }
+  if (failed(gs::parseOnnxTrainingOptions(trainingSpec, options, error))) {
+    llvm::errs() << "gs-run: error: --onnx-train: " << error << "\n";
+    return 1;
+  }
   OwningOpRef<ModuleOp> module = loadModel(modelPath, context, options);
   if (!module)
     return 1;
@@ -407,7 +465,7 @@ int main(int argc, char **argv) {
   if (benchmarkRuns > 0 && inputFiles.empty())
     return benchmark(*function, {});
   if (inputFiles.size() != function->inputs().size()) {
-    llvm::errs() << "gs-run: @" << entry << " takes "
+    llvm::errs() << "gs-run: error: @" << entry << " takes "
                  << function->inputs().size() << " inputs, "
                  << inputFiles.size() << " given with -i\n";
     return 1;
@@ -416,7 +474,7 @@ int main(int argc, char **argv) {
   std::vector<const Tensor *> pointers;
   for (auto [i, file] : llvm::enumerate(inputFiles)) {
     if (std::string e = readTensor(file, inputs[i]); !e.empty()) {
-      llvm::errs() << "gs-run: " << e << "\n";
+      llvm::errs() << "gs-run: error: " << e << "\n";
       return 1;
     }
     pointers.push_back(&inputs[i]);
@@ -427,12 +485,12 @@ int main(int argc, char **argv) {
   // Parameters persist across calls: each call of a train step is a step.
   for (unsigned step = 1; step <= steps; ++step) {
     if (std::string e = function->run(pointers, outputs); !e.empty()) {
-      llvm::errs() << "gs-run: " << e << "\n";
+      llvm::errs() << "gs-run: error: " << e << "\n";
       return 1;
     }
     if (!dumpParams.empty())
       if (std::string e = dumpParameters(*function, step); !e.empty()) {
-        llvm::errs() << "gs-run: " << e << "\n";
+        llvm::errs() << "gs-run: error: " << e << "\n";
         return 1;
       }
     if (!printOutputs)
@@ -452,7 +510,7 @@ int main(int argc, char **argv) {
     llvm::sys::path::append(path,
                             "output_" + std::to_string(i) + "." + outputFormat);
     if (std::string e = writeTensor(std::string(path), output); !e.empty()) {
-      llvm::errs() << "gs-run: " << e << "\n";
+      llvm::errs() << "gs-run: error: " << e << "\n";
       return 1;
     }
   }

@@ -8,6 +8,7 @@
 #ifndef GS_RUNNER_JITRUNNER_H
 #define GS_RUNNER_JITRUNNER_H
 
+#include "gs/Pipelines/CPUTarget.h"
 #include "gs/Pipelines/Pipelines.h"
 #include "gs/Runtime/Tensor.h"
 
@@ -38,8 +39,15 @@ class JitFunction {
 public:
   ~JitFunction();
 
-  /// Lowers `module` (in place) and compiles function `entry`. On failure
-  /// returns null and sets `error` (pipeline diagnostics included).
+  /// Lowers `module` (in place) and compiles function `entry` for `cpu`
+  /// (the kernel schedule blocks for its vector width unless `options`
+  /// names one). On failure returns null and sets `error` (pipeline
+  /// diagnostics included).
+  static std::unique_ptr<JitFunction> compile(ModuleOp module, StringRef entry,
+                                              const CPUTarget &cpu,
+                                              const CPUPipelineOptions &options,
+                                              std::string &error);
+  /// The same for the host CPU ("native").
   static std::unique_ptr<JitFunction> compile(ModuleOp module, StringRef entry,
                                               const CPUPipelineOptions &options,
                                               std::string &error);

@@ -14,6 +14,7 @@
 #include <functional>
 #include <istream>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -28,11 +29,36 @@ size_t sizeOf(DType type);
 /// "float32", "int64", ... (NumPy's names).
 const char *nameOf(DType type);
 
+/// The bytes of a `type` tensor of `shape`; nullopt when a dimension is
+/// negative or the size does not fit in 64 bits.
+std::optional<uint64_t> checkedByteSize(DType type,
+                                        const std::vector<int64_t> &shape);
+
+/// "float32[2x3]".
+std::string describeTensor(DType type, const std::vector<int64_t> &shape);
+
+/// The most bytes one tensor read from a file may take:
+/// kDefaultTensorByteLimit unless setTensorByteLimit chose another (the
+/// tools' --max-tensor-bytes). Readers check sizes against it, and
+/// against what the file can hold, before allocating.
+constexpr uint64_t kDefaultTensorByteLimit = uint64_t(2) << 30;
+uint64_t tensorByteLimit();
+void setTensorByteLimit(uint64_t bytes);
+
 /// A dense row-major tensor owning a 64-byte aligned buffer.
 class Tensor {
 public:
   Tensor() = default;
+  /// Allocates a zeroed tensor; aborts with a message when the memory
+  /// cannot be had. Sizes that come from input go through `allocate`.
   Tensor(DType type, std::vector<int64_t> shape);
+
+  /// Allocates a zeroed `type` tensor of `shape` into `tensor`. Returns an
+  /// error message (naming the tensor as "float32[AxB]") when the size
+  /// overflows, exceeds tensorByteLimit() or cannot be allocated; empty on
+  /// success.
+  static std::string allocate(DType type, std::vector<int64_t> shape,
+                              Tensor &tensor);
 
   DType type() const { return type_; }
   const std::vector<int64_t> &shape() const { return shape_; }
@@ -58,6 +84,11 @@ private:
 
 /// Element `i` of a tensor (row-major) as a double.
 double elementAt(const Tensor &tensor, int64_t i);
+
+/// Checks that `path` names a regular file, without opening it (a FIFO
+/// or a device would block or never end). Returns an error message naming
+/// the path, empty on success.
+std::string checkRegularFile(const std::string &path);
 
 /// Reads a .npy file (format 1.0-3.0, little-endian, C order). Returns an
 /// error message, empty on success.

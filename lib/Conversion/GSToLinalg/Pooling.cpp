@@ -105,8 +105,7 @@ static Value windowDivisors(OpBuilder &b, Location loc, RankedTensorType inType,
     }
   }
   SmallVector<int64_t> divisorShape(outType.getShape().drop_front(2));
-  SmallVector<float> divisors(outType.getNumElements() / outType.getDimSize(0) /
-                              outType.getDimSize(1));
+  SmallVector<float> divisors(numElements(divisorShape));
   for (size_t flat = 0; flat < divisors.size(); ++flat) {
     int64_t rest = flat, n = 1;
     for (int64_t i = rank - 1; i >= 0; --i) {

@@ -11,11 +11,15 @@
 #include "OnnxFrontend.h"
 #include "TensorData.h"
 
+#include "gs/Dialect/GS/IR/ShapeUtils.h"
+
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+
+#include <climits>
 
 using namespace mlir;
 using namespace mlir::gs;
@@ -45,6 +49,13 @@ LogicalResult mlir::gs::parseOnnxInputShape(StringRef spec,
       return failure();
     }
     shape.push_back(size);
+  }
+  std::optional<int64_t> elements = checkedNumElements(shape);
+  if (!elements || *elements > kMaxNumElements) {
+    error = ("input shape '" + spec +
+             "' has more elements than 64-bit sizes can address")
+                .str();
+    return failure();
   }
   options.inputShapes[name] = shape;
   return success();
@@ -294,6 +305,11 @@ mlir::gs::importOnnxModel(onnx::ModelProto &model, StringRef modelDir,
     emitError(loc) << error;
     return nullptr;
   }
+  if (std::string error = onnx_import::checkBeforeInference(model);
+      !error.empty()) {
+    emitError(loc) << error;
+    return nullptr;
+  }
   if (failed(pinInputShapes(model, options, loc)) ||
       failed(bindConstantInputs(model, options, loc)))
     return nullptr;
@@ -316,11 +332,29 @@ mlir::gs::importOnnxModel(onnx::ModelProto &model, StringRef modelDir,
 std::string mlir::gs::readOnnxModel(StringRef path, onnx::ModelProto &model) {
   if (!path.ends_with(".onnxtext"))
     return onnx_frontend::loadBinaryModel(path.str(), model);
+  llvm::sys::fs::file_status status;
+  if (std::error_code error = llvm::sys::fs::status(path, status))
+    return ("cannot read '" + path + "': " + error.message()).str();
+  if (!llvm::sys::fs::is_regular_file(status))
+    return ("'" + path + "' is not a regular file").str();
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> text =
       llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!text)
     return ("cannot read '" + path + "': " + text.getError().message()).str();
   return onnx_frontend::parseTextModel((*text)->getBuffer().str(), model);
+}
+
+std::string mlir::gs::parseOnnxModel(StringRef bytes, bool text,
+                                     onnx::ModelProto &model) {
+  if (text)
+    return onnx_frontend::parseTextModel(bytes.str(), model);
+  if (bytes.size() > static_cast<size_t>(INT_MAX))
+    return "the model is larger than protobuf's 2 GiB limit";
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return "not a valid ONNX model (truncated or not a protobuf)";
+  if (!model.has_graph() || model.ir_version() <= 0)
+    return "not an ONNX model (no graph or IR version)";
+  return {};
 }
 
 OwningOpRef<ModuleOp>

@@ -40,6 +40,12 @@ FailureOr<RankedTensorType> convertType(MLIRContext *context,
 /// "node 'conv1' (Conv)" for diagnostics.
 std::string describeNode(const onnx::NodeProto &node);
 
+/// Checks what libonnx's shape inference trusts unchecked (window
+/// attributes, block sizes, axes of known rank) and names that must not
+/// hold NUL bytes, in the model and its subgraphs. Returns an error naming
+/// the node or value, empty when the model may go to inference.
+std::string checkBeforeInference(const onnx::ModelProto &model);
+
 class ModelImporter;
 class GraphImporter;
 

@@ -3,6 +3,8 @@
 #include "Importer.h"
 #include "TensorData.h"
 
+#include "gs/Dialect/GS/IR/ShapeUtils.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -40,6 +42,11 @@ onnx_import::convertType(MLIRContext *context, const onnx::TypeProto &type,
       return failure();
     }
     shape.push_back(dim.dim_value());
+  }
+  std::optional<int64_t> elements = checkedNumElements(shape);
+  if (!elements || *elements > kMaxNumElements) {
+    why = "its shape has more elements than 64-bit sizes can address";
+    return failure();
   }
   return RankedTensorType::get(shape, elementType);
 }
@@ -516,14 +523,20 @@ func::FuncOp ModelImporter::createFunction(StringRef name,
     if (!isInitializer(input.name()) ||
         options.constantInputs.count(input.name()))
       positions[input.name()] = position++;
+  // All argument attributes at once: setting them one by one copies the
+  // whole list each time (quadratic in the number of inputs).
+  SmallVector<DictionaryAttr> argAttrs;
+  Builder builder(context);
   for (auto [i, input] : llvm::enumerate(args)) {
     importer->addValue(input->name(), entry->getArgument(i));
-    function.setArgAttr(i, "onnx.name",
-                        StringAttr::get(context, input->name()));
-    function.setArgAttr(i, "onnx.input_index",
-                        IntegerAttr::get(IntegerType::get(context, 64),
-                                         positions.lookup(input->name())));
+    argAttrs.push_back(builder.getDictionaryAttr(
+        {builder.getNamedAttr("onnx.name",
+                              builder.getStringAttr(input->name())),
+         builder.getNamedAttr(
+             "onnx.input_index",
+             builder.getI64IntegerAttr(positions.lookup(input->name())))}));
   }
+  function.setAllArgAttrs(argAttrs);
   return function;
 }
 
@@ -552,9 +565,12 @@ LogicalResult ModelImporter::importMainGraph() {
   func::ReturnOp::create(b, fileLoc, results);
   forward.setFunctionType(FunctionType::get(context, forward.getArgumentTypes(),
                                             ValueRange(results).getTypes()));
-  for (auto [i, output] : llvm::enumerate(graph.output()))
-    forward.setResultAttr(i, "onnx.name",
-                          StringAttr::get(context, output.name()));
+  SmallVector<DictionaryAttr> resultAttrs;
+  Builder builder(context);
+  for (const onnx::ValueInfoProto &output : graph.output())
+    resultAttrs.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
+        "onnx.name", builder.getStringAttr(output.name()))));
+  forward.setAllResultAttrs(resultAttrs);
 
   bool trainingInfoImported = false;
   if (failed(

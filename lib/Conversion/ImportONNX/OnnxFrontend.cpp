@@ -17,15 +17,35 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace mlir::gs;
 
+/// Opens `path` for reading without blocking on a FIFO, and only when it is
+/// a regular file. Returns the descriptor, or -1 with `error` set.
+static int openRegularFile(const std::string &path, std::string &error) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    error = "cannot open '" + path + "': " + std::strerror(errno);
+    return -1;
+  }
+  struct stat status;
+  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
+    error = "'" + path + "' is not a regular file";
+    ::close(fd);
+    return -1;
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
 std::string onnx_frontend::loadBinaryModel(const std::string &path,
                                            onnx::ModelProto &model) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  std::string error;
+  int fd = openRegularFile(path, error);
   if (fd < 0)
-    return "cannot open '" + path + "': " + std::strerror(errno);
+    return error;
   bool parsed;
   {
     // Parse straight from the file: no copy of the whole file in memory.
@@ -49,9 +69,10 @@ std::string onnx_frontend::loadBinaryModel(const std::string &path,
 
 std::string onnx_frontend::loadTensor(const std::string &path,
                                       onnx::TensorProto &tensor) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  std::string error;
+  int fd = openRegularFile(path, error);
   if (fd < 0)
-    return "cannot open '" + path + "': " + std::strerror(errno);
+    return error;
   google::protobuf::io::FileInputStream stream(fd);
   bool parsed = tensor.ParseFromZeroCopyStream(&stream);
   ::close(fd);
@@ -89,8 +110,23 @@ std::string onnx_frontend::checkModel(const onnx::ModelProto &model,
              " is newer than this libonnx supports (" +
              std::to_string(onnx::IR_VERSION) + ")";
     std::unordered_map<std::string, int> opsets;
-    for (const auto &opset : model.opset_import())
+    const auto &known =
+        onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+    for (const auto &opset : model.opset_import()) {
+      std::string domain = opset.domain().empty() ? "ai.onnx" : opset.domain();
+      if (opsets.count(opset.domain()))
+        return "invalid ONNX model: opset_import names domain '" + domain +
+               "' twice";
+      auto range = known.find(opset.domain());
+      int64_t newest = range == known.end() ? INT32_MAX : range->second.second;
+      if (opset.version() < 1 || opset.version() > newest)
+        return "invalid ONNX model: opset_import of domain '" + domain +
+               "' has version " + std::to_string(opset.version()) +
+               (range == known.end() ? "; versions start at 1"
+                                     : "; this libonnx knows versions 1 to " +
+                                           std::to_string(newest));
       opsets[opset.domain()] = static_cast<int>(opset.version());
+    }
     if (model.ir_version() >= 3 && opsets.empty())
       return "invalid ONNX model: no opset_import";
     onnx::checker::CheckerContext context;

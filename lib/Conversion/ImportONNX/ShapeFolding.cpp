@@ -11,12 +11,12 @@
 
 #include "Importer.h"
 
+#include "gs/Dialect/GS/IR/ShapeUtils.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <cstring>
-
-#include <numeric>
 
 using namespace mlir;
 using namespace mlir::gs;
@@ -32,9 +32,33 @@ struct IntTensor {
 };
 } // namespace
 
-static int64_t product(ArrayRef<int64_t> shape) {
-  return std::accumulate(shape.begin(), shape.end(), int64_t(1),
-                         std::multiplies<int64_t>());
+/// The most elements an integer shape value may have, read or folded:
+/// shape computations are small, and a larger one is left to the importer.
+constexpr int64_t kMaxFoldedElements = 4096;
+/// The most elements a folded float ConstantOfShape may have (64 MiB).
+constexpr int64_t kMaxFoldedFloats = int64_t(1) << 24;
+
+/// The element count of `shape` when it is at most `limit`.
+static std::optional<int64_t>
+boundedProduct(ArrayRef<int64_t> shape, int64_t limit = kMaxFoldedElements) {
+  std::optional<int64_t> n = checkedNumElements(shape);
+  if (!n || *n > limit)
+    return std::nullopt;
+  return n;
+}
+
+/// The product of `shape`, saturated at INT64_MAX (never UB).
+static int64_t product(ArrayRef<int64_t> shape) { return numElements(shape); }
+
+/// Two's-complement arithmetic on int64 (what a runtime computes; no UB).
+static int64_t wrappingAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(uint64_t(a) + uint64_t(b));
+}
+static int64_t wrappingSub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(uint64_t(a) - uint64_t(b));
+}
+static int64_t wrappingMul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(uint64_t(a) * uint64_t(b));
 }
 
 static bool isIntegerType(int32_t type) {
@@ -51,9 +75,10 @@ static std::optional<IntTensor> readTensor(const TensorProto &tensor) {
   IntTensor t;
   t.dataType = tensor.data_type();
   t.shape.assign(tensor.dims().begin(), tensor.dims().end());
-  int64_t n = product(t.shape);
-  if (n > 4096)
+  std::optional<int64_t> count = boundedProduct(t.shape);
+  if (!count)
     return std::nullopt;
+  int64_t n = *count;
   if (tensor.has_raw_data()) {
     const std::string &raw = tensor.raw_data();
     size_t width = tensor.data_type() == TensorProto::INT64   ? 8
@@ -135,7 +160,10 @@ broadcastMap(ArrayRef<const IntTensor *> inputs, int32_t resultType,
   IntTensor result;
   result.shape = shape;
   result.dataType = resultType;
-  int64_t n = product(shape);
+  std::optional<int64_t> count = boundedProduct(shape);
+  if (!count)
+    return std::nullopt;
+  int64_t n = *count;
   SmallVector<int64_t> operands(inputs.size());
   for (int64_t index = 0; index < n; ++index) {
     for (auto [k, t] : llvm::enumerate(inputs)) {
@@ -247,9 +275,11 @@ std::optional<IntTensor> ShapeFolder::evaluate(const onnx::NodeProto &node) {
   }
   if (op == "Size") {
     std::optional<SmallVector<int64_t>> shape = staticShape(node.input(0));
-    if (!shape)
+    std::optional<int64_t> size =
+        shape ? checkedNumElements(*shape) : std::nullopt;
+    if (!size)
       return std::nullopt;
-    return IntTensor{{}, {product(*shape)}, TensorProto::INT64};
+    return IntTensor{{}, {*size}, TensorProto::INT64};
   }
 
   // Everything else needs all of its inputs constant.
@@ -273,7 +303,7 @@ std::optional<IntTensor> ShapeFolder::evaluate(const onnx::NodeProto &node) {
   if (op == "Neg" || op == "Abs") {
     IntTensor t = x;
     for (int64_t &v : t.values)
-      v = op == "Neg" ? -v : std::abs(v);
+      v = op == "Neg" || v < 0 ? wrappingSub(0, v) : v;
     return t;
   }
   if (op == "Cast") {
@@ -407,20 +437,23 @@ std::optional<IntTensor> ShapeFolder::evaluate(const onnx::NodeProto &node) {
                    : std::clamp<int64_t>(end, -1, dim - 1);
     IntTensor t;
     t.dataType = x.dataType;
-    for (int64_t i = start; step > 0 ? i < end : i > end; i += step)
-      t.values.push_back(x.values[i]);
+    for (int64_t k = 0, n = sliceSize(start, end, step); k < n; ++k)
+      t.values.push_back(x.values[start + k * step]);
     t.shape = {static_cast<int64_t>(t.values.size())};
     return t;
   }
   if (op == "Range") {
     if (in.size() != 3 || !in[1] || !in[2] || in[2]->values[0] == 0)
       return std::nullopt;
-    int64_t delta = in[2]->values[0];
+    int64_t first = x.values[0], limit = in[1]->values[0],
+            delta = in[2]->values[0];
+    int64_t n = sliceSize(first, limit, delta);
+    if (n > kMaxFoldedElements)
+      return std::nullopt;
     IntTensor t;
     t.dataType = x.dataType;
-    for (int64_t v = x.values[0];
-         delta > 0 ? v < in[1]->values[0] : v > in[1]->values[0]; v += delta)
-      t.values.push_back(v);
+    for (int64_t k = 0; k < n; ++k)
+      t.values.push_back(first + k * delta);
     t.shape = {static_cast<int64_t>(t.values.size())};
     return t;
   }
@@ -440,13 +473,19 @@ std::optional<IntTensor> ShapeFolder::evaluate(const onnx::NodeProto &node) {
     IntTensor t;
     t.dataType = type;
     t.shape.assign(x.values.begin(), x.values.end());
-    t.values.assign(product(t.shape), fill);
+    std::optional<int64_t> n = boundedProduct(t.shape);
+    if (!n)
+      return std::nullopt;
+    t.values.assign(*n, fill);
     return t;
   }
   if (op == "Expand" && in.size() == 2 && in[1]) {
     // Broadcast against a tensor of the requested shape.
     IntTensor target{SmallVector<int64_t>(in[1]->values), {}, x.dataType};
-    target.values.assign(product(target.shape), 0);
+    std::optional<int64_t> n = boundedProduct(target.shape);
+    if (!n)
+      return std::nullopt;
+    target.values.assign(*n, 0);
     return broadcastMap({&x, &target}, x.dataType,
                         [](ArrayRef<int64_t> v) { return v[0]; });
   }
@@ -458,15 +497,18 @@ std::optional<IntTensor> ShapeFolder::evaluate(const onnx::NodeProto &node) {
     });
   };
   if (op == "Add")
-    return binary(x.dataType, std::plus<int64_t>());
+    return binary(x.dataType, wrappingAdd);
   if (op == "Sub")
-    return binary(x.dataType, std::minus<int64_t>());
+    return binary(x.dataType, wrappingSub);
   if (op == "Mul")
-    return binary(x.dataType, std::multiplies<int64_t>());
+    return binary(x.dataType, wrappingMul);
   if (op == "Div") {
     if (in.size() == 2 && in[1] && llvm::is_contained(in[1]->values, 0))
       return std::nullopt;
-    return binary(x.dataType, std::divides<int64_t>());
+    // INT64_MIN / -1 overflows: its two's-complement result is INT64_MIN.
+    return binary(x.dataType, [](int64_t a, int64_t b) {
+      return b == -1 ? wrappingSub(0, a) : a / b;
+    });
   }
   if (op == "Equal")
     return binary(TensorProto::BOOL, std::equal_to<int64_t>());
@@ -507,7 +549,10 @@ ShapeFolder::fillFloats(const onnx::NodeProto &node) {
   result.set_data_type(TensorProto::FLOAT);
   for (int64_t d : shape->values)
     result.add_dims(d);
-  std::vector<float> data(product(shape->values), element);
+  std::optional<int64_t> n = boundedProduct(shape->values, kMaxFoldedFloats);
+  if (!n)
+    return std::nullopt;
+  std::vector<float> data(*n, element);
   result.set_raw_data(data.data(), data.size() * sizeof(float));
   return result;
 }

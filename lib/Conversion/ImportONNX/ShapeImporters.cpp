@@ -11,6 +11,8 @@
 
 #include "gs/Dialect/GS/IR/ShapeUtils.h"
 
+#include "mlir/IR/Matchers.h"
+
 #include "llvm/ADT/StringSwitch.h"
 
 #include <limits>
@@ -69,10 +71,27 @@ template <typename OpTy> static LogicalResult importGather(NodeContext &ctx) {
   FailureOr<Value> indices = ctx.input(1);
   if (failed(data) || failed(indices))
     return failure();
-  int64_t rank = cast<RankedTensorType>(data->getType()).getRank();
-  FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.intAttr("axis", 0), rank);
+  auto dataType = cast<RankedTensorType>(data->getType());
+  FailureOr<int64_t> axis =
+      ctx.normalizeAxis(ctx.intAttr("axis", 0), dataType.getRank());
   if (failed(axis))
     return failure();
+  // Constant indices are checked here: out-of-range ones have no defined
+  // result, and the lowering would clamp them silently.
+  int64_t size = dataType.getDimSize(*axis);
+  DenseIntElementsAttr constant;
+  if (matchPattern(*indices, m_Constant(&constant)) &&
+      !ShapedType::isDynamic(size))
+    for (const APInt &index :
+         constant.isSplat()
+             ? SmallVector<APInt>{constant.getSplatValue<APInt>()}
+             : llvm::to_vector(constant.getValues<APInt>())) {
+      int64_t value = index.getSExtValue();
+      if (value < -size || value >= size)
+        return ctx.emitError()
+               << "index " << value << " is out of range [-" << size << ", "
+               << size << ") of axis " << *axis << " of its data";
+    }
   return ctx.createAsOutput<OpTy>(*data, *indices, *axis);
 }
 

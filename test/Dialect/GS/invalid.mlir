@@ -185,7 +185,7 @@ func.func @conv_bias(%x: tensor<8x3x5x5xf32>, %w: tensor<4x3x3x3xf32>, %b: tenso
 // -----
 
 func.func @conv_kernel_too_large(%x: tensor<8x3x5x5xf32>, %w: tensor<4x3x3x3xf32>) {
-  // expected-error @+1 {{dilated kernel (7) exceeds the padded input (5) in spatial dimension 0}}
+  // expected-error @+1 {{dilated kernel (7) exceeds the input (5) padded by (0, 0) in spatial dimension 0}}
   %0 = gs.conv %x, %w {dilations = array<i64: 3, 1>} : tensor<8x3x5x5xf32>, tensor<4x3x3x3xf32> -> tensor<8x4x1x3xf32>
   return
 }

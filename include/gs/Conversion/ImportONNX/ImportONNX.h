@@ -85,6 +85,11 @@ LogicalResult parseOnnxTrainingOptions(llvm::StringRef spec,
 /// success.
 std::string readOnnxModel(llvm::StringRef path, onnx::ModelProto &model);
 
+/// Parses a model held in memory: binary ONNX, or ONNX's text format when
+/// `text`. Returns an error message, empty on success.
+std::string parseOnnxModel(llvm::StringRef bytes, bool text,
+                           onnx::ModelProto &model);
+
 /// Imports the model at `path` (binary ONNX; ONNX text when the path ends
 /// in `.onnxtext`). Reports problems through the context's diagnostic
 /// engine and returns null on failure.

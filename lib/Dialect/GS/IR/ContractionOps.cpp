@@ -177,9 +177,8 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
       return inferError<ConvOp>(
           loc, "dilated kernel (",
           dilatedKernelSize(weight[i + 2], g->dilations[i]),
-          ") exceeds the padded input (",
-          input[i + 2] + g->padsBegin[i] + g->padsEnd[i],
-          ") in spatial dimension ", i);
+          ") exceeds the input (", input[i + 2], ") padded by (",
+          g->padsBegin[i], ", ", g->padsEnd[i], ") in spatial dimension ", i);
     shape.push_back(size);
   }
   types.push_back(

@@ -7,9 +7,11 @@ Usage: kill_during_checkpoint.py --work DIR EXE [TRAINING FLAGS...]
 Trains with a checkpoint after every step (so that most of the time goes to
 writing checkpoints), kills the process with SIGKILL at a random moment,
 then loads the checkpoint with NumPy and resumes from it with the
-executable. Repeats until a kill hit a write in progress (a temporary file
+executable, whose own checkpoint removes the killed write's temporary
+file. Repeats until a kill hit a write in progress (a temporary file
 left beside the checkpoint) at least 3 times. Fails if any checkpoint is
-torn or cannot be resumed, or if no kill landed during a write.
+torn or cannot be resumed, if a temporary file outlives the next write,
+or if no kill landed during a write.
 """
 
 import argparse
@@ -59,13 +61,19 @@ def main():
                 arrays = {name: archive[name] for name in archive.files}
         except Exception as e:  # noqa: BLE001 - any failure is a torn file
             sys.exit(f"FAIL: kill {kills} left a torn checkpoint: {e}")
+        # The resumed run checkpoints too, and its write removes the killed
+        # process's temporary file.
         resumed = subprocess.run(
             [args.exe, *args.flags, f"--resume={checkpoint}",
-             f"--steps={step + 1}", "--progress=never"],
+             f"--steps={step + 1}", f"--checkpoint={checkpoint}",
+             "--progress=never"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if resumed.returncode != 0:
             sys.exit(f"FAIL: resuming after kill {kills} (step {step}) "
                      f"failed: {resumed.stderr.strip()}")
+        if glob.glob(checkpoint + ".tmp.*"):
+            sys.exit(f"FAIL: after kill {kills} the next checkpoint left "
+                     f"{glob.glob(checkpoint + '.tmp.*')}")
         if len(arrays) < 5:
             sys.exit(f"FAIL: checkpoint after kill {kills} holds only "
                      f"{sorted(arrays)}")

@@ -5,7 +5,8 @@ step on the same data; compares losses, parameters and gradients per step.
 Usage: torch_trajectory.py --gs-run PATH --work DIR [--model mlp|cnn|resnet18]
                            [--batch 16] [--steps 5] [--rtol 1e-5]
                            [--param-rtol 1e-5] [--grad-rtol 1e-4]
-                           [--mixed-precision GS_OPT] [--fp64-arbiter]
+                           [--lr 0.01] [--mixed-precision GS_OPT]
+                           [--fp64-arbiter] [--judge-steps N]
 
 Run with Debian's Python (torch 1.13). The models are those of
 test/ImportONNX/Inputs/export_torch_models.py (the MLP; the CNN with
@@ -13,10 +14,10 @@ BatchNorm in training mode, max and global average pooling; torchvision's
 ResNet-18) with CrossEntropyLoss, exported in training mode. The batch is
 the first Fashion-MNIST training images scaled to [0, 1] (for ResNet-18
 repeated to 3 channels and enlarged 8x to 224 x 224). Torch runs
-deterministically on one thread with SGD(lr=0.01, momentum=0.9), which is
-ONNX's Momentum with beta = 1, the importer's default for exports; both
-train on the same batch each step. gs-run dumps its parameters after each
-step (--dump-params).
+deterministically on one thread with SGD(lr=--lr, momentum=0.9), which is
+ONNX's Momentum with beta = 1, the importer's default for exports (gs-run
+gets the learning rate through --onnx-train); both train on the same batch
+each step. gs-run dumps its parameters after each step (--dump-params).
 
 Per step the script prints the relative loss difference and, over all
 trainable tensors, the largest relative difference of the parameters and of
@@ -27,10 +28,13 @@ largest buffer element of the whole model, since the exact gradient of some
 tensors is zero (a convolution bias before BatchNorm) and both sides then
 hold rounding noise. It exits 1 when a loss differs by more than --rtol, a
 parameter by more than --param-rtol or a momentum buffer by more than
---grad-rtol. With --fp64-arbiter (for ill-conditioned runs, where torch's
-own FP32 trajectory strays from the exact one) torch also trains in FP64,
-and parameters and buffers must be at most twice as far from it as
-torch's FP32 ones are. With --mixed-precision GradScale trains the step
+--grad-rtol. With --fp64-arbiter torch also trains in FP64, and the
+bounds apply to the distance from that exact trajectory instead (both FP32
+ones are printed): the bound then comes from FP32 arithmetic alone, not
+from how close one FP32 implementation happens to land to another. With
+--judge-steps N only the first N steps are judged; later ones are printed
+as figures ("not judged"), for runs that are only well-conditioned that
+long. With --mixed-precision GradScale trains the step
 that gs-opt's gs-autodiff and gs-mixed-precision build (FP16 activations
 and gradients, FP32 master weights) against torch's FP32 trajectory.
 
@@ -101,7 +105,7 @@ def train_torch(args, x, t, dtype):
     wrapped = export_torch_models.WithLoss(model).train()
     load_initializers(wrapped, os.path.join(args.work, args.model + ".onnx"))
     wrapped = wrapped.to(dtype)
-    optimizer = torch.optim.SGD(wrapped.parameters(), lr=0.01, momentum=0.9)
+    optimizer = torch.optim.SGD(wrapped.parameters(), lr=args.lr, momentum=0.9)
     named = dict(wrapped.named_parameters())
     trajectory = []
     for _ in range(args.steps):
@@ -140,15 +144,18 @@ def main():
     parser.add_argument("--rtol", type=float, default=1e-5)
     parser.add_argument("--param-rtol", type=float, default=1e-5)
     parser.add_argument("--grad-rtol", type=float, default=1e-4)
+    parser.add_argument("--lr", type=float, default=0.01,
+                        help="SGD-momentum learning rate of both sides")
+    parser.add_argument("--judge-steps", type=int, metavar="N",
+                        help="judge only the first N steps; print the rest")
     parser.add_argument(
         "--mixed-precision", metavar="GS_OPT",
         help="train GradScale's step after gs-mixed-precision (FP16 "
         "compute, FP32 master weights), built with this gs-opt")
     parser.add_argument(
         "--fp64-arbiter", action="store_true",
-        help="for ill-conditioned runs: bound parameters and gradients by "
-        "torch's own FP32 error instead of --param-rtol/--grad-rtol, both "
-        "measured against torch in FP64 (ours at most twice torch's)")
+        help="apply --param-rtol/--grad-rtol to the distance from torch's "
+        "FP64 trajectory (torch's FP32 distance is printed beside ours)")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     torch.use_deterministic_algorithms(True)
@@ -168,15 +175,17 @@ def main():
     dump = os.path.join(args.work, "params")
     shape = "x=%s" % "x".join(str(d) for d in x.shape)
     model = os.path.join(args.work, args.model + ".onnx")
+    train = "--onnx-train=optimizer=momentum lr=%r" % args.lr
     if args.mixed_precision:
         step = os.path.join(args.work, "train_step.mlir")
         subprocess.run(
-            [args.mixed_precision, model, "--onnx-shape=" + shape,
+            [args.mixed_precision, model, "--onnx-shape=" + shape, train,
              "--gs-autodiff", "--gs-mixed-precision", "-o", step],
             check=True)
         model = step
     out = subprocess.run(
-        [args.gs_run, model, "--onnx-shape=" + shape, "--entry=train_step",
+        [args.gs_run, model, "--onnx-shape=" + shape, train,
+         "--entry=train_step",
          "-i", os.path.join(args.work, "x.npy"),
          "-i", os.path.join(args.work, "t.npy"),
          "--steps=%d" % args.steps, "--print", "--dump-params=" + dump],
@@ -204,13 +213,16 @@ def main():
             _, torch_param, torch_grad = differences(
                 reference[step - 1][0], reference[step - 1][1],
                 exact[step - 1])
-            good &= (ours_param <= 2 * torch_param + 1e-7 and
-                     ours_grad <= 2 * torch_grad + 1e-7)
+            good &= (ours_param <= args.param_rtol and
+                     ours_grad <= args.grad_rtol)
             line += ("; against torch FP64: parameters %.1e (torch FP32 "
                      "%.1e), gradients %.1e (torch FP32 %.1e)" %
                      (ours_param, torch_param, ours_grad, torch_grad))
         else:
             good &= param_rel <= args.param_rtol and grad_rel <= args.grad_rtol
+        if args.judge_steps is not None and step > args.judge_steps:
+            print(line + "  (not judged)")
+            continue
         ok &= good
         print(line + ("" if good else "  MISMATCH"))
     return 0 if ok else 1

@@ -1,0 +1,52 @@
+//===- Checkpoint.h - Training checkpoints ----------------------*- C++ -*-===//
+//
+// A training executable's checkpoint: an .npz holding every parameter of
+// the model by name and the trainer's state (step, data order, batch size,
+// scaling method, loss history) under gs.trainer.*. Loading checks that the
+// file is a checkpoint of this model trained on the same data order, and
+// that its values are sound, before it changes any parameter.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GS_RUNTIME_CHECKPOINT_H
+#define GS_RUNTIME_CHECKPOINT_H
+
+#include "gs/Runtime/Dataset.h"
+#include "gs/Runtime/ModelABI.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlir::gs::runtime {
+
+/// What a resumed run must share with the checkpointed one to see the same
+/// batches: the seed, shuffling, the training set's size, the batch size
+/// and the normalization.
+struct DataIdentity {
+  uint64_t seed = 0;
+  bool shuffle = true;
+  int64_t examples = 0;
+  int64_t batch = 0;
+  Normalization normalization;
+};
+
+/// Writes the model's parameters and the trainer's state to `path`
+/// (atomically). Returns an error message, empty on success.
+std::string saveCheckpoint(const std::string &path, const gs_model_info &model,
+                           int64_t step, const DataIdentity &data,
+                           const std::vector<double> &losses);
+
+/// Loads `path` into the model after checking it (see the file comment);
+/// sets `data.seed` from it unless `seedGiven`, and `losses` and `step`;
+/// `warnings` gets what is suspect but not wrong (non-finite weights of a
+/// model without a skip guard). Returns an error message naming the file,
+/// empty on success; on an error no parameter has changed.
+std::string loadCheckpoint(const std::string &path, const gs_model_info &model,
+                           DataIdentity &data, bool seedGiven,
+                           std::vector<double> &losses, int64_t &step,
+                           std::vector<std::string> &warnings);
+
+} // namespace mlir::gs::runtime
+
+#endif // GS_RUNTIME_CHECKPOINT_H

@@ -1,0 +1,153 @@
+//===- ModelChecks.cpp - What libonnx trusts, checked first ------*- C++
+//-*-===//
+//
+// libonnx's shape inference divides by strides and indexes by axes without
+// checking them, so a hostile attribute crashes the process before the
+// importer sees the node. These checks run on the whole model (subgraphs
+// included) before inference: window attributes, block sizes, the
+// normalization axis where the rank is known, and names that C strings and
+// symbols must carry.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::gs;
+
+/// The largest window attribute (stride, dilation, kernel extent, pad,
+/// block size) accepted: window arithmetic then cannot overflow int64.
+static constexpr int64_t kMaxWindowValue = int64_t(1) << 31;
+
+/// `name` printable: NUL and other control bytes escaped.
+static std::string escaped(llvm::StringRef name) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::printEscapedString(name, os);
+  return text;
+}
+
+static std::string checkName(llvm::StringRef what, const std::string &name) {
+  if (name.find('\0') == std::string::npos)
+    return {};
+  return what.str() + " '" + escaped(name) +
+         "' contains a NUL byte, which names cannot carry";
+}
+
+namespace {
+/// The checks of one graph; `ranks` holds the rank of every value whose
+/// type the model states.
+class GraphChecker {
+public:
+  std::string check(const onnx::GraphProto &graph) {
+    for (const onnx::ValueInfoProto &value : graph.input())
+      noteRank(value);
+    for (const onnx::ValueInfoProto &value : graph.value_info())
+      noteRank(value);
+    for (const onnx::TensorProto &tensor : graph.initializer()) {
+      ranks[tensor.name()] = tensor.dims_size();
+      if (std::string error = checkName("initializer", tensor.name());
+          !error.empty())
+        return error;
+    }
+    for (const onnx::ValueInfoProto &value : graph.input())
+      if (std::string error = checkName("graph input", value.name());
+          !error.empty())
+        return error;
+    for (const onnx::ValueInfoProto &value : graph.output())
+      if (std::string error = checkName("graph output", value.name());
+          !error.empty())
+        return error;
+    for (const onnx::NodeProto &node : graph.node())
+      if (std::string error = checkNode(node); !error.empty())
+        return error;
+    return {};
+  }
+
+private:
+  void noteRank(const onnx::ValueInfoProto &value) {
+    if (value.type().has_tensor_type() &&
+        value.type().tensor_type().has_shape())
+      ranks[value.name()] = value.type().tensor_type().shape().dim_size();
+  }
+
+  std::string checkNode(const onnx::NodeProto &node) {
+    for (const std::string &name : node.input())
+      if (std::string error = checkName("node input", name); !error.empty())
+        return onnx_import::describeNode(node) + ": " + error;
+    for (const std::string &name : node.output())
+      if (std::string error = checkName("node output", name); !error.empty())
+        return onnx_import::describeNode(node) + ": " + error;
+    if (std::string error = checkName("node name", node.name()); !error.empty())
+      return error;
+    for (const onnx::AttributeProto &attribute : node.attribute()) {
+      if (std::string error = checkAttribute(node, attribute); !error.empty())
+        return onnx_import::describeNode(node) + ": " + error;
+      // Subgraphs (If, Loop, Scan) are inferred too.
+      if (attribute.has_g())
+        if (std::string error = GraphChecker().check(attribute.g());
+            !error.empty())
+          return error;
+      for (const onnx::GraphProto &graph : attribute.graphs())
+        if (std::string error = GraphChecker().check(graph); !error.empty())
+          return error;
+    }
+    return {};
+  }
+
+  std::string checkAttribute(const onnx::NodeProto &node,
+                             const onnx::AttributeProto &attribute) {
+    llvm::StringRef op = node.op_type(), name = attribute.name();
+    if (!onnx_import::canonicalDomain(node.domain()).empty())
+      return {};
+    bool window =
+        llvm::StringSwitch<bool>(op)
+            .Cases({"Conv", "ConvTranspose", "ConvInteger", "QLinearConv",
+                    "MaxPool", "AveragePool", "LpPool"},
+                   true)
+            .Default(false);
+    if (window) {
+      // Strides, dilations and kernel extents are at least 1; pads and
+      // output paddings at least 0; all bounded.
+      int64_t least = llvm::StringSwitch<int64_t>(name)
+                          .Cases({"strides", "dilations", "kernel_shape"}, 1)
+                          .Cases({"pads", "output_padding"}, 0)
+                          .Default(-1);
+      if (least >= 0)
+        for (int64_t value : attribute.ints())
+          if (value < least || value > kMaxWindowValue)
+            return "attribute '" + name.str() + "' holds " +
+                   std::to_string(value) + "; it must be in [" +
+                   std::to_string(least) + ", 2^31]";
+      if (name == "group" &&
+          (attribute.i() < 1 || attribute.i() > kMaxWindowValue))
+        return "attribute 'group' is " + std::to_string(attribute.i()) +
+               "; it must be in [1, 2^31]";
+    }
+    if ((op == "DepthToSpace" || op == "SpaceToDepth") && name == "blocksize" &&
+        (attribute.i() < 1 || attribute.i() > kMaxWindowValue))
+      return "attribute 'blocksize' is " + std::to_string(attribute.i()) +
+             "; it must be in [1, 2^31]";
+    if (op == "LayerNormalization" && name == "axis" && node.input_size()) {
+      auto rank = ranks.find(node.input(0));
+      if (rank != ranks.end() &&
+          (attribute.i() < -rank->second || attribute.i() >= rank->second))
+        return "attribute 'axis' is " + std::to_string(attribute.i()) +
+               ", out of range for its rank-" + std::to_string(rank->second) +
+               " input";
+    }
+    return {};
+  }
+
+  llvm::StringMap<int64_t> ranks;
+};
+} // namespace
+
+std::string onnx_import::checkBeforeInference(const onnx::ModelProto &model) {
+  return GraphChecker().check(model.graph());
+}
