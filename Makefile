@@ -6,6 +6,9 @@
 #   make fuzz    build the libFuzzer targets (clang, ASan, UBSan) and run
 #                each for FUZZ_SECONDS (default 600); `make check` runs them
 #                for 20 s each
+#   make check-sanitizers
+#                the whole unit and lit suite built with clang, ASan and
+#                UBSan (in BUILD_FUZZ)
 #
 # Variables: BUILD (build directory), JOBS (parallel jobs), BUILD_TYPE,
 # BUILD_FUZZ (the fuzzing build), FUZZ_SECONDS.
@@ -26,7 +29,8 @@ CMAKE_FLAGS = -G Ninja \
   -DCMAKE_C_COMPILER_LAUNCHER=ccache \
   -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 
-.PHONY: all deps configure build check demo bench docs clean fuzz fuzz-build
+.PHONY: all deps configure build check demo bench docs clean fuzz fuzz-build \
+	check-sanitizers
 
 all: build
 
@@ -43,7 +47,7 @@ build: deps configure
 
 check: build fuzz-build
 	ninja -C $(BUILD) -j$(JOBS) check-gs
-	utils/run_fuzzers.sh $(BUILD_FUZZ) $(CHECK_FUZZ_SECONDS)
+	FUZZ_SEED=1 utils/run_fuzzers.sh $(BUILD_FUZZ) $(CHECK_FUZZ_SECONDS)
 
 # The fuzzing build: clang, every target instrumented (GS_ENABLE_FUZZING).
 $(BUILD_FUZZ)/build.ninja: | deps
@@ -55,6 +59,16 @@ fuzz-build: deps $(BUILD_FUZZ)/build.ninja
 
 fuzz: fuzz-build
 	utils/run_fuzzers.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
+
+# Every sanitizer report fails the run (UBSan does not recover, ASan halts
+# on the first error and checks for leaks at exit).
+SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+check-sanitizers: fuzz-build
+	ninja -C $(BUILD_FUZZ) -j$(JOBS) all gs-reference-python
+	cd $(BUILD_FUZZ) && $(SANITIZER_ENV) ctest --output-on-failure \
+	  --exclude-regex lit-x86-64-v3
 
 demo: build
 	@utils/demo.sh $(BUILD)

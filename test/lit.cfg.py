@@ -13,8 +13,10 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".onnxtext", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.gs_obj_root, "test")
-config.excludes = ["Unit", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
-                   "Inputs"]
+# Unit: gtest; Fuzz: libFuzzer targets and their corpora (which hold copies
+# of .onnxtext tests).
+config.excludes = ["Unit", "Fuzz", "CMakeLists.txt", "lit.cfg.py",
+                   "lit.site.cfg.py", "Inputs"]
 
 # The CPU that gs-run and gs-compile generate code for (their --cpu
 # default, through GS_CPU): the host's ("native") unless GS_TEST_CPU or
@@ -27,6 +29,11 @@ if gs_cpu and gs_cpu != "native":
     config.available_features.add("cpu-" + gs_cpu)
 else:
     config.environment.pop("GS_CPU", None)
+
+# The sanitizer build's runtime is instrumented: gs-compile links
+# executables with its compiler and sanitizer runtimes.
+if getattr(config, "gs_link_cxx", ""):
+    config.environment["CXX"] = config.gs_link_cxx
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%python", sys.executable))

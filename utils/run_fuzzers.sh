@@ -7,6 +7,8 @@
 # as crash-*, leak-*, timeout-* or oom-* into the artifact directory).
 #
 # Usage: utils/run_fuzzers.sh BUILD_FUZZ SECONDS [TARGET...]
+# FUZZ_SEED=N fixes libFuzzer's random seed (make check uses 1, so that its
+# short runs take the same path on every machine, as far as time allows).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=$1
@@ -46,6 +48,7 @@ for target in "${targets[@]}"; do
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
     "$exe" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
     -max_len=65536 -print_final_stats=1 -artifact_prefix="$artifacts" \
+    ${FUZZ_SEED:+-seed=$FUZZ_SEED} \
     "$corpus" "${seeds[@]}" >"$log" 2>&1 || status=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)

@@ -23,6 +23,12 @@ bool hasReduction(Operation *op) {
   return linalgOp && linalgOp.getNumReductionLoops() > 0;
 }
 
+/// The most operands a fused elementwise op may have. Each fusion copies
+/// the consumer's operands, so fusing a chain of n ops without a bound
+/// costs O(n^2) (a Sum of 5,000 inputs took minutes); past the bound a
+/// chain becomes several fused ops.
+constexpr unsigned kMaxFusedOperands = 64;
+
 struct FuseElementwisePass
     : gs::impl::FuseElementwiseBase<FuseElementwisePass> {
   void runOnOperation() override {
@@ -32,7 +38,10 @@ struct FuseElementwisePass
     linalg::populateElementwiseOpsFusionPatterns(
         patterns, [](OpOperand *fused) {
           Operation *producer = fused->get().getDefiningOp();
-          return producer && producer->hasOneUse();
+          return producer && producer->hasOneUse() &&
+                 producer->getNumOperands() +
+                         fused->getOwner()->getNumOperands() <=
+                     kMaxFusedOperands;
         });
     linalg::populateFoldReshapeOpsByExpansionPatterns(
         patterns, [](OpOperand *fused) {

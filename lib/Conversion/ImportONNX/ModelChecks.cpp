@@ -4,9 +4,9 @@
 // libonnx's shape inference divides by strides and indexes by axes without
 // checking them, so a hostile attribute crashes the process before the
 // importer sees the node. These checks run on the whole model (subgraphs
-// included) before inference: window attributes, block sizes, the
-// normalization axis where the rank is known, and names that C strings and
-// symbols must carry.
+// included) before inference: window attributes, block sizes, the ranks
+// of a convolution's input and weight and the normalization axis where the
+// model states them, and names that C strings and symbols must carry.
 //
 //===----------------------------------------------------------------------===//
 
@@ -85,6 +85,8 @@ private:
         return onnx_import::describeNode(node) + ": " + error;
     if (std::string error = checkName("node name", node.name()); !error.empty())
       return error;
+    if (std::string error = checkWeightRank(node); !error.empty())
+      return onnx_import::describeNode(node) + ": " + error;
     for (const onnx::AttributeProto &attribute : node.attribute()) {
       if (std::string error = checkAttribute(node, attribute); !error.empty())
         return onnx_import::describeNode(node) + ": " + error;
@@ -98,6 +100,26 @@ private:
           return error;
     }
     return {};
+  }
+
+  /// libonnx takes a convolution's kernel extents from its weight's shape
+  /// and indexes the input's per-dimension attributes with them.
+  std::string checkWeightRank(const onnx::NodeProto &node) {
+    llvm::StringRef op = node.op_type();
+    int weightIndex = op == "QLinearConv" ? 3 : 1;
+    bool convolution = op == "Conv" || op == "ConvTranspose" ||
+                       op == "ConvInteger" || op == "QLinearConv";
+    if (!convolution || node.input_size() <= weightIndex ||
+        !onnx_import::canonicalDomain(node.domain()).empty())
+      return {};
+    auto input = ranks.find(node.input(0));
+    auto weight = ranks.find(node.input(weightIndex));
+    if (input == ranks.end() || weight == ranks.end() ||
+        input->second == weight->second)
+      return {};
+    return "its weight '" + node.input(weightIndex) + "' has rank " +
+           std::to_string(weight->second) + ", its input '" + node.input(0) +
+           "' rank " + std::to_string(input->second) + "; they must be equal";
   }
 
   std::string checkAttribute(const onnx::NodeProto &node,

@@ -56,6 +56,9 @@ def main():
     save("conv-zero-group.onnx", model(
         [helper.make_node("Conv", ["x", "w"], ["y"], name="conv", group=0)],
         [x], [unknown("y", 4)], [weight]))
+    save("conv-weight-rank.onnx", model(
+        [helper.make_node("Conv", ["v", "w"], ["y"], name="conv")],
+        [tensor("v", [1, 1, 8])], [unknown("y", 3)], [weight]))
     save("layernorm-axis.onnx", model(
         [helper.make_node("LayerNormalization", ["v", "scale"],
                           ["y", "mean", "inv_std"], name="norm", axis=-5)],
