@@ -32,8 +32,22 @@ else:
 
 # The sanitizer build's runtime is instrumented: gs-compile links
 # executables with its compiler and sanitizer runtimes.
+# `%link_cc` links C programs against the runtime library the same way.
 if getattr(config, "gs_link_cxx", ""):
     config.environment["CXX"] = config.gs_link_cxx
+    config.substitutions.append(
+        ("%link_cc", "clang -fsanitize=address,undefined"))
+else:
+    config.substitutions.append(("%link_cc", "cc"))
+
+# `%limit_address_space KB` bounds a command's address space (ulimit -v)
+# where the tests check that hostile inputs allocate nothing; AddressSanitizer
+# reserves terabytes of shadow, so under it the bound is left out (its own
+# allocation checks stand in).
+if getattr(config, "gs_link_cxx", ""):
+    config.substitutions.append(("%limit_address_space", "true"))
+else:
+    config.substitutions.append(("%limit_address_space", "ulimit -v"))
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%python", sys.executable))

@@ -438,7 +438,7 @@ std::optional<IntTensor> ShapeFolder::evaluate(const onnx::NodeProto &node) {
     IntTensor t;
     t.dataType = x.dataType;
     for (int64_t k = 0, n = sliceSize(start, end, step); k < n; ++k)
-      t.values.push_back(x.values[start + k * step]);
+      t.values.push_back(x.values[wrappingAdd(start, wrappingMul(k, step))]);
     t.shape = {static_cast<int64_t>(t.values.size())};
     return t;
   }
@@ -452,8 +452,9 @@ std::optional<IntTensor> ShapeFolder::evaluate(const onnx::NodeProto &node) {
       return std::nullopt;
     IntTensor t;
     t.dataType = x.dataType;
+    // Every element is in range; k * delta alone may not be.
     for (int64_t k = 0; k < n; ++k)
-      t.values.push_back(first + k * delta);
+      t.values.push_back(wrappingAdd(first, wrappingMul(k, delta)));
     t.shape = {static_cast<int64_t>(t.values.size())};
     return t;
   }

@@ -151,9 +151,10 @@ struct LogSoftmaxVJP
     auto logSoftmax = cast<LogSoftmaxOp>(op);
     Location loc = op->getLoc();
     Value g = gradients[0];
-    Value sum =
-        ReduceSumOp::create(b, loc, g, ArrayRef<int64_t>{logSoftmax.getAxis()},
-                            /*keepdims=*/true);
+    Value sum = ReduceSumOp::create(
+        b, loc, g,
+        ArrayRef<int64_t>{static_cast<int64_t>(logSoftmax.getAxis())},
+        /*keepdims=*/true);
     Value softmax = ExpOp::create(b, loc, logSoftmax.getResult());
     operandGradients.push_back(
         SubOp::create(b, loc, g, MulOp::create(b, loc, softmax, sum)));
