@@ -23,7 +23,9 @@ void mlir::gs::buildCPUPipeline(OpPassManager &pm,
   // gs to linalg on tensors.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvertGSParamsToMemRef());
-  pm.addNestedPass<func::FuncOp>(createConvertGSToLinalg());
+  OpPassManager &toLinalg = pm.nest<func::FuncOp>();
+  toLinalg.addPass(createInlineBackward());
+  toLinalg.addPass(createConvertGSToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createFuseElementwise());

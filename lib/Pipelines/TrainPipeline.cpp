@@ -8,34 +8,66 @@
 using namespace mlir;
 using namespace mlir::gs;
 
+namespace {
+MixedPrecisionOptions mixedPrecisionOptions(const TrainPipelineOptions &o) {
+  MixedPrecisionOptions mixed;
+  mixed.fp32Ops = llvm::to_vector(o.fp32Ops);
+  mixed.widenWeightGradients = o.widenWeightGradients;
+  return mixed;
+}
+
+GradientScalingOptions gradientScalingOptions(const TrainPipelineOptions &o) {
+  GradientScalingOptions scaling;
+  scaling.threshold = o.threshold;
+  scaling.interval = o.interval;
+  scaling.underflowRounding = o.underflowRounding;
+  scaling.overflowRounding = o.overflowRounding;
+  scaling.minScale = o.minScale;
+  scaling.maxScale = o.maxScale;
+  scaling.maxAccumScale = o.maxAccumScale;
+  scaling.gemmModel = o.gemmModel;
+  scaling.castModel = o.castModel;
+  scaling.reluMask = o.reluMask;
+  scaling.telemetry = o.telemetry;
+  return scaling;
+}
+
+LossScalingOptions lossScalingOptions(const TrainPipelineOptions &o) {
+  LossScalingOptions scaling;
+  scaling.mode = o.scaling == ScalingMethod::Fixed     ? LossScalingMode::Fixed
+                 : o.scaling == ScalingMethod::Dynamic ? LossScalingMode::Dynamic
+                                                       : LossScalingMode::None;
+  scaling.scale = o.lossScale;
+  scaling.initScale = o.initScale;
+  scaling.growthFactor = o.growthFactor;
+  scaling.backoffFactor = o.backoffFactor;
+  scaling.growthInterval = o.growthInterval;
+  scaling.telemetry = o.telemetry;
+  return scaling;
+}
+} // namespace
+
 void mlir::gs::buildTrainPipeline(OpPassManager &pm,
                                   const TrainPipelineOptions &options) {
   pm.addPass(createAutodiff());
   switch (options.scaling) {
   case ScalingMethod::FP32:
     break;
-  case ScalingMethod::GS: {
-    pm.addPass(createMixedPrecision());
-    GradientScalingOptions scaling;
-    scaling.threshold = options.threshold;
-    scaling.interval = options.interval;
-    scaling.castModel = options.castModel;
-    pm.addPass(createGradientScaling(scaling));
+  case ScalingMethod::GS:
+    pm.addPass(createMixedPrecision(mixedPrecisionOptions(options)));
+    pm.addPass(createGradientScaling(gradientScalingOptions(options)));
     break;
-  }
   case ScalingMethod::Fixed:
   case ScalingMethod::Dynamic:
-  case ScalingMethod::None: {
-    pm.addPass(createMixedPrecision());
-    LossScalingOptions scaling;
-    scaling.mode = options.scaling == ScalingMethod::Fixed     ? "fixed"
-                   : options.scaling == ScalingMethod::Dynamic ? "dynamic"
-                                                               : "none";
-    scaling.scale = options.lossScale;
-    pm.addPass(createLossScaling(scaling));
+  case ScalingMethod::None:
+    pm.addPass(createMixedPrecision(mixedPrecisionOptions(options)));
+    pm.addPass(createLossScaling(lossScalingOptions(options)));
     break;
   }
+  if (options.lowerToLLVM) {
+    CPUPipelineOptions cpu;
+    cpu.kernelSchedule = options.kernelSchedule;
+    cpu.vectorBits = options.vectorBits;
+    buildCPUPipeline(pm, cpu);
   }
-  if (options.lowerToLLVM)
-    buildCPUPipeline(pm, CPUPipelineOptions());
 }

@@ -7,6 +7,12 @@
 // RUN: gs-opt %s --gs-train=scaling=fp32 | FileCheck %s --check-prefix=FP32
 // RUN: gs-opt %s --gs-train="scaling=gs lower-to-llvm=true" | FileCheck %s --check-prefix=LLVM
 // RUN: not gs-opt %s --gs-train=scaling=bf16 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not gs-opt %s --gs-train="relu-mask=sometimes" 2>&1 | FileCheck %s --check-prefix=BAD-CHOICE
+
+// Every option of the passes gs-train runs reaches them.
+// RUN: gs-opt %s --dump-pass-pipeline -o /dev/null --gs-train="scaling=gs fp32-ops=gs.sigmoid widen-weight-gradients=false threshold=1e-4 interval=8 underflow-rounding=down overflow-rounding=none min-scale=0.25 max-scale=1024 max-accum-scale=65536 gemm-model=log_normal cast-model=exponent_histogram relu-mask=never telemetry=false lower-to-llvm=true kernel-schedule=true vector-bits=256" 2>&1 | FileCheck %s --check-prefix=FORWARD-GS
+// RUN: gs-opt %s --dump-pass-pipeline -o /dev/null --gs-train="scaling=dynamic init-scale=4096 growth-factor=4 backoff-factor=0.25 growth-interval=10 telemetry=false" 2>&1 | FileCheck %s --check-prefix=FORWARD-DYNAMIC
+// RUN: gs-opt %s --dump-pass-pipeline -o /dev/null --gs-train="scaling=fixed loss-scale=1024 lower-to-llvm=true kernel-schedule=false" 2>&1 | FileCheck %s --check-prefix=FORWARD-FIXED
 
 // GS: gs.param state @gs.scaling.cast0
 // GS-LABEL: func.func @train_step
@@ -46,6 +52,17 @@
 // LLVM-NOT: {{= gs\.|^ *gs\.}}
 
 // BAD: Cannot find option named 'bf16'!
+// BAD-CHOICE: for the --relu-mask option: Cannot find option named 'sometimes'!
+
+// FORWARD-GS: gs-mixed-precision{fp32-ops={gs.sigmoid} widen-weight-gradients=false}
+// FORWARD-GS-NEXT: gs-gradient-scaling{cast-model=exponent_histogram gemm-model=log_normal interval=8 max-accum-scale=6.553600e+04 max-scale=1.024000e+03 min-scale=2.500000e-01 overflow-rounding=none relu-mask=never telemetry=false threshold=1.000000e-04 underflow-rounding=down}
+// FORWARD-GS: gs-cpu-kernel-schedule{schedule-file= vector-bits=256}
+
+// FORWARD-DYNAMIC: gs-loss-scaling{backoff-factor=2.500000e-01 growth-factor=4.000000e+00 growth-interval=10 init-scale=4.096000e+03 mode=dynamic scale=1.280000e+02 telemetry=false}
+
+// FORWARD-FIXED: gs-loss-scaling{{{.*}} mode=fixed scale=1.024000e+03 telemetry=true}
+// FORWARD-FIXED-NOT: gs-cpu-kernel-schedule
+// FORWARD-FIXED: finalize-memref-to-llvm
 gs.param trainable @w = dense<0.5> : tensor<3x4xf32>
 gs.param trainable @b = dense<0.0> : tensor<3xf32>
 func.func @forward(%x: tensor<2x4xf32>, %t: tensor<2xi64>) -> tensor<f32> {

@@ -76,12 +76,12 @@
 
 // BAD-THRESHOLD: error: gs-gradient-scaling: threshold must be in (0, 1), got 1.500000e+00
 // BAD-INTERVAL: error: gs-gradient-scaling: interval must be >= 1, got 0
-// BAD-ROUNDING: error: gs-gradient-scaling: underflow-rounding must be up, down or none, got 'sideways'
+// BAD-ROUNDING: for the --underflow-rounding option: Cannot find option named 'sideways'!
 // BAD-MIN: error: gs-gradient-scaling: min-scale must be positive, got 0.000000e+00
 // BAD-MAX: error: gs-gradient-scaling: max-scale must be >= min-scale (or 0: none), got 5.000000e-01
-// BAD-GEMM: error: gs-gradient-scaling: gemm-model must be half_normal, log_normal or exponent_histogram, got 'gaussian'
-// BAD-CAST: error: gs-gradient-scaling: cast-model must be log_normal or exponent_histogram, got 'half_normal'
-// BAD-RELU: error: gs-gradient-scaling: relu-mask must be structural, always or never, got 'sometimes'
+// BAD-GEMM: for the --gemm-model option: Cannot find option named 'gaussian'!
+// BAD-CAST: for the --cast-model option: Cannot find option named 'half_normal'!
+// BAD-RELU: for the --relu-mask option: Cannot find option named 'sometimes'!
 // TWICE: error: 'func.func' op needs the symbol @gs.scaling.cast0 for scaling telemetry, but it is taken (was the scaling pass run already?)
 gs.param trainable @w1 = dense<0.1> : tensor<8x4xf32>
 gs.param trainable @w2 = dense<0.1> : tensor<8x8xf32>

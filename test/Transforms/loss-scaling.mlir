@@ -71,7 +71,7 @@
 // QUIET-NOT: gs.scaling.cast
 // QUIET-NOT: gs.cast_stats
 
-// BAD: error: gs-loss-scaling: mode must be none, fixed or dynamic, got 'bogus'
+// BAD: for the --mode option: Cannot find option named 'bogus'!
 gs.param trainable @w = dense<0.5> : tensor<3x4xf32>
 gs.param trainable @b = dense<0.0> : tensor<3xf32>
 func.func @forward(%x: tensor<2x4xf32>, %t: tensor<2xi64>) -> tensor<f32> {

@@ -77,11 +77,12 @@ static cl::opt<int64_t>
     interval("interval",
              cl::desc("--scaling=gs: recompute the scales every N steps"),
              cl::init(1), cl::cat(compileCategory));
-static cl::opt<std::string>
+static cl::opt<gs::ScaleModel>
     castModel("cast-model",
-              cl::desc("--scaling=gs: the model at FP32->FP16 casts, "
-                       "log_normal (the paper's) or exponent_histogram"),
-              cl::init("log_normal"), cl::cat(compileCategory));
+              cl::desc("--scaling=gs: the model at FP32->FP16 casts"),
+              cl::init(gs::ScaleModel::log_normal),
+              gs::scaleModelValues(/*withHalfNormal=*/false),
+              cl::cat(compileCategory));
 enum class Emit { MLIR, LLVM, Object, Library, Executable };
 static cl::opt<Emit> emit(
     "emit", cl::desc("What to write"), cl::init(Emit::Executable),

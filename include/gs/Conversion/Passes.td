@@ -17,7 +17,8 @@ def ConvertGSToLinalg : Pass<"convert-gs-to-linalg"> {
     transcendental functions of f16 values are evaluated in f32.
 
     The training structure (gs.param reads and writes, gs.update) is
-    lowered by `convert-gs-params-to-memref`, gs.backward by autodiff.
+    lowered by `convert-gs-params-to-memref`; gs.backward regions must be
+    differentiated (gs-autodiff) and inlined (gs-inline-backward) first.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

@@ -3,6 +3,8 @@
 #ifndef GS_PIPELINES_PIPELINES_H
 #define GS_PIPELINES_PIPELINES_H
 
+#include "gs/Dialect/GS/Transforms/Passes.h"
+
 #include "mlir/Pass/PassOptions.h"
 
 #include <cstdint>
@@ -38,7 +40,9 @@ void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
 /// How a training pipeline treats gradient precision.
 enum class ScalingMethod { GS, Fixed, Dynamic, None, FP32 };
 
-/// Options of the training pipeline.
+/// Options of the training pipeline: the method, and every option of the
+/// passes it runs (gs-mixed-precision, gs-gradient-scaling, gs-loss-scaling,
+/// gs-lower-to-llvm-cpu) under the same name and with the same default.
 struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
   PassOptions::Option<ScalingMethod> scaling{
       *this, "scaling",
@@ -53,29 +57,115 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
           clEnumValN(ScalingMethod::Dynamic, "dynamic", "dynamic loss scaling"),
           clEnumValN(ScalingMethod::None, "none", "no scaling"),
           clEnumValN(ScalingMethod::FP32, "fp32", "FP32 training"))};
-  PassOptions::Option<double> lossScale{
-      *this, "loss-scale",
-      llvm::cl::desc("scaling=fixed: the loss scale (default 128)"),
-      llvm::cl::init(128.0)};
+
+  // gs-mixed-precision.
+  PassOptions::ListOption<std::string> fp32Ops{
+      *this, "fp32-ops",
+      llvm::cl::desc("gs ops kept in FP32 besides softmax, log_softmax, the "
+                     "losses and the reductions (e.g. gs.sigmoid,gs.exp)")};
+  PassOptions::Option<bool> widenWeightGradients{
+      *this, "widen-weight-gradients",
+      llvm::cl::desc("Weight-gradient contractions write FP32"),
+      llvm::cl::init(MixedPrecisionOptions().widenWeightGradients)};
+
+  // gs-gradient-scaling (scaling=gs).
   PassOptions::Option<double> threshold{
       *this, "threshold",
       llvm::cl::desc("scaling=gs: the target underflow rate"),
-      llvm::cl::init(1e-3)};
-  PassOptions::Option<std::string> castModel{
-      *this, "cast-model",
-      llvm::cl::desc("scaling=gs: the model at FP32->FP16 casts, log_normal "
-                     "(the paper's) or exponent_histogram"),
-      llvm::cl::init("log_normal")};
+      llvm::cl::init(GradientScalingOptions().threshold)};
   PassOptions::Option<int64_t> interval{
       *this, "interval",
       llvm::cl::desc("scaling=gs: recompute the scales every this many "
                      "steps"),
-      llvm::cl::init(1)};
+      llvm::cl::init(GradientScalingOptions().interval)};
+  PassOptions::Option<Rounding> underflowRounding{
+      *this, "underflow-rounding",
+      llvm::cl::desc("scaling=gs: power-of-two rounding of the underflow "
+                     "scale"),
+      llvm::cl::init(GradientScalingOptions().underflowRounding),
+      roundingValues()};
+  PassOptions::Option<Rounding> overflowRounding{
+      *this, "overflow-rounding",
+      llvm::cl::desc("scaling=gs: power-of-two rounding of the overflow cap"),
+      llvm::cl::init(GradientScalingOptions().overflowRounding),
+      roundingValues()};
+  PassOptions::Option<double> minScale{
+      *this, "min-scale",
+      llvm::cl::desc("scaling=gs: no scale below this unless the overflow "
+                     "cap demands it"),
+      llvm::cl::init(GradientScalingOptions().minScale)};
+  PassOptions::Option<double> maxScale{
+      *this, "max-scale",
+      llvm::cl::desc("scaling=gs: upper bound of each scale (0: none)"),
+      llvm::cl::init(GradientScalingOptions().maxScale)};
+  PassOptions::Option<double> maxAccumScale{
+      *this, "max-accum-scale",
+      llvm::cl::desc("scaling=gs: upper bound of each accumulated scale "
+                     "(0: none)"),
+      llvm::cl::init(GradientScalingOptions().maxAccumScale)};
+  PassOptions::Option<ScaleModel> gemmModel{
+      *this, "gemm-model",
+      llvm::cl::desc("scaling=gs: the model at contractions"),
+      llvm::cl::init(GradientScalingOptions().gemmModel),
+      scaleModelValues(/*withHalfNormal=*/true)};
+  PassOptions::Option<ScaleModel> castModel{
+      *this, "cast-model",
+      llvm::cl::desc("scaling=gs: the model at FP32->FP16 casts"),
+      llvm::cl::init(GradientScalingOptions().castModel),
+      scaleModelValues(/*withHalfNormal=*/false)};
+  PassOptions::Option<ReluMaskRule> reluMask{
+      *this, "relu-mask",
+      llvm::cl::desc("scaling=gs: where the half-normal model halves the "
+                     "variance"),
+      llvm::cl::init(GradientScalingOptions().reluMask), reluMaskValues()};
+
+  // gs-loss-scaling (scaling=fixed, dynamic, none).
+  PassOptions::Option<double> lossScale{
+      *this, "loss-scale",
+      llvm::cl::desc("scaling=fixed: the loss scale"),
+      llvm::cl::init(LossScalingOptions().scale)};
+  PassOptions::Option<double> initScale{
+      *this, "init-scale",
+      llvm::cl::desc("scaling=dynamic: the initial loss scale"),
+      llvm::cl::init(LossScalingOptions().initScale)};
+  PassOptions::Option<double> growthFactor{
+      *this, "growth-factor",
+      llvm::cl::desc("scaling=dynamic: the scale's factor after "
+                     "growth-interval clean steps"),
+      llvm::cl::init(LossScalingOptions().growthFactor)};
+  PassOptions::Option<double> backoffFactor{
+      *this, "backoff-factor",
+      llvm::cl::desc("scaling=dynamic: the scale's factor after a "
+                     "non-finite gradient"),
+      llvm::cl::init(LossScalingOptions().backoffFactor)};
+  PassOptions::Option<int64_t> growthInterval{
+      *this, "growth-interval",
+      llvm::cl::desc("scaling=dynamic: clean steps in a row before the scale "
+                     "grows"),
+      llvm::cl::init(LossScalingOptions().growthInterval)};
+
+  PassOptions::Option<bool> telemetry{
+      *this, "telemetry",
+      llvm::cl::desc("Record at every FP32->FP16 rounding of a gradient its "
+                     "scale and what the rounding did (all but fp32)"),
+      llvm::cl::init(GradientScalingOptions().telemetry)};
+
+  // gs-lower-to-llvm-cpu.
   PassOptions::Option<bool> lowerToLLVM{
       *this, "lower-to-llvm",
       llvm::cl::desc("Continue with gs-lower-to-llvm-cpu (off: stop at the "
                      "gs train step, which gs-run and gs-compile take)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> kernelSchedule{
+      *this, "kernel-schedule",
+      llvm::cl::desc("lower-to-llvm: tile and vectorize GEMMs and "
+                     "convolutions"),
+      llvm::cl::init(true)};
+  PassOptions::Option<unsigned> vectorBits{
+      *this, "vector-bits",
+      llvm::cl::desc("lower-to-llvm: SIMD register width in bits that the "
+                     "kernel schedule blocks for (0: the host CPU's)"),
+      llvm::cl::init(0)};
 };
 
 /// The train step of an imported model: gs-autodiff, then (unless

@@ -324,17 +324,17 @@ struct ConvTransposeLowering : OpConversionPattern<ConvTransposeOp> {
                 auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
                   return arith::CmpIOp::create(b, l, p, x, y);
                 };
+                // Named one by one: argument evaluation order is unspecified.
+                Value notBefore = cmp(arith::CmpIPredicate::sge, shifted,
+                                      scalarConstant(b, l, idx, 0));
+                Value onStride = cmp(arith::CmpIPredicate::eq, r,
+                                     scalarConstant(b, l, idx, 0));
+                Value notAfter =
+                    cmp(arith::CmpIPredicate::slt, q,
+                        scalarConstant(b, l, idx, inType.getDimSize(i + 2)));
                 Value ok = arith::AndIOp::create(
-                    b, l,
-                    cmp(arith::CmpIPredicate::sge, shifted,
-                        scalarConstant(b, l, idx, 0)),
-                    arith::AndIOp::create(
-                        b, l,
-                        cmp(arith::CmpIPredicate::eq, r,
-                            scalarConstant(b, l, idx, 0)),
-                        cmp(arith::CmpIPredicate::slt, q,
-                            scalarConstant(b, l, idx,
-                                           inType.getDimSize(i + 2)))));
+                    b, l, notBefore,
+                    arith::AndIOp::create(b, l, onStride, notAfter));
                 inside = arith::AndIOp::create(b, l, inside, ok);
                 // Clamp so that the read stays in bounds when unused.
                 indices.push_back(arith::SelectOp::create(

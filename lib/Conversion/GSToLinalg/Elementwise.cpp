@@ -356,15 +356,12 @@ struct DropoutLowering : OpConversionPattern<DropoutOp> {
                 b, l, arith::MulIOp::create(b, l, index, c(type.getDimSize(d))),
                 i);
           }
+          Value seed =
+              c(static_cast<uint64_t>(op.getSeed()) * 0x9E3779B97F4A7C15ull);
+          Value stream =
+              arith::MulIOp::create(b, l, offset, c(0xD1B54A32D192ED03ull));
           Value z = arith::AddIOp::create(
-              b, l,
-              arith::AddIOp::create(
-                  b, l,
-                  c(static_cast<uint64_t>(op.getSeed()) *
-                    0x9E3779B97F4A7C15ull),
-                  arith::MulIOp::create(b, l, offset,
-                                        c(0xD1B54A32D192ED03ull))),
-              index);
+              b, l, arith::AddIOp::create(b, l, seed, stream), index);
           auto mix = [&](Value v, uint64_t shift, uint64_t factor) {
             Value x = arith::XOrIOp::create(
                 b, l, v, arith::ShRUIOp::create(b, l, v, c(shift)));
@@ -377,8 +374,10 @@ struct DropoutLowering : OpConversionPattern<DropoutOp> {
           z = mix(z, 31, 0);
           // The top 24 bits as a float in [0, 1).
           Value bits = arith::ShRUIOp::create(b, l, z, c(40));
+          Value bitsAsFloat =
+              arith::UIToFPOp::create(b, l, b.getF32Type(), bits);
           Value u = arith::MulFOp::create(
-              b, l, arith::UIToFPOp::create(b, l, b.getF32Type(), bits),
+              b, l, bitsAsFloat,
               scalarConstant(b, l, b.getF32Type(), 1.0 / (1 << 24)));
           Value keep = arith::CmpFOp::create(
               b, l, arith::CmpFPredicate::OGE, u,

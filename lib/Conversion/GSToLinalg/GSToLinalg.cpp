@@ -40,35 +40,19 @@ void mlir::gs::configureGSToLinalgTarget(ConversionTarget &target) {
 }
 
 namespace {
-/// Moves the computation of every differentiated gs.backward region in
-/// front of it and replaces its results with the yielded gradients: once
-/// gradient scaling has seen the region, it is ordinary code.
-void inlineBackwardRegions(Operation *root) {
-  SmallVector<BackwardOp> regions;
-  root->walk([&](BackwardOp op) {
-    if (op.isComputed())
-      regions.push_back(op);
-  });
-  for (BackwardOp backward : regions) {
-    Block &body = backward.getBody().front();
-    auto yield = cast<YieldOp>(body.getTerminator());
-    backward.replaceAllUsesWith(yield.getGradients());
-    yield.erase();
-    backward->getBlock()->getOperations().splice(backward->getIterator(),
-                                                 body.getOperations());
-    backward.erase();
-  }
-}
-
 /// Rejects what this lowering cannot express: unsigned element types (its
-/// integer arithmetic is signless) and gradients not yet differentiated.
+/// integer arithmetic is signless) and gs.backward regions (differentiated
+/// by gs-autodiff and inlined by gs-inline-backward first).
 LogicalResult checkLowerable(Operation *root) {
   WalkResult result = root->walk([](Operation *op) {
     if (!isa<GSDialect>(op->getDialect()))
       return WalkResult::advance();
     if (isa<BackwardOp>(op)) {
-      op->emitOpError("must be differentiated (by gs-autodiff) before "
-                      "lowering");
+      op->emitOpError(cast<BackwardOp>(op).isComputed()
+                          ? "must be inlined (by gs-inline-backward) before "
+                            "lowering"
+                          : "must be differentiated (by gs-autodiff) before "
+                            "lowering");
       return WalkResult::interrupt();
     }
     for (Type type :
@@ -90,7 +74,6 @@ struct ConvertGSToLinalgPass
 
   void runOnOperation() override {
     Operation *root = getOperation();
-    inlineBackwardRegions(root);
     if (failed(checkLowerable(root)))
       return signalPassFailure();
     MLIRContext *context = &getContext();

@@ -120,9 +120,9 @@ struct BatchNormLowering : OpConversionPattern<BatchNormOp> {
     Moments m = moments(rewriter, loc, x, nonChannelAxes(rank), acc);
     Value invStd = inverseStdDev(rewriter, loc, m.variance,
                                  op.getEpsilon().convertToDouble());
-    Value y = normalize(rewriter, loc, type, x, m.mean, invStd,
-                        alongChannels(rewriter, loc, adaptor.getScale(), rank),
-                        alongChannels(rewriter, loc, adaptor.getBias(), rank));
+    Value scale = alongChannels(rewriter, loc, adaptor.getScale(), rank);
+    Value bias = alongChannels(rewriter, loc, adaptor.getBias(), rank);
+    Value y = normalize(rewriter, loc, type, x, m.mean, invStd, scale, bias);
     auto channelType = cast<RankedTensorType>(op.getBatchMean().getType());
     auto perChannel = [&](Value v) {
       Value flat = reshapeTo(rewriter, loc, v, channelType.clone(acc));
@@ -148,10 +148,11 @@ struct BatchNormInferenceLowering : OpConversionPattern<BatchNormInferenceOp> {
     };
     Value invStd = inverseStdDev(rewriter, loc, channel(adaptor.getVariance()),
                                  op.getEpsilon().convertToDouble());
+    Value mean = channel(adaptor.getMean());
+    Value scale = channel(adaptor.getScale());
+    Value bias = channel(adaptor.getBias());
     rewriter.replaceOp(op, normalize(rewriter, loc, type, adaptor.getInput(),
-                                     channel(adaptor.getMean()), invStd,
-                                     channel(adaptor.getScale()),
-                                     channel(adaptor.getBias())));
+                                     mean, invStd, scale, bias));
     return success();
   }
 };

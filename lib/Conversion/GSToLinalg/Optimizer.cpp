@@ -35,15 +35,23 @@ struct OptimizerStepLowering : OpConversionPattern<OptimizerStepOp> {
     // Step-dependent scalars.
     Value rate = lr, beta1 = Value();
     if (auto momentum = dyn_cast<MomentumAttr>(rule))
-      beta1 = s.select(started, s.c(d(momentum.getBeta())), s.c(1.0));
-    if (auto adagrad = dyn_cast<AdagradAttr>(rule))
-      rate = s.div(
-          lr, s.add(s.c(1.0), s.mul(stepF, s.c(d(adagrad.getDecayFactor())))));
+    // Operands are named one by one below and in the update (C++ leaves
+    // the evaluation order of arguments unspecified, and with it the order
+    // of the ops they create).
+    if (auto momentum = dyn_cast<MomentumAttr>(rule)) {
+      Value beta = s.c(d(momentum.getBeta()));
+      beta1 = s.select(started, beta, s.c(1.0));
+    }
+    if (auto adagrad = dyn_cast<AdagradAttr>(rule)) {
+      Value decay = s.mul(stepF, s.c(d(adagrad.getDecayFactor())));
+      rate = s.div(lr, s.add(s.c(1.0), decay));
+    }
     if (auto adam = dyn_cast<AdamAttr>(rule)) {
-      Value corrected = s.div(
-          s.mul(lr,
-                s.sqrt(s.sub(s.c(1.0), s.pow(s.c(d(adam.getBeta())), stepF)))),
-          s.sub(s.c(1.0), s.pow(s.c(d(adam.getAlpha())), stepF)));
+      // lr * sqrt(1 - beta^t) / (1 - alpha^t).
+      Value betaPower = s.pow(s.c(d(adam.getBeta())), stepF);
+      Value alphaPower = s.pow(s.c(d(adam.getAlpha())), stepF);
+      Value numerator = s.mul(lr, s.sqrt(s.sub(s.c(1.0), betaPower)));
+      Value corrected = s.div(numerator, s.sub(s.c(1.0), alphaPower));
       rate = s.select(started, corrected, lr);
     }
 
@@ -76,7 +84,8 @@ struct OptimizerStepLowering : OpConversionPattern<OptimizerStepOp> {
                     Value reg =
                         f.add(g, f.mul(f.c(d(a.getNormCoefficient())), x));
                     Value alpha = f.c(d(a.getAlpha()));
-                    Value v = f.add(f.mul(alpha, in[2]), f.mul(beta1, reg));
+                    Value decayed = f.mul(alpha, in[2]);
+                    Value v = f.add(decayed, f.mul(beta1, reg));
                     Value direction = a.getMode() == MomentumMode::nesterov
                                           ? f.add(reg, f.mul(alpha, v))
                                           : v;
@@ -86,20 +95,21 @@ struct OptimizerStepLowering : OpConversionPattern<OptimizerStepOp> {
                     Value reg =
                         f.add(g, f.mul(f.c(d(a.getNormCoefficient())), x));
                     Value h = f.add(in[2], f.mul(reg, reg));
-                    Value denominator =
-                        f.add(f.sqrt(h), f.c(d(a.getEpsilon())));
+                    Value root = f.sqrt(h);
+                    Value denominator = f.add(root, f.c(d(a.getEpsilon())));
                     return {f.sub(x, f.div(f.mul(rate, reg), denominator)), h};
                   })
                   .Case([&](AdamAttr a) -> SmallVector<Value> {
                     Value reg =
                         f.add(g, f.mul(f.c(d(a.getNormCoefficient())), x));
                     double alpha = d(a.getAlpha()), beta = d(a.getBeta());
-                    Value v = f.add(f.mul(f.c(alpha), in[2]),
-                                    f.mul(f.c(1.0 - alpha), reg));
-                    Value h = f.add(f.mul(f.c(beta), in[3]),
-                                    f.mul(f.c(1.0 - beta), f.mul(reg, reg)));
-                    Value denominator =
-                        f.add(f.sqrt(h), f.c(d(a.getEpsilon())));
+                    Value vKept = f.mul(f.c(alpha), in[2]);
+                    Value v = f.add(vKept, f.mul(f.c(1.0 - alpha), reg));
+                    Value hKept = f.mul(f.c(beta), in[3]);
+                    Value square = f.mul(reg, reg);
+                    Value h = f.add(hKept, f.mul(f.c(1.0 - beta), square));
+                    Value root = f.sqrt(h);
+                    Value denominator = f.add(root, f.c(d(a.getEpsilon())));
                     Value updated =
                         f.sub(x, f.div(f.mul(rate, v), denominator));
                     Value decayed = f.mul(

@@ -176,23 +176,25 @@ scatterToWindows(OpBuilder &b, Location loc, RankedTensorType inType,
                                           linalg::IndexOp::create(nb, l, 1)};
             for (int64_t i = 0; i < rank; ++i) {
               Value k = linalg::IndexOp::create(nb, l, 2 + rank + i);
-              Value shifted = arith::SubIOp::create(
-                  nb, l,
-                  arith::AddIOp::create(nb, l,
-                                        linalg::IndexOp::create(nb, l, 2 + i),
-                                        constant(g.padsBegin[i])),
-                  arith::MulIOp::create(nb, l, k, constant(g.dilations[i])));
+              // Named one by one: argument evaluation order is unspecified.
+              Value position = linalg::IndexOp::create(nb, l, 2 + i);
+              Value padded = arith::AddIOp::create(nb, l, position,
+                                                   constant(g.padsBegin[i]));
+              Value offset =
+                  arith::MulIOp::create(nb, l, k, constant(g.dilations[i]));
+              Value shifted = arith::SubIOp::create(nb, l, padded, offset);
               Value stride = constant(g.strides[i]);
               Value o = arith::DivSIOp::create(nb, l, shifted, stride);
+              Value notBefore =
+                  cmp(arith::CmpIPredicate::sge, shifted, constant(0));
+              Value remainder = arith::RemSIOp::create(nb, l, shifted, stride);
+              Value onStride =
+                  cmp(arith::CmpIPredicate::eq, remainder, constant(0));
+              Value notAfter = cmp(arith::CmpIPredicate::slt, o,
+                                   constant(outType.getDimSize(2 + i)));
               Value ok = arith::AndIOp::create(
-                  nb, l, cmp(arith::CmpIPredicate::sge, shifted, constant(0)),
-                  arith::AndIOp::create(
-                      nb, l,
-                      cmp(arith::CmpIPredicate::eq,
-                          arith::RemSIOp::create(nb, l, shifted, stride),
-                          constant(0)),
-                      cmp(arith::CmpIPredicate::slt, o,
-                          constant(outType.getDimSize(2 + i)))));
+                  nb, l, notBefore,
+                  arith::AndIOp::create(nb, l, onStride, notAfter));
               inside = arith::AndIOp::create(nb, l, inside, ok);
               // Clamped so that reads stay in bounds where unused.
               indices.push_back(
@@ -223,8 +225,8 @@ struct MaxPoolLowering : OpConversionPattern<MaxPoolOp> {
     Value padded = padForWindows(rewriter, loc, adaptor.getInput(), type,
                                  op.getKernelShape(), g,
                                  lowestValue(rewriter, loc, element));
-    Value init = linalg::FillOp::create(rewriter, loc,
-                                        lowestValue(rewriter, loc, element),
+    Value lowest = lowestValue(rewriter, loc, element);
+    Value init = linalg::FillOp::create(rewriter, loc, lowest,
                                         emptyTensor(rewriter, loc, type))
                      .getResult(0);
     rewriter.replaceOp(
@@ -325,8 +327,8 @@ struct MaxPoolGradLowering : OpConversionPattern<MaxPoolGradOp> {
 
     WindowIndexing w = windowIndexing(rewriter, loc, kernel, g);
     RankedTensorType positionType = outType.clone(rewriter.getIndexType());
-    Value maxInit = linalg::FillOp::create(rewriter, loc,
-                                           lowestValue(rewriter, loc, element),
+    Value lowest = lowestValue(rewriter, loc, element);
+    Value maxInit = linalg::FillOp::create(rewriter, loc, lowest,
                                            emptyTensor(rewriter, loc, outType))
                         .getResult(0);
     Value positionInit = filledTensor(rewriter, loc, positionType, -1);
@@ -340,11 +342,11 @@ struct MaxPoolGradLowering : OpConversionPattern<MaxPoolGradOp> {
           Value at = windowPosition(b, l, kernel, 2 + rank);
           Value greater =
               arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, x, best);
-          Value tieBefore = arith::AndIOp::create(
-              b, l,
-              arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, x, best),
-              arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, at,
-                                    bestAt));
+          Value tie =
+              arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, x, best);
+          Value before =
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, at, bestAt);
+          Value tieBefore = arith::AndIOp::create(b, l, tie, before);
           Value wins = arith::OrIOp::create(b, l, greater, tieBefore);
           linalg::YieldOp::create(
               b, l,

@@ -136,12 +136,11 @@ static Value nllLoss(OpBuilder &b, Location loc, Value logp, Value target,
         Value t = arith::IndexCastOp::create(nb, l, idx, args[0]);
         Value zero = scalarConstant(nb, l, acc, 0.0);
         // Targets outside [0, C) read class 0 (and ignored ones weigh 0).
-        Value inRange = arith::AndIOp::create(
-            nb, l,
-            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, t,
-                                  scalarConstant(nb, l, idx, 0)),
-            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, t,
-                                  scalarConstant(nb, l, idx, classes)));
+        Value notBelow = arith::CmpIOp::create(
+            nb, l, arith::CmpIPredicate::sge, t, scalarConstant(nb, l, idx, 0));
+        Value below = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, t,
+                                            scalarConstant(nb, l, idx, classes));
+        Value inRange = arith::AndIOp::create(nb, l, notBelow, below);
         Value cls = arith::SelectOp::create(nb, l, inRange, t,
                                             scalarConstant(nb, l, idx, 0));
         SmallVector<Value> indices = {linalg::IndexOp::create(nb, l, 0), cls};

@@ -155,11 +155,10 @@ struct ExponentHistogramLowering : OpConversionPattern<ExponentHistogramOp> {
               convertScalar(b, l, tensor::ExtractOp::create(b, l, flat, index),
                             b.getF32Type());
           Value bits = arith::BitcastOp::create(b, l, b.getI32Type(), x);
+          Value shifted = arith::ShRUIOp::create(
+              b, l, bits, arith::ConstantIntOp::create(b, l, 23, 32));
           Value exponent = arith::AndIOp::create(
-              b, l,
-              arith::ShRUIOp::create(
-                  b, l, bits, arith::ConstantIntOp::create(b, l, 23, 32)),
-              arith::ConstantIntOp::create(b, l, 255, 32));
+              b, l, shifted, arith::ConstantIntOp::create(b, l, 255, 32));
           Value bin =
               arith::IndexCastUIOp::create(b, l, b.getIndexType(), exponent);
           Value nonzero =
@@ -228,26 +227,32 @@ struct ComputeScaleLowering : OpConversionPattern<ComputeScaleOp> {
     Value grad = adaptor.getGradStats();
     Value underflowScale, overflowCap;
     std::function<Value(Value)> rateAt;
+    // Every operand that creates ops is named before its use: C++ leaves the
+    // evaluation order of arguments unspecified, and with it the op order.
     if (op.getModel() == ScaleModel::half_normal) {
       Value weight = adaptor.getWeightStats();
       auto rms = [&](Value stats) {
-        return s.sqrt(
-            s.div(s.field(stats, SumOfSquares), s.field(stats, Count)));
+        Value sumOfSquares = s.field(stats, SumOfSquares);
+        return s.sqrt(s.div(sumOfSquares, s.field(stats, Count)));
       };
       double n = static_cast<double>(*op.getAccumLength());
       double factor = std::sqrt(n) * (op.getReluMask() ? std::sqrt(0.5) : 1.0);
-      Value sigma = s.mul(s.c(factor), s.mul(rms(grad), rms(weight)));
+      Value gradRms = rms(grad);
+      Value weightRms = rms(weight);
+      Value rmsProduct = s.mul(gradRms, weightRms);
+      Value sigma = s.mul(s.c(factor), rmsProduct);
       // beta_uf = 2^-24 / (sqrt(2) sigma erfinv(threshold)).
       underflowScale = s.div(s.c(scaling::kHalfMinSubnormal /
                                  (std::sqrt(2.0) * scaling::erfinv(threshold))),
                              sigma);
-      overflowCap =
-          s.div(s.c(scaling::kHalfMax / n),
-                s.mul(s.field(grad, MaxAbs), s.field(weight, MaxAbs)));
+      Value gradMax = s.field(grad, MaxAbs);
+      Value weightMax = s.field(weight, MaxAbs);
+      Value maxProduct = s.mul(gradMax, weightMax);
+      overflowCap = s.div(s.c(scaling::kHalfMax / n), maxProduct);
       // Theorem 1: erf(2^-24 / (sqrt(2) beta sigma)).
       rateAt = [&, sigma](Value beta) {
-        return s.erf(s.div(s.c(scaling::kHalfMinSubnormal / std::sqrt(2.0)),
-                           s.mul(beta, sigma)));
+        Value numerator = s.c(scaling::kHalfMinSubnormal / std::sqrt(2.0));
+        return s.erf(s.div(numerator, s.mul(beta, sigma)));
       };
     } else if (op.getModel() == ScaleModel::exponent_histogram) {
       Value histogram = adaptor.getHistogram();
@@ -264,12 +269,13 @@ struct ComputeScaleLowering : OpConversionPattern<ComputeScaleOp> {
                                  })[0];
       underflowScale =
           math::Exp2Op::create(rewriter, loc, s.sub(s.c(kKeptBin), best));
-      overflowCap = s.div(s.c(scaling::kHalfMax), s.field(grad, MaxAbs));
+      Value gradMax = s.field(grad, MaxAbs);
+      overflowCap = s.div(s.c(scaling::kHalfMax), gradMax);
       // The fraction of the nonzeros in the bins below 102 - log2(beta).
       rateAt = [&, histogram, nonzero](Value beta) {
-        Value cut = math::FloorOp::create(
-            rewriter, loc,
-            s.sub(s.c(kKeptBin), math::Log2Op::create(rewriter, loc, beta)));
+        Value log = math::Log2Op::create(rewriter, loc, beta);
+        Value cut =
+            math::FloorOp::create(rewriter, loc, s.sub(s.c(kKeptBin), log));
         Value flushed = histogramScan(rewriter, loc, histogram, {s.c(0.0)},
                                       [&](OpBuilder &b, Location l, Value bin,
                                           Value below, ValueRange acc) {
@@ -282,23 +288,23 @@ struct ComputeScaleLowering : OpConversionPattern<ComputeScaleOp> {
     } else {
       Value count = s.field(grad, NonzeroCount);
       Value mu = s.div(s.field(grad, SumOfLogs), count);
-      Value variance =
-          s.sub(s.div(s.field(grad, SumOfSquaredLogs), count), s.mul(mu, mu));
+      Value meanSquare = s.div(s.field(grad, SumOfSquaredLogs), count);
+      Value variance = s.sub(meanSquare, s.mul(mu, mu));
       Value deviation = s.sqrt(s.max(variance, s.c(0.0)));
       // beta_uf = exp(ln 2^-24 - mu - s sqrt(2) erfinv(2 threshold - 1)).
       double k = std::sqrt(2.0) * scaling::erfinv(2.0 * threshold - 1.0);
-      underflowScale =
-          s.exp(s.sub(s.sub(s.c(std::log(scaling::kHalfMinSubnormal)), mu),
-                      s.mul(deviation, s.c(k))));
-      overflowCap = s.div(s.c(scaling::kHalfMax), s.field(grad, MaxAbs));
+      Value headroom = s.sub(s.c(std::log(scaling::kHalfMinSubnormal)), mu);
+      underflowScale = s.exp(s.sub(headroom, s.mul(deviation, s.c(k))));
+      Value gradMax = s.field(grad, MaxAbs);
+      overflowCap = s.div(s.c(scaling::kHalfMax), gradMax);
       // Theorem 2: Phi((ln 2^-24 - mu - ln beta) / s), as erfc for the
       // accuracy of small rates.
       rateAt = [&, mu, deviation](Value beta) {
-        Value z =
-            s.div(s.sub(s.sub(s.c(std::log(scaling::kHalfMinSubnormal)), mu),
-                        s.log(beta)),
-                  deviation);
-        return s.mul(s.c(0.5), s.erfc(s.mul(z, s.c(-1.0 / std::sqrt(2.0)))));
+        Value headroom = s.sub(s.c(std::log(scaling::kHalfMinSubnormal)), mu);
+        Value z = s.div(s.sub(headroom, s.log(beta)), deviation);
+        Value scaled = s.mul(z, s.c(-1.0 / std::sqrt(2.0)));
+        Value complement = s.erfc(scaled);
+        return s.mul(s.c(0.5), complement);
       };
     }
     Value minScale = s.c(op.getMinScale().convertToDouble());
@@ -318,8 +324,9 @@ struct ComputeScaleLowering : OpConversionPattern<ComputeScaleOp> {
     beta = s.select(s.isFinite(beta), beta, minScale);
     // A gradient without nonzeros has nothing to underflow.
     Value rate = rateAt(beta);
-    rate =
-        s.select(s.lt(s.c(0.0), s.field(grad, NonzeroCount)), rate, s.c(0.0));
+    Value nonzeros = s.field(grad, NonzeroCount);
+    Value any = s.lt(s.c(0.0), nonzeros);
+    rate = s.select(any, rate, s.c(0.0));
     Value scale =
         arith::TruncFOp::create(rewriter, loc, rewriter.getF32Type(), beta);
     rewriter.replaceOp(op, {scale, rate});
@@ -345,19 +352,26 @@ struct UnifyScalesLowering : OpConversionPattern<UnifyScalesOp> {
           arith::ExtFOp::create(rewriter, loc, rewriter.getF64Type(), alpha));
     // beta fits part i when beta < bound_i = 65504 alpha_i / max_i.
     Value bound = s.c(INFINITY);
-    for (auto [alpha, stats] : llvm::zip(alphas, adaptor.getStats()))
-      bound = s.min(bound, s.div(s.mul(s.c(scaling::kHalfMax), alpha),
-                                 s.field(stats, MaxAbs)));
-    Value best = s.c(0.0), smallest = s.c(INFINITY);
+    // Operands are named before use (argument evaluation order is
+    // unspecified, and with it the order of the ops they create).
+    for (auto [alpha, stats] : llvm::zip(alphas, adaptor.getStats())) {
+      Value scaledMax = s.mul(s.c(scaling::kHalfMax), alpha);
+      bound = s.min(bound, s.div(scaledMax, s.field(stats, MaxAbs)));
+    }
+    Value best = s.c(0.0);
+    Value smallest = s.c(INFINITY);
     for (Value alpha : alphas) {
-      best = s.select(s.lt(alpha, bound), s.max(best, alpha), best);
+      Value fits = s.lt(alpha, bound);
+      best = s.select(fits, s.max(best, alpha), best);
       smallest = s.min(smallest, alpha);
     }
     Value ratio = math::Log2Op::create(rewriter, loc, s.div(smallest, bound));
-    Value halvings = s.add(math::FloorOp::create(rewriter, loc, ratio), s.c(1));
+    Value whole = math::FloorOp::create(rewriter, loc, ratio);
+    Value halvings = s.add(whole, s.c(1));
     Value halved =
         s.div(smallest, math::Exp2Op::create(rewriter, loc, halvings));
-    Value beta = s.select(s.lt(s.c(0.0), best), best, halved);
+    Value anyFits = s.lt(s.c(0.0), best);
+    Value beta = s.select(anyFits, best, halved);
     rewriter.replaceOpWithNewOp<arith::TruncFOp>(op, rewriter.getF32Type(),
                                                  beta);
     return success();
@@ -388,9 +402,10 @@ struct CastStatsLowering : OpConversionPattern<CastStatsOp> {
           Value nonzero = compare(arith::CmpFPredicate::UNE, x, 0.0);
           Value zeroInHalf = compare(arith::CmpFPredicate::OEQ, magnitude, 0.0);
           Value flushed = arith::AndIOp::create(b, l, nonzero, zeroInHalf);
-          Value subnormal = arith::AndIOp::create(
-              b, l, compare(arith::CmpFPredicate::OGT, magnitude, 0.0),
-              compare(arith::CmpFPredicate::OLT, magnitude, 0x1p-14));
+          Value positive = compare(arith::CmpFPredicate::OGT, magnitude, 0.0);
+          Value belowNormal =
+              compare(arith::CmpFPredicate::OLT, magnitude, 0x1p-14);
+          Value subnormal = arith::AndIOp::create(b, l, positive, belowNormal);
           Value overflow =
               compare(arith::CmpFPredicate::OEQ, magnitude, INFINITY);
           Value predicates[] = {nonzero, flushed, subnormal, overflow};

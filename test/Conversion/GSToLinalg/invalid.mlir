@@ -3,13 +3,23 @@
 // RUN:   --pass-pipeline='builtin.module(func.func(convert-gs-to-linalg))'
 
 // GSToLinalg.cpp rejects, before converting anything, what the lowering
-// cannot express: gradient requests that autodiff has not differentiated,
-// and unsigned integer tensors (its integer arithmetic is signless and
+// cannot express: gs.backward regions (autodiff differentiates them,
+// gs-inline-backward inlines them), and unsigned integer tensors (its integer arithmetic is signless and
 // signed). The pass fails at the first such op.
 
 func.func @backward_request(%l: tensor<f32>, %w: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'gs.backward' op must be differentiated (by gs-autodiff) before lowering}}
   %g = gs.backward %l wrt %w : tensor<f32>, tensor<4xf32>
+  return %g : tensor<4xf32>
+}
+
+// -----
+
+func.func @backward_region(%l: tensor<f32>, %w: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'gs.backward' op must be inlined (by gs-inline-backward) before lowering}}
+  %g = gs.backward %l wrt %w : tensor<f32>, tensor<4xf32> {
+    gs.yield %w : tensor<4xf32>
+  }
   return %g : tensor<4xf32>
 }
 

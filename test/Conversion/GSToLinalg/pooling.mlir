@@ -183,8 +183,8 @@ func.func @global_avg_pool(%x: tensor<2x3x4x5xf32>, %h: tensor<2x3x4x5xf16>)
 // CHECK-SAME:        iterator_types = ["parallel", "parallel", "parallel", "reduction"]
 // CHECK-SAME:        ins(%[[X]], %{{.*}} : tensor<1x2x5xf32>, tensor<3xf32>) outs(%{{.*}}, %{{.*}} : tensor<1x2x2xf32>, tensor<1x2x2xindex>)
 // CHECK:           %[[GT:.*]] = arith.cmpf ogt
-// CHECK:           %[[BEFORE:.*]] = arith.cmpi ult
 // CHECK:           %[[TIE:.*]] = arith.cmpf oeq
+// CHECK:           %[[BEFORE:.*]] = arith.cmpi ult
 // CHECK:           %[[TIEBEFORE:.*]] = arith.andi %[[TIE]], %[[BEFORE]]
 // CHECK:           %[[WINS:.*]] = arith.ori %[[GT]], %[[TIEBEFORE]]
 // CHECK:         %[[DX:.*]] = linalg.generic

@@ -47,8 +47,8 @@ func.func @grad_stats(%x: tensor<4x8xf16>) -> f32 {
 // CHECK:         %[[L2:.*]] = math.log2 %[[BOF]] : f64
 // CHECK:         math.floor %[[L2]] : f64
 // The estimate: erf(2^-24 / sqrt(2) / (beta sigma)).
-// CHECK:         %[[BS:.*]] = arith.mulf %{{.*}}, %[[SIGMA]] : f64
 // CHECK:         %[[C:.*]] = arith.constant 4.21468485{{[0-9]*}}E-8 : f64
+// CHECK:         %[[BS:.*]] = arith.mulf %{{.*}}, %[[SIGMA]] : f64
 // CHECK:         %[[Q:.*]] = arith.divf %[[C]], %[[BS]] : f64
 // CHECK:         math.erf %[[Q]] : f64
 // CHECK:         arith.truncf %{{.*}} : f64 to f32
@@ -66,10 +66,10 @@ func.func @half_normal(%dy: tensor<8x256xf16>, %w: tensor<256x64xf16>) -> (f32, 
 // the cap 65504 / max|dY|; no rounding when asked for none.
 
 // CHECK-LABEL: func.func @log_normal(
-// CHECK:         %[[K:.*]] = arith.constant -3.090232306167{{[0-9]*}} : f64
-// CHECK:         %[[SPREAD:.*]] = arith.mulf %{{.*}}, %[[K]] : f64
 // CHECK:         %[[LNMIN:.*]] = arith.constant -16.635532333438686 : f64
 // CHECK:         %[[SHIFT:.*]] = arith.subf %[[LNMIN]], %{{.*}} : f64
+// CHECK:         %[[K:.*]] = arith.constant -3.090232306167{{[0-9]*}} : f64
+// CHECK:         %[[SPREAD:.*]] = arith.mulf %{{.*}}, %[[K]] : f64
 // CHECK:         %[[EXP:.*]] = arith.subf %[[SHIFT]], %[[SPREAD]] : f64
 // CHECK:         math.exp %[[EXP]] : f64
 // CHECK-NOT:     math.ceil

@@ -130,9 +130,10 @@ struct ConvVJP : DifferentiableOpInterface::ExternalModel<ConvVJP, ConvOp> {
         conv.getGroup());
     operandGradients.push_back(castLike(b, loc, dx, xType));
 
-    Value dw = correlationWeightGradient(b, loc, castLike(b, loc, x, wType),
-                                         castLike(b, loc, gradients[0], wType),
-                                         kernel, g, conv.getGroup());
+    Value input = castLike(b, loc, x, wType);
+    Value outputGradient = castLike(b, loc, gradients[0], wType);
+    Value dw = correlationWeightGradient(b, loc, input, outputGradient, kernel,
+                                         g, conv.getGroup());
     operandGradients.push_back(dw);
     if (Value bias = conv.getBias())
       operandGradients.push_back(biasGradient(b, loc, gradients[0], bias));
@@ -156,15 +157,17 @@ struct ConvTransposeVJP
     RankedTensorType xType = typeOf(x), wType = typeOf(w);
     ArrayRef<int64_t> kernel = wType.getShape().drop_front(2);
 
-    Value dx = ConvOp::create(b, loc, castLike(b, loc, gradients[0], xType),
-                              castLike(b, loc, w, xType), /*bias=*/Value(),
+    Value outputGradient = castLike(b, loc, gradients[0], xType);
+    Value weight = castLike(b, loc, w, xType);
+    Value dx = ConvOp::create(b, loc, outputGradient, weight, /*bias=*/Value(),
                               convT.getStridesAttr(), convT.getPadsAttr(),
                               convT.getDilationsAttr(), convT.getGroup());
     operandGradients.push_back(sliceTo(b, loc, dx, xType.getShape()));
 
-    Value dw = correlationWeightGradient(
-        b, loc, castLike(b, loc, gradients[0], wType),
-        castLike(b, loc, x, wType), kernel, g, convT.getGroup());
+    Value outputGradientW = castLike(b, loc, gradients[0], wType);
+    Value input = castLike(b, loc, x, wType);
+    Value dw = correlationWeightGradient(b, loc, outputGradientW, input, kernel,
+                                         g, convT.getGroup());
     operandGradients.push_back(dw);
     if (Value bias = convT.getBias())
       operandGradients.push_back(biasGradient(b, loc, gradients[0], bias));

@@ -39,21 +39,24 @@ struct Rules {
   Value unary(NegOp, Value, Value, Value g) { return neg(g); }
   Value unary(AbsOp, Value x, Value, Value g) {
     Value zero = c(x, 0);
-    return where(cmp(ComparePredicate::gt, x, zero), g,
-                 where(cmp(ComparePredicate::lt, x, zero), neg(g), zero));
+    Value positive = cmp(ComparePredicate::gt, x, zero);
+    Value negative = cmp(ComparePredicate::lt, x, zero);
+    return where(positive, g, where(negative, neg(g), zero));
   }
   Value unary(ReluOp, Value x, Value, Value g) {
     return selectOrZero(b, loc, cmp(ComparePredicate::gt, x, c(x, 0)), g);
   }
   Value unary(LeakyReluOp op, Value x, Value, Value g) {
     Value alpha = c(x, op.getAlpha().convertToDouble());
-    return where(cmp(ComparePredicate::gt, x, c(x, 0)), g, mul(g, alpha));
+    Value positive = cmp(ComparePredicate::gt, x, c(x, 0));
+    return where(positive, g, mul(g, alpha));
   }
   Value unary(SigmoidOp, Value, Value y, Value g) {
     return mul(g, mul(y, sub(c(y, 1), y)));
   }
   Value unary(TanhOp, Value, Value y, Value g) {
-    return mul(g, sub(c(y, 1), mul(y, y)));
+    Value square = mul(y, y);
+    return mul(g, sub(c(y, 1), square));
   }
   Value unary(ExpOp, Value, Value y, Value g) { return mul(g, y); }
   Value unary(LogOp, Value x, Value, Value g) { return div(g, x); }

@@ -36,9 +36,37 @@ using namespace mlir::gs::scaling_ir;
 using vjp::splat;
 using vjp::typeOf;
 
-namespace {
-enum class ReluMaskRule { Structural, Always, Never };
+llvm::cl::ValuesClass mlir::gs::roundingValues() {
+  return llvm::cl::values(
+      clEnumValN(Rounding::up, "up", "the next power of two above"),
+      clEnumValN(Rounding::down, "down", "the next power of two below"),
+      clEnumValN(Rounding::none, "none", "not rounded"));
+}
 
+llvm::cl::ValuesClass mlir::gs::scaleModelValues(bool withHalfNormal) {
+  auto logNormal = clEnumValN(ScaleModel::log_normal, "log_normal",
+                              "log-normal magnitudes (the paper's at casts)");
+  auto histogram = clEnumValN(
+      ScaleModel::exponent_histogram, "exponent_histogram",
+      "no distribution assumed: the smallest power of two that flushes at "
+      "most `threshold` of the nonzeros");
+  if (!withHalfNormal)
+    return llvm::cl::values(logNormal, histogram);
+  return llvm::cl::values(
+      clEnumValN(ScaleModel::half_normal, "half_normal",
+                 "the paper's at contractions, from the operands' statistics"),
+      logNormal, histogram);
+}
+
+llvm::cl::ValuesClass mlir::gs::reluMaskValues() {
+  return llvm::cl::values(
+      clEnumValN(ReluMaskRule::Structural, "structural", "under a ReLU's mask"),
+      clEnumValN(ReluMaskRule::Always, "always",
+                 "at every contraction (the authors' code)"),
+      clEnumValN(ReluMaskRule::Never, "never", "nowhere"));
+}
+
+namespace {
 /// The options of one run, checked.
 struct ScalingConfig {
   double threshold;
@@ -444,16 +472,8 @@ struct GradientScalingPass
     if (interval < 1)
       return bad("interval")
              << "must be >= 1, got " << static_cast<int64_t>(interval);
-    std::optional<Rounding> under = symbolizeRounding(underflowRounding);
-    if (!under)
-      return bad("underflow-rounding")
-             << "must be up, down or none, got '" << underflowRounding << "'";
-    std::optional<Rounding> over = symbolizeRounding(overflowRounding);
-    if (!over)
-      return bad("overflow-rounding")
-             << "must be up, down or none, got '" << overflowRounding << "'";
-    config.underflowRounding = *under;
-    config.overflowRounding = *over;
+    config.underflowRounding = underflowRounding;
+    config.overflowRounding = overflowRounding;
     config.minScale = minScale;
     if (!(minScale > 0.0))
       return bad("min-scale")
@@ -470,27 +490,14 @@ struct GradientScalingPass
                                       << static_cast<double>(maxAccumScale);
       config.maxAccumScale = maxAccumScale;
     }
-    std::optional<ScaleModel> model = symbolizeScaleModel(gemmModel);
-    if (!model)
-      return bad("gemm-model") << "must be half_normal, log_normal or "
-                                  "exponent_histogram, got '"
-                               << gemmModel << "'";
-    config.gemmModel = *model;
-    model = symbolizeScaleModel(castModel);
-    if (!model || *model == ScaleModel::half_normal)
+    // The choice options were checked when they were parsed; cast-model's
+    // choices leave out half_normal, but a ScalingOptions struct can hold it.
+    config.gemmModel = gemmModel;
+    if (castModel == ScaleModel::half_normal)
       return bad("cast-model")
-             << "must be log_normal or exponent_histogram, got '" << castModel
-             << "'";
-    config.castModel = *model;
-    if (reluMask == "structural")
-      config.reluMask = ReluMaskRule::Structural;
-    else if (reluMask == "always")
-      config.reluMask = ReluMaskRule::Always;
-    else if (reluMask == "never")
-      config.reluMask = ReluMaskRule::Never;
-    else
-      return bad("relu-mask")
-             << "must be structural, always or never, got '" << reluMask << "'";
+             << "must be log_normal or exponent_histogram, got half_normal";
+    config.castModel = castModel;
+    config.reluMask = reluMask;
     config.telemetry = telemetry;
     return config;
   }

@@ -98,10 +98,12 @@ struct MatMulVJP
       gType = insertOne(gType, -1);
     }
     g = reshape(b, loc, g, gType);
-    Value dLhs = MatMulOp::create(b, loc, castLike(b, loc, g, lhsType),
-                                  transposeLastTwo(b, loc, rhs));
-    Value dRhs = MatMulOp::create(b, loc, transposeLastTwo(b, loc, lhs),
-                                  castLike(b, loc, g, rhsType));
+    Value gForLhs = castLike(b, loc, g, lhsType);
+    Value rhsT = transposeLastTwo(b, loc, rhs);
+    Value dLhs = MatMulOp::create(b, loc, gForLhs, rhsT);
+    Value lhsT = transposeLastTwo(b, loc, lhs);
+    Value gForRhs = castLike(b, loc, g, rhsType);
+    Value dRhs = MatMulOp::create(b, loc, lhsT, gForRhs);
     operandGradients.push_back(
         reshape(b, loc, unbroadcast(b, loc, dLhs, typeOf(lhs)), lhsType));
     operandGradients.push_back(

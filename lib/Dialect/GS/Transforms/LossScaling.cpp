@@ -45,13 +45,7 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
   using LossScalingBase::LossScalingBase;
 
   void runOnOperation() override {
-    if (mode != "none" && mode != "fixed" && mode != "dynamic") {
-      emitError(getOperation().getLoc(),
-                "gs-loss-scaling: mode must be none, fixed or dynamic, got '")
-          << mode << "'";
-      return signalPassFailure();
-    }
-    if (mode == "none" && !telemetry)
+    if (mode == LossScalingMode::None && !telemetry)
       return;
     for (double value : {double(scale), double(initScale)})
       if (!(value > 0)) {
@@ -75,7 +69,8 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
           "must be differentiated (by gs-autodiff) before gs-loss-scaling");
     Location loc = backward.getLoc();
     RankedTensorType lossType = typeOf(backward.getOf());
-    bool none = mode == "none", dynamic = mode == "dynamic";
+    bool none = mode == LossScalingMode::None;
+    bool dynamic = mode == LossScalingMode::Dynamic;
     if (!none && lossType.getRank() != 0)
       return backward.emitOpError("loss scaling needs a scalar loss, got ")
              << lossType;
@@ -149,15 +144,15 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
     Value nextGood = arith::AddIOp::create(b, loc, good, i64(1));
     Value grow = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
                                        nextGood, i64(growthInterval));
-    Value grown = arith::SelectOp::create(
-        b, loc, grow, arith::MulFOp::create(b, loc, alpha, f32(growthFactor)),
-        alpha);
-    Value newScale = arith::SelectOp::create(
-        b, loc, finite, grown,
-        arith::MulFOp::create(b, loc, alpha, f32(backoffFactor)));
-    Value newGood = arith::SelectOp::create(
-        b, loc, finite, arith::SelectOp::create(b, loc, grow, i64(0), nextGood),
-        i64(0));
+    Value grownScale = arith::MulFOp::create(b, loc, alpha, f32(growthFactor));
+    Value grown = arith::SelectOp::create(b, loc, grow, grownScale, alpha);
+    Value backedOff = arith::MulFOp::create(b, loc, alpha, f32(backoffFactor));
+    Value newScale =
+        arith::SelectOp::create(b, loc, finite, grown, backedOff);
+    Value goodIfFinite =
+        arith::SelectOp::create(b, loc, grow, i64(0), nextGood);
+    Value newGood =
+        arith::SelectOp::create(b, loc, finite, goodIfFinite, i64(0));
     writeScalar(b, loc, scaleState, newScale);
     writeScalar(b, loc, goodSteps, newGood);
     countSkippedStep(b, loc, skipped, finite);

@@ -130,8 +130,8 @@ public:
   }
   /// 1 / sqrt(v).
   Value reciprocalSqrt(Value v) {
-    return DivOp::create(b, loc, scalar(b, loc, type.getElementType(), 1.0),
-                         SqrtOp::create(b, loc, v));
+    Value one = scalar(b, loc, type.getElementType(), 1.0);
+    return DivOp::create(b, loc, one, SqrtOp::create(b, loc, v));
   }
 
 private:
@@ -201,9 +201,8 @@ struct BatchNormInferenceVJP
 
     Value dy = channels.inCompute(gradients[0]);
     Value x = channels.inCompute(bn.getInput());
-    Value xhat = MulOp::create(
-        b, loc, SubOp::create(b, loc, x, perChannel(bn.getMean())),
-        perChannel(invStd));
+    Value centered = SubOp::create(b, loc, x, perChannel(bn.getMean()));
+    Value xhat = MulOp::create(b, loc, centered, perChannel(invStd));
     Value dbias = channels.sum(dy);
     Value dscale = channels.sum(MulOp::create(b, loc, dy, xhat));
     Value dx = MulOp::create(b, loc, dy, perChannel(k));

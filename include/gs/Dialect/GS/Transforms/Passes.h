@@ -3,6 +3,8 @@
 #ifndef GS_DIALECT_GS_TRANSFORMS_PASSES_H
 #define GS_DIALECT_GS_TRANSFORMS_PASSES_H
 
+#include "gs/Dialect/GS/IR/GSAttrs.h"
+
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
@@ -20,6 +22,21 @@ class TensorDialect;
 
 namespace mlir::gs {
 class BackwardOp;
+
+/// gs-loss-scaling's `mode`.
+enum class LossScalingMode { None, Fixed, Dynamic };
+
+/// gs-gradient-scaling's `relu-mask`: where the half-normal model halves the
+/// variance of a contraction's incoming gradient.
+enum class ReluMaskRule { Structural, Always, Never };
+
+/// The choices of the rounding options, for their --help and parsing.
+llvm::cl::ValuesClass roundingValues();
+/// The choices of the scale-model options (half_normal only at
+/// contractions).
+llvm::cl::ValuesClass scaleModelValues(bool withHalfNormal);
+/// The choices of `relu-mask`.
+llvm::cl::ValuesClass reluMaskValues();
 
 #define GEN_PASS_DECL
 #include "gs/Dialect/GS/Transforms/Passes.h.inc"

@@ -84,8 +84,15 @@ def LossScaling : Pass<"gs-loss-scaling", "::mlir::ModuleOp"> {
     `@gs.scaling.cast<i>`, numbered as gs-gradient-scaling numbers them.
   }];
   let options = [
-    Option<"mode", "mode", "std::string", /*default=*/"\"dynamic\"",
-           "none, fixed or dynamic">,
+    Option<"mode", "mode", "::mlir::gs::LossScalingMode",
+           /*default=*/"::mlir::gs::LossScalingMode::Dynamic",
+           "Which loss scale", [{::llvm::cl::values(
+             clEnumValN(::mlir::gs::LossScalingMode::None, "none",
+                        "no scaling (the telemetry only)"),
+             clEnumValN(::mlir::gs::LossScalingMode::Fixed, "fixed",
+                        "the constant `scale`"),
+             clEnumValN(::mlir::gs::LossScalingMode::Dynamic, "dynamic",
+                        "PyTorch's GradScaler rule"))}]>,
     Option<"scale", "scale", "double", /*default=*/"128.0",
            "The loss scale of mode=fixed">,
     Option<"initScale", "init-scale", "double", /*default=*/"65536.0",
@@ -105,6 +112,18 @@ def LossScaling : Pass<"gs-loss-scaling", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect"];
+}
+
+def InlineBackward : Pass<"gs-inline-backward"> {
+  let summary = "Inline the differentiated gs.backward regions";
+  let description = [{
+    Moves the body of every differentiated `gs.backward` region in front of
+    the op and replaces the op's results with the gradients its `gs.yield`
+    returns. The regions keep the backward pass apart from the forward ops
+    for the passes that transform it (gs-mixed-precision, the scaling
+    passes); after them it is ordinary code, ready for lowering. A region
+    not yet differentiated is left alone (the lowering rejects it).
+  }];
 }
 
 def GradientScaling : Pass<"gs-gradient-scaling", "::mlir::ModuleOp"> {
@@ -137,32 +156,30 @@ def GradientScaling : Pass<"gs-gradient-scaling", "::mlir::ModuleOp"> {
            "The underflow rate gamma' the scales aim under">,
     Option<"interval", "interval", "int64_t", /*default=*/"1",
            "Recompute the scales every this many steps">,
-    Option<"underflowRounding", "underflow-rounding", "std::string",
-           /*default=*/"\"up\"",
-           "Power-of-two rounding of the underflow scale: up, down or none">,
-    Option<"overflowRounding", "overflow-rounding", "std::string",
-           /*default=*/"\"down\"",
-           "Power-of-two rounding of the overflow cap: up, down or none">,
+    Option<"underflowRounding", "underflow-rounding", "::mlir::gs::Rounding",
+           /*default=*/"::mlir::gs::Rounding::up",
+           "Power-of-two rounding of the underflow scale", [{::mlir::gs::roundingValues()}]>,
+    Option<"overflowRounding", "overflow-rounding", "::mlir::gs::Rounding",
+           /*default=*/"::mlir::gs::Rounding::down",
+           "Power-of-two rounding of the overflow cap", [{::mlir::gs::roundingValues()}]>,
     Option<"minScale", "min-scale", "double", /*default=*/"1.0",
            "No scale below this unless the overflow cap demands it">,
     Option<"maxScale", "max-scale", "double", /*default=*/"0.0",
            "Upper bound of each scale (0: none)">,
     Option<"maxAccumScale", "max-accum-scale", "double", /*default=*/"0.0",
            "Upper bound of each accumulated scale alpha (0: none)">,
-    Option<"gemmModel", "gemm-model", "std::string",
-           /*default=*/"\"half_normal\"",
-           "Model at contractions: half_normal (the paper's, from the "
-           "operands' statistics), log_normal or exponent_histogram (from "
-           "the FP32 result's)">,
-    Option<"castModel", "cast-model", "std::string",
-           /*default=*/"\"log_normal\"",
-           "Model at FP32->FP16 casts: log_normal (the paper's) or "
-           "exponent_histogram (no distribution assumed: the smallest power "
-           "of two that flushes at most threshold of the nonzeros)">,
-    Option<"reluMask", "relu-mask", "std::string",
-           /*default=*/"\"structural\"",
-           "Where the half-normal model halves the variance: structural "
-           "(under a ReLU's mask), always (the authors' code) or never">,
+    Option<"gemmModel", "gemm-model", "::mlir::gs::ScaleModel",
+           /*default=*/"::mlir::gs::ScaleModel::half_normal",
+           "Model at contractions",
+           [{::mlir::gs::scaleModelValues(/*withHalfNormal=*/true)}]>,
+    Option<"castModel", "cast-model", "::mlir::gs::ScaleModel",
+           /*default=*/"::mlir::gs::ScaleModel::log_normal",
+           "Model at FP32->FP16 casts",
+           [{::mlir::gs::scaleModelValues(/*withHalfNormal=*/false)}]>,
+    Option<"reluMask", "relu-mask", "::mlir::gs::ReluMaskRule",
+           /*default=*/"::mlir::gs::ReluMaskRule::Structural",
+           "Where the half-normal model halves the variance",
+           [{::mlir::gs::reluMaskValues()}]>,
     Option<"telemetry", "telemetry", "bool", /*default=*/"true",
            "Record, at every FP32->FP16 rounding of a gradient, the scale, "
            "the model's underflow estimate and what the rounding did "
