@@ -17,6 +17,7 @@
 #include "ModelTable.h"
 
 #include "gs/Conversion/ImportONNX/ImportONNX.h"
+#include "gs/Conversion/ImportONNX/ImportOptionsCL.h"
 #include "gs/InitAll.h"
 #include "gs/Pipelines/CPUTarget.h"
 #include "gs/Pipelines/Pipelines.h"
@@ -24,10 +25,12 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
@@ -129,21 +132,11 @@ static cl::opt<std::string>
                  "generic (a portable baseline of the architecture), or an "
                  "LLVM CPU name such as x86-64-v3 or znver3"),
         cl::init(gs::CPUTarget::defaultName()), cl::cat(compileCategory));
-static cl::list<std::string> inputShapes(
-    "onnx-shape",
-    cl::desc("Pin the shape of a graph input: name=1x3x224x224 (repeatable)"),
-    cl::cat(compileCategory));
 static cl::opt<uint64_t> maxTensorBytes(
     "max-tensor-bytes",
     cl::desc("The most bytes one input, result or parameter of the compiled "
              "model may take (default 2 GiB)"),
     cl::init(gs::runtime::kDefaultTensorByteLimit), cl::cat(compileCategory));
-static cl::opt<std::string> trainingSpec(
-    "onnx-train",
-    cl::desc("How to train a model without ONNX training information: "
-             "\"loss=<output> optimizer=sgd|momentum|nesterov|adagrad|adam "
-             "lr=0.01 ...\" (as gs-opt's --onnx-train)"),
-    cl::cat(compileCategory));
 
 namespace {
 /// An error for the user: `gs-compile: <message>`, exit status 1.
@@ -215,25 +208,25 @@ LogicalResult trainOptions(gs::TrainPipelineOptions &options,
 
 /// The module at `path`: an ONNX model through the importer (with the
 /// --onnx-* options), or parsed MLIR.
-OwningOpRef<ModuleOp> loadModel(llvm::StringRef path, MLIRContext &context) {
-  if (!gs::isOnnxFile(path)) {
-    llvm::SourceMgr sourceMgr;
-    SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+OwningOpRef<ModuleOp> loadModel(llvm::StringRef path, MLIRContext &context,
+                                llvm::SourceMgr &sourceMgr) {
+  if (!gs::isOnnxInput(path))
     return parseSourceFile<ModuleOp>(path, sourceMgr, &context);
-  }
   gs::OnnxImportOptions options;
   std::string error;
-  for (const std::string &spec : inputShapes)
-    if (failed(gs::parseOnnxInputShape(spec, options, error))) {
-      fail("--onnx-shape: " + error);
-      return nullptr;
-    }
-  if (failed(gs::parseOnnxTrainingOptions(trainingSpec, options, error))) {
-    fail("--onnx-train: " + error);
+  if (failed(gs::onnxImportOptionsFromCL(options, error))) {
+    fail(error);
     return nullptr;
   }
-  gs::OnnxDiagnosticPrinter diagnostics(&context, llvm::errs());
   return gs::importOnnxFile(path, &context, options);
+}
+
+/// Shows MLIR's debugging flags (--mlir-print-ir-after-all, --mlir-timing,
+/// ...) in --help next to gs-compile's own.
+void showMLIRFlags(cl::OptionCategory &category) {
+  for (auto &entry : cl::getRegisteredOptions())
+    if (entry.first.starts_with("mlir-"))
+      entry.second->addCategory(category);
 }
 
 /// Writes `bytes` to `path` (default --o) through a temporary file and a
@@ -277,7 +270,7 @@ std::string libraryHeader() {
 /// The ONNX model to embed for exporting trained weights, as binary
 /// protobuf; empty for MLIR input.
 LogicalResult onnxBytes(std::string &bytes, std::string &error) {
-  if (!gs::isOnnxFile(modelPath))
+  if (!gs::isOnnxInput(modelPath))
     return success();
   onnx::ModelProto model;
   if (!(error = gs::readOnnxModel(modelPath, model)).empty() ||
@@ -343,7 +336,17 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // A write past RLIMIT_FSIZE is an error to report (EFBIG), not a kill.
   std::signal(SIGXFSZ, SIG_IGN);
-  cl::HideUnrelatedOptions(compileCategory);
+  gs::registerOnnxImportCLOptions();
+  // Pass names for --mlir-print-ir-after=<pass> and the like.
+  gs::registerAllPasses();
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  registerAsmPrinterCLOptions();
+  registerDefaultTimingManagerCLOptions();
+  cl::OptionCategory mlirCategory("MLIR debugging options");
+  showMLIRFlags(mlirCategory);
+  cl::HideUnrelatedOptions(
+      {&compileCategory, &gs::onnxImportCLCategory(), &mlirCategory});
   cl::ParseCommandLineOptions(
       argc, argv,
       "GradScale ahead-of-time compiler: an ONNX model to a mixed-precision "
@@ -367,14 +370,36 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   gs::registerAllDialects(registry);
   MLIRContext context(registry);
+  // A failing pass's op is printed in full only on request.
+  if (!cl::getRegisteredOptions()["mlir-print-op-on-diagnostic"]
+           ->getNumOccurrences())
+    context.printOpOnDiagnostic(false);
+  // Diagnostics of every phase: ONNX node names, or MLIR source lines.
+  llvm::SourceMgr sourceMgr;
+  std::optional<gs::OnnxDiagnosticPrinter> onnxDiagnostics;
+  std::optional<SourceMgrDiagnosticHandler> mlirDiagnostics;
+  if (gs::isOnnxInput(modelPath))
+    onnxDiagnostics.emplace(&context, llvm::errs());
+  else
+    mlirDiagnostics.emplace(sourceMgr, &context);
+  DefaultTimingManager timing;
+  applyDefaultTimingManagerCLOptions(timing);
+  TimingScope timingScope = timing.getRootScope();
+  auto passManager = [&](PassManager &pm) {
+    pm.enableTiming(timingScope);
+    return applyPassManagerCLOptions(pm);
+  };
+
   PhaseTimer timer;
   timer.next("import");
-  OwningOpRef<ModuleOp> module = loadModel(modelPath, context);
+  OwningOpRef<ModuleOp> module = loadModel(modelPath, context, sourceMgr);
   if (!module)
     return 1;
 
   timer.next("train step (gs passes)");
   PassManager pm(&context);
+  if (failed(passManager(pm)))
+    return 1;
   gs::buildTrainPipeline(pm, options);
   if (failed(pm.run(*module)))
     return fail("'" + modelPath + "': building the train step failed");
@@ -407,6 +432,8 @@ int main(int argc, char **argv) {
       function->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
   timer.next("CPU lowering (MLIR)");
   PassManager lower(&context);
+  if (failed(passManager(lower)))
+    return 1;
   gs::CPUPipelineOptions cpuOptions;
   cpuOptions.vectorBits = cpuTarget.vectorBits;
   gs::buildCPUPipeline(lower, cpuOptions);

@@ -14,6 +14,7 @@
 #include "TensorProtoIO.h"
 
 #include "gs/Conversion/ImportONNX/ImportONNX.h"
+#include "gs/Conversion/ImportONNX/ImportOptionsCL.h"
 #include "gs/Dialect/GS/Transforms/Passes.h"
 #include "gs/InitAll.h"
 #include "gs/Runner/JitRunner.h"
@@ -100,16 +101,6 @@ static cl::opt<std::string> dumpParams(
              "characters other than letters, digits, '.', '-' and '_' in "
              "the name replaced by '_'"),
     cl::value_desc("DIR"), cl::cat(runnerCategory));
-static cl::list<std::string>
-    inputShapes("onnx-shape",
-                cl::desc("Pin the shape of a graph input: name=1x3x224x224"),
-                cl::cat(runnerCategory));
-static cl::opt<std::string> trainingSpec(
-    "onnx-train",
-    cl::desc("How --entry=train_step trains a model without ONNX training "
-             "information: \"loss=<output> optimizer=momentum lr=0.01 ...\" "
-             "(as gs-opt's --onnx-train)"),
-    cl::cat(runnerCategory));
 static cl::opt<std::string>
     cpu("cpu",
         cl::desc("CPU to generate code for: native (the host's model and "
@@ -130,7 +121,7 @@ static cl::opt<bool>
 /// Parses or imports the model: ONNX through the importer, MLIR parsed.
 static OwningOpRef<ModuleOp> parseModel(StringRef path, MLIRContext &context,
                                         const gs::OnnxImportOptions &options) {
-  if (gs::isOnnxFile(path)) {
+  if (gs::isOnnxInput(path)) {
     gs::OnnxDiagnosticPrinter diagnostics(&context, llvm::errs());
     return gs::importOnnxFile(path, &context, options);
   }
@@ -410,7 +401,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // A write past RLIMIT_FSIZE is an error to report (EFBIG), not a kill.
   std::signal(SIGXFSZ, SIG_IGN);
-  cl::HideUnrelatedOptions(runnerCategory);
+  cl::HideUnrelatedOptions({&runnerCategory, &gs::onnxImportCLCategory()});
   cl::ParseCommandLineOptions(
       argc, argv,
       "GradScale model runner\n\n"
@@ -447,13 +438,8 @@ int main(int argc, char **argv) {
   MLIRContext context(registry);
   gs::OnnxImportOptions options;
   std::string error;
-  for (const std::string &spec : inputShapes)
-    if (failed(gs::parseOnnxInputShape(spec, options, error))) {
-      llvm::errs() << "gs-run: error: --onnx-shape: " << error << "\n";
-      return 1;
-    }
-  if (failed(gs::parseOnnxTrainingOptions(trainingSpec, options, error))) {
-    llvm::errs() << "gs-run: error: --onnx-train: " << error << "\n";
+  if (failed(gs::onnxImportOptionsFromCL(options, error))) {
+    llvm::errs() << "gs-run: error: " << error << "\n";
     return 1;
   }
   OwningOpRef<ModuleOp> module = loadModel(modelPath, context, options);
