@@ -11,6 +11,7 @@
 // RUN: not gs-opt %s --gs-autodiff --gs-mixed-precision --gs-gradient-scaling="underflow-rounding=sideways" 2>&1 | FileCheck %s --check-prefix=BAD-ROUNDING
 // RUN: not gs-opt %s --gs-autodiff --gs-mixed-precision --gs-gradient-scaling="min-scale=0" 2>&1 | FileCheck %s --check-prefix=BAD-MIN
 // RUN: not gs-opt %s --gs-autodiff --gs-mixed-precision --gs-gradient-scaling="max-scale=0.5" 2>&1 | FileCheck %s --check-prefix=BAD-MAX
+// RUN: not gs-opt %s --gs-autodiff --gs-mixed-precision --gs-gradient-scaling="max-accum-scale=-1" 2>&1 | FileCheck %s --check-prefix=BAD-ACCUM
 // RUN: not gs-opt %s --gs-autodiff --gs-mixed-precision --gs-gradient-scaling="gemm-model=gaussian" 2>&1 | FileCheck %s --check-prefix=BAD-GEMM
 // RUN: not gs-opt %s --gs-autodiff --gs-mixed-precision --gs-gradient-scaling="cast-model=half_normal" 2>&1 | FileCheck %s --check-prefix=BAD-CAST
 // RUN: not gs-opt %s --gs-autodiff --gs-mixed-precision --gs-gradient-scaling="relu-mask=sometimes" 2>&1 | FileCheck %s --check-prefix=BAD-RELU
@@ -79,6 +80,7 @@
 // BAD-ROUNDING: for the --underflow-rounding option: Cannot find option named 'sideways'!
 // BAD-MIN: error: gs-gradient-scaling: min-scale must be positive, got 0.000000e+00
 // BAD-MAX: error: gs-gradient-scaling: max-scale must be >= min-scale (or 0: none), got 5.000000e-01
+// BAD-ACCUM: error: gs-gradient-scaling: max-accum-scale must be positive (or 0: none), got -1.000000e+00
 // BAD-GEMM: for the --gemm-model option: Cannot find option named 'gaussian'!
 // BAD-CAST: for the --cast-model option: Cannot find option named 'half_normal'!
 // BAD-RELU: for the --relu-mask option: Cannot find option named 'sometimes'!

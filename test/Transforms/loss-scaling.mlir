@@ -4,6 +4,10 @@
 // RUN: gs-opt %s --split-input-file --gs-autodiff --gs-mixed-precision --gs-loss-scaling="mode=none" | FileCheck %s --check-prefix=TELEMETRY
 // RUN: gs-opt %s --split-input-file --gs-autodiff --gs-mixed-precision --gs-loss-scaling="mode=fixed telemetry=false" | FileCheck %s --check-prefix=QUIET
 // RUN: not gs-opt %s --split-input-file --gs-autodiff --gs-loss-scaling="mode=bogus" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not gs-opt %s --split-input-file --gs-autodiff --gs-loss-scaling="mode=fixed scale=0" 2>&1 | FileCheck %s --check-prefix=BAD-SCALE
+// RUN: not gs-opt %s --split-input-file --gs-autodiff --gs-loss-scaling="mode=dynamic init-scale=-2" 2>&1 | FileCheck %s --check-prefix=BAD-INIT
+// RUN: not gs-opt %s --split-input-file --gs-autodiff --gs-loss-scaling="mode=dynamic backoff-factor=0" 2>&1 | FileCheck %s --check-prefix=BAD-BACKOFF
+// RUN: not gs-opt %s --split-input-file --gs-autodiff --gs-loss-scaling="mode=dynamic growth-interval=0" 2>&1 | FileCheck %s --check-prefix=BAD-INTERVAL
 
 // Fixed: the backward pass starts from S = 1024 instead of 1; each
 // parameter gradient is divided by S before its update.
@@ -72,6 +76,10 @@
 // QUIET-NOT: gs.cast_stats
 
 // BAD: for the --mode option: Cannot find option named 'bogus'!
+// BAD-SCALE: error: gs-loss-scaling: scale must be positive, got 0.000000e+00
+// BAD-INIT: error: gs-loss-scaling: init-scale must be positive, got -2.000000e+00
+// BAD-BACKOFF: error: gs-loss-scaling: backoff-factor must be positive, got 0.000000e+00
+// BAD-INTERVAL: error: gs-loss-scaling: growth-interval must be >= 1, got 0
 gs.param trainable @w = dense<0.5> : tensor<3x4xf32>
 gs.param trainable @b = dense<0.0> : tensor<3xf32>
 func.func @forward(%x: tensor<2x4xf32>, %t: tensor<2xi64>) -> tensor<f32> {

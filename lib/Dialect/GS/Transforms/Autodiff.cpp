@@ -147,10 +147,11 @@ namespace {
 /// optimizer update of each.
 LogicalResult buildTrainStep(TrainingOp training, StringRef name,
                              SymbolTable &symbols) {
+  // The verifier made sure it is a func.func.
   auto forward = symbols.lookup<func::FuncOp>(training.getFunction());
-  if (!forward)
-    return training.emitOpError("names @")
-           << training.getFunction() << ", which is not a function";
+  if (forward.isDeclaration())
+    return forward.emitOpError("is a declaration; gs.training needs the body "
+                               "of the function it trains");
   if (symbols.lookup(name))
     return training.emitOpError("cannot create the train step @")
            << name << ": the symbol exists (was autodiff run already?)";

@@ -47,12 +47,23 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
   void runOnOperation() override {
     if (mode == LossScalingMode::None && !telemetry)
       return;
-    for (double value : {double(scale), double(initScale)})
-      if (!(value > 0)) {
-        emitError(getOperation().getLoc(),
-                  "gs-loss-scaling: scales must be positive");
-        return signalPassFailure();
-      }
+    auto positive = [&](StringRef option, double value) {
+      if (value > 0)
+        return true;
+      emitError(getOperation().getLoc(), "gs-loss-scaling: ")
+          << option << " must be positive, got " << value;
+      return false;
+    };
+    if (!positive("scale", scale) || !positive("init-scale", initScale) ||
+        !positive("growth-factor", growthFactor) ||
+        !positive("backoff-factor", backoffFactor))
+      return signalPassFailure();
+    if (growthInterval < 1) {
+      emitError(getOperation().getLoc(),
+                "gs-loss-scaling: growth-interval must be >= 1, got ")
+          << static_cast<int64_t>(growthInterval);
+      return signalPassFailure();
+    }
     SmallVector<BackwardOp> backwards;
     getOperation().walk([&](BackwardOp op) { backwards.push_back(op); });
     SymbolTable symbols(getOperation());
