@@ -11,6 +11,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
@@ -40,6 +41,49 @@ static std::optional<DType> dtypeOf(Type type) {
   if (type.isSignlessInteger(64))
     return DType::I64;
   return std::nullopt;
+}
+
+/// Entry functions with more LLVM parameters than this are folded into the
+/// wrapper the runner calls.
+static constexpr size_t kWideCallParameters = 512;
+
+/// Inlines every call of `callee` in `caller`; erases `callee` if nothing
+/// else uses it.
+static void inlineInto(llvm::Function &callee, llvm::Function &caller) {
+  SmallVector<llvm::CallBase *> calls;
+  for (llvm::User *user : callee.users())
+    if (auto *call = dyn_cast<llvm::CallBase>(user))
+      if (call->getFunction() == &caller)
+        calls.push_back(call);
+  for (llvm::CallBase *call : calls) {
+    llvm::InlineFunctionInfo info;
+    (void)llvm::InlineFunction(*call, info);
+  }
+  if (callee.use_empty())
+    callee.eraseFromParent();
+}
+
+/// An entry taking many parameters (a memref is five or more) becomes one
+/// function: the packed wrapper the runner calls
+/// (`_mlir__mlir_ciface_<entry>`, which loads each argument) with the C
+/// interface and the entry inlined, and the ExecutionEngine's unused packed
+/// wrapper of the entry itself dropped. LLVM's optimizer and code
+/// generator are quadratic in a call's argument count (interprocedural
+/// propagation, the machine scheduler's stack-store dependences); loads
+/// are linear.
+static void foldWideEntry(llvm::Module &module, StringRef entry) {
+  llvm::Function *function = module.getFunction(entry);
+  llvm::Function *wrapper = module.getFunction(("_mlir_ciface_" + entry).str());
+  llvm::Function *packed =
+      module.getFunction(("_mlir__mlir_ciface_" + entry).str());
+  if (!function || !wrapper || !packed || function->isDeclaration() ||
+      function->arg_size() <= kWideCallParameters)
+    return;
+  if (llvm::Function *unused = module.getFunction(("_mlir_" + entry).str()))
+    if (unused->use_empty())
+      unused->eraseFromParent();
+  inlineInto(*function, *wrapper);
+  inlineInto(*wrapper, *packed);
 }
 
 /// The signature of a function's arguments or results.
@@ -133,8 +177,10 @@ JitFunction::compile(ModuleOp module, StringRef entry, const CPUTarget &cpu,
   // select `cpu` for code generation.
   auto optimize = makeOptimizingTransformer(/*optLevel=*/3,
                                             /*sizeLevel=*/0, machine.get());
-  auto transformer = [&](llvm::Module *llvmModule) {
+  std::string entryName = entry.str();
+  auto transformer = [&, entryName](llvm::Module *llvmModule) {
     cpu.annotate(*llvmModule);
+    foldWideEntry(*llvmModule, entryName);
     return optimize(llvmModule);
   };
   ExecutionEngineOptions engineOptions;

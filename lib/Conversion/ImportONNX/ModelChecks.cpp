@@ -6,7 +6,8 @@
 // importer sees the node. These checks run on the whole model (subgraphs
 // included) before inference: window attributes, block sizes, the ranks
 // of a convolution's input and weight and the normalization axis where the
-// model states them, and names that C strings and symbols must carry.
+// model states them or the ops before them determine them, and names that
+// C strings and symbols must carry.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,9 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::gs;
@@ -41,7 +45,7 @@ static std::string checkName(llvm::StringRef what, const std::string &name) {
 
 namespace {
 /// The checks of one graph; `ranks` holds the rank of every value whose
-/// type the model states.
+/// type the model states or whose op determines it from its inputs'.
 class GraphChecker {
 public:
   std::string check(const onnx::GraphProto &graph) {
@@ -63,9 +67,11 @@ public:
       if (std::string error = checkName("graph output", value.name());
           !error.empty())
         return error;
-    for (const onnx::NodeProto &node : graph.node())
+    for (const onnx::NodeProto &node : graph.node()) {
       if (std::string error = checkNode(node); !error.empty())
         return error;
+      noteOutputRanks(node);
+    }
     return {};
   }
 
@@ -74,6 +80,81 @@ private:
     if (value.type().has_tensor_type() &&
         value.type().tensor_type().has_shape())
       ranks[value.name()] = value.type().tensor_type().shape().dim_size();
+  }
+
+  /// The ranks of `node`'s outputs where its op and its inputs' ranks
+  /// determine them (nodes come in topological order), so that the checks
+  /// reach values whose type the model leaves to inference. A rank the
+  /// model states is kept.
+  void noteOutputRanks(const onnx::NodeProto &node) {
+    if (!onnx_import::canonicalDomain(node.domain()).empty() ||
+        node.output_size() == 0)
+      return;
+    auto rankOf = [&](int i) -> std::optional<int64_t> {
+      if (i >= node.input_size())
+        return std::nullopt;
+      auto it = ranks.find(node.input(i));
+      return it == ranks.end() ? std::nullopt
+                               : std::optional<int64_t>(it->second);
+    };
+    auto note = [&](int output, std::optional<int64_t> rank) {
+      if (rank && output < node.output_size() && !node.output(output).empty())
+        ranks.try_emplace(node.output(output), *rank);
+    };
+    llvm::StringRef op = node.op_type();
+    bool sameAsInput =
+        llvm::StringSwitch<bool>(op)
+            .Cases({"Abs", "Ceil", "Celu", "Clip", "Cos", "Elu", "Erf", "Exp",
+                    "Floor", "Gelu", "HardSigmoid", "HardSwish", "Identity",
+                    "IsInf", "IsNaN", "LeakyRelu", "Log", "Neg", "Not",
+                    "Reciprocal", "Relu", "Round", "Selu", "Sigmoid", "Sign",
+                    "Sin", "Softplus", "Softsign", "Sqrt", "Tanh"},
+                   true)
+            .Cases({"Cast", "CumSum", "Softmax", "LogSoftmax", "Hardmax",
+                    "Conv", "ConvTranspose", "MaxPool", "AveragePool",
+                    "LpPool", "GlobalAveragePool", "GlobalMaxPool",
+                    "BatchNormalization", "InstanceNormalization",
+                    "LayerNormalization", "LRN", "Dropout", "Transpose",
+                    "Pad", "Slice", "Tile", "Resize", "Upsample", "Concat",
+                    "DepthToSpace", "SpaceToDepth", "ThresholdedRelu",
+                    "Shrink"},
+                   true)
+            .Default(false);
+    if (sameAsInput) {
+      note(0, rankOf(0));
+      // Dropout's mask, MaxPool's indices.
+      if (op == "Dropout" || op == "MaxPool")
+        note(1, rankOf(0));
+      return;
+    }
+    bool broadcast =
+        llvm::StringSwitch<bool>(op)
+            .Cases({"Add", "Sub", "Mul", "Div", "Pow", "Mod", "Max", "Min",
+                    "Sum", "Mean", "Equal", "Less", "Greater", "LessOrEqual",
+                    "GreaterOrEqual", "And", "Or", "Xor", "Where", "PRelu",
+                    "BitShift"},
+                   true)
+            .Default(false);
+    if (broadcast) {
+      int64_t rank = 0;
+      for (int i = 0; i < node.input_size(); ++i) {
+        std::optional<int64_t> r = rankOf(i);
+        if (!r)
+          return;
+        rank = std::max(rank, *r);
+      }
+      note(0, rank);
+      return;
+    }
+    if (op == "Gemm" || op == "Flatten")
+      return note(0, 2);
+    if (op == "MatMul") {
+      std::optional<int64_t> a = rankOf(0), b = rankOf(1);
+      if (!a || !b || *a < 1 || *b < 1)
+        return;
+      int64_t rank = std::max(*a, *b) - (*a == 1) - (*b == 1);
+      return note(0, std::max<int64_t>(rank, 0));
+    }
   }
 
   std::string checkNode(const onnx::NodeProto &node) {

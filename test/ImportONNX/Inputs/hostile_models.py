@@ -59,6 +59,19 @@ def main():
     save("conv-weight-rank.onnx", model(
         [helper.make_node("Conv", ["v", "w"], ["y"], name="conv")],
         [tensor("v", [1, 1, 8])], [unknown("y", 3)], [weight]))
+    # The same with the input's rank known only from the ops before it.
+    save("conv-weight-rank-inferred.onnx", model(
+        [helper.make_node("Relu", ["v"], ["r"], name="relu"),
+         helper.make_node("Add", ["r", "r"], ["s"], name="add"),
+         helper.make_node("Conv", ["s", "w"], ["y"], name="conv")],
+        [tensor("v", [1, 1, 8])], [unknown("y", 3)], [weight]))
+    save("layernorm-axis-inferred.onnx", model(
+        [helper.make_node("MatMul", ["v", "m"], ["p"], name="matmul"),
+         helper.make_node("LayerNormalization", ["p", "scale"],
+                          ["y", "mean", "inv_std"], name="norm", axis=2)],
+        [tensor("v", [2, 3])], [unknown("y", 2)],
+        [numpy_helper.from_array(np.ones((3, 3), np.float32), "m"),
+         numpy_helper.from_array(np.ones(3, np.float32), "scale")]))
     save("layernorm-axis.onnx", model(
         [helper.make_node("LayerNormalization", ["v", "scale"],
                           ["y", "mean", "inv_std"], name="norm", axis=-5)],
