@@ -62,7 +62,25 @@ static LogicalResult runOnOnnx(StringRef inputFilename,
   return success();
 }
 
+/// Hides, from --help (not from --help-hidden), every flag registered
+/// before main: LLVM's backend and optimizer flags, which libLLVM registers
+/// when it is loaded. The flags of gs-opt, MLIR and the passes are
+/// registered afterwards and stay visible.
+static void hideLibraryFlags() {
+  for (auto &entry : llvm::cl::getRegisteredOptions()) {
+    llvm::cl::Option *option = entry.second;
+    // --help, --version and the like stay.
+    bool generic = llvm::is_contained(
+        {"help", "help-list", "help-hidden", "help-list-hidden", "version",
+         "print-options", "print-all-options"},
+        entry.first);
+    if (!generic && option->getOptionHiddenFlag() == llvm::cl::NotHidden)
+      option->setHiddenFlag(llvm::cl::Hidden);
+  }
+}
+
 int main(int argc, char **argv) {
+  hideLibraryFlags();
   DialectRegistry registry;
   gs::registerAllDialects(registry);
   gs::registerAllPasses();
