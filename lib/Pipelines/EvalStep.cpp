@@ -8,12 +8,18 @@
 //===----------------------------------------------------------------------===//
 
 #include "gs/Dialect/GS/IR/GSOps.h"
+#include "gs/Pipelines/Passes.h"
 #include "gs/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
+
+namespace mlir::gs {
+#define GEN_PASS_DEF_ADDEVALSTEP
+#include "gs/Pipelines/Passes.h.inc"
+} // namespace mlir::gs
 
 using namespace mlir;
 using namespace mlir::gs;
@@ -30,35 +36,30 @@ static Value scoresOfLoss(Value loss) {
   return nullptr;
 }
 
-LogicalResult mlir::gs::addEvalStep(ModuleOp module, std::string &error) {
+LogicalResult mlir::gs::addEvalStep(ModuleOp module) {
   SymbolTable symbols(module);
   auto forward = symbols.lookup<func::FuncOp>("forward");
-  if (!forward || forward.isDeclaration()) {
-    error = "the module has no 'forward' function to evaluate";
-    return failure();
-  }
-  if (symbols.lookup("eval_step")) {
-    error = "the module already has an 'eval_step'";
-    return failure();
-  }
+  if (!forward || forward.isDeclaration())
+    return module.emitError("has no 'forward' function to evaluate");
+  if (Operation *existing = symbols.lookup("eval_step"))
+    return existing->emitOpError("is named 'eval_step', the function "
+                                 "gs-add-eval-step would add");
   auto returnOp = cast<func::ReturnOp>(forward.getBody().back().back());
   Value scores;
   unsigned lossIndex = 0;
   for (; lossIndex < returnOp.getNumOperands(); ++lossIndex)
     if ((scores = scoresOfLoss(returnOp.getOperand(lossIndex))))
       break;
-  if (!scores) {
-    error = "no result of 'forward' is a softmax cross-entropy or negative "
-            "log-likelihood loss, whose class scores accuracy needs";
-    return failure();
-  }
+  if (!scores)
+    return returnOp.emitOpError(
+        "returns no softmax cross-entropy or negative log-likelihood loss, "
+        "whose class scores accuracy needs");
   auto scoresType = cast<RankedTensorType>(scores.getType());
-  if (scoresType.getRank() != 2 || !scoresType.hasStaticShape()) {
-    llvm::raw_string_ostream os(error);
-    os << "the loss's class scores are " << scoresType
-       << "; accuracy needs a static batch x classes shape";
-    return failure();
-  }
+  if (scoresType.getRank() != 2 || !scoresType.hasStaticShape())
+    return returnOp.getOperand(lossIndex)
+               .getDefiningOp()
+               ->emitOpError("has class scores of type ")
+           << scoresType << "; accuracy needs a static batch x classes shape";
 
   OpBuilder builder(forward);
   builder.setInsertionPointAfter(forward);
@@ -75,10 +76,17 @@ LogicalResult mlir::gs::addEvalStep(ModuleOp module, std::string &error) {
   if (failed(eval.insertResult(
           index, evalScores.getType(),
           builder.getDictionaryAttr(builder.getNamedAttr(
-              "onnx.name", builder.getStringAttr("scores")))))) {
-    error = "cannot add the scores result to 'eval_step'";
-    return failure();
-  }
+              "onnx.name", builder.getStringAttr("scores"))))))
+    return eval.emitOpError("cannot take the class scores as a result");
   evalReturn->insertOperands(index, evalScores);
   return success();
 }
+
+namespace {
+struct AddEvalStepPass : mlir::gs::impl::AddEvalStepBase<AddEvalStepPass> {
+  void runOnOperation() override {
+    if (failed(addEvalStep(getOperation())))
+      signalPassFailure();
+  }
+};
+} // namespace

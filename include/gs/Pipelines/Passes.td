@@ -54,6 +54,20 @@ def FuseElementwise : Pass<"gs-fuse-elementwise"> {
   ];
 }
 
+def AddEvalStep : Pass<"gs-add-eval-step", "::mlir::ModuleOp"> {
+  let summary = "Add eval_step: forward returning its class scores too";
+  let description = [{
+    Adds `eval_step`, a copy of `forward` that also returns the class scores
+    (batch x classes) its loss is computed from (the logits of a softmax
+    cross-entropy, the log-probabilities of a negative log-likelihood), so
+    that a runtime can count correct predictions. It changes no parameter:
+    the `gs.param.write`s of `forward` (batch-norm running statistics,
+    random-number state) are left out. A module without `forward`, with an
+    `eval_step` already, or whose `forward` returns no such loss is an
+    error at the op concerned.
+  }];
+}
+
 def CPUKernelSchedule : Pass<"gs-cpu-kernel-schedule", "::mlir::ModuleOp"> {
   let summary = "Tile and vectorize contractions for the host CPU";
   let description = [{

@@ -174,8 +174,9 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
 void buildTrainPipeline(OpPassManager &pm, const TrainPipelineOptions &options);
 
 /// Adds `eval_step`, a copy of `forward` that also returns the class scores
-/// (batch x classes) its loss is computed from. Sets `error` on failure.
-LogicalResult addEvalStep(ModuleOp module, std::string &error);
+/// (batch x classes) its loss is computed from (gs-add-eval-step). Reports
+/// why it cannot as an error at the op concerned.
+LogicalResult addEvalStep(ModuleOp module);
 
 /// Registers `gs-lower-to-llvm-cpu`, `gs-train` and the passes the
 /// pipelines use.
