@@ -35,8 +35,11 @@ else:
 # `%link_cc` links C programs against the runtime library the same way.
 if getattr(config, "gs_link_cxx", ""):
     config.environment["CXX"] = config.gs_link_cxx
+    # UBSan's vptr checks in the C++ runtime library need its C++ part.
     config.substitutions.append(
-        ("%link_cc", "clang -fsanitize=address,undefined"))
+        ("%link_cc", "clang -fsanitize=address,undefined "
+         "-fsanitize-link-c++-runtime"))
+    config.available_features.add("sanitizers")
 else:
     config.substitutions.append(("%link_cc", "cc"))
 
