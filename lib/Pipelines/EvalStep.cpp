@@ -56,9 +56,8 @@ LogicalResult mlir::gs::addEvalStep(ModuleOp module) {
         "whose class scores accuracy needs");
   auto scoresType = cast<RankedTensorType>(scores.getType());
   if (scoresType.getRank() != 2 || !scoresType.hasStaticShape())
-    return returnOp.getOperand(lossIndex)
-               .getDefiningOp()
-               ->emitOpError("has class scores of type ")
+    return returnOp.getOperand(lossIndex).getDefiningOp()->emitOpError(
+               "has class scores of type ")
            << scoresType << "; accuracy needs a static batch x classes shape";
 
   OpBuilder builder(forward);

@@ -34,9 +34,10 @@ GradientScalingOptions gradientScalingOptions(const TrainPipelineOptions &o) {
 
 LossScalingOptions lossScalingOptions(const TrainPipelineOptions &o) {
   LossScalingOptions scaling;
-  scaling.mode = o.scaling == ScalingMethod::Fixed     ? LossScalingMode::Fixed
-                 : o.scaling == ScalingMethod::Dynamic ? LossScalingMode::Dynamic
-                                                       : LossScalingMode::None;
+  scaling.mode = o.scaling == ScalingMethod::Fixed ? LossScalingMode::Fixed
+                 : o.scaling == ScalingMethod::Dynamic
+                     ? LossScalingMode::Dynamic
+                     : LossScalingMode::None;
   scaling.scale = o.lossScale;
   scaling.initScale = o.initScale;
   scaling.growthFactor = o.growthFactor;

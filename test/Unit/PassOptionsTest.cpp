@@ -78,8 +78,8 @@ TEST(PassOptions, EveryChoiceHasItsNameInTheParser) {
         "relu-mask=always}",
         "gs-loss-scaling{mode=fixed}"}) {
     PassManager pm(&context);
-    ASSERT_TRUE(succeeded(parsePassPipeline(
-        std::string("builtin.module(") + text + ")", pm)))
+    ASSERT_TRUE(succeeded(
+        parsePassPipeline(std::string("builtin.module(") + text + ")", pm)))
         << text;
     std::string printed;
     llvm::raw_string_ostream os(printed);

@@ -80,12 +80,10 @@ static cl::opt<int64_t>
     interval("interval",
              cl::desc("--scaling=gs: recompute the scales every N steps"),
              cl::init(1), cl::cat(compileCategory));
-static cl::opt<gs::ScaleModel>
-    castModel("cast-model",
-              cl::desc("--scaling=gs: the model at FP32->FP16 casts"),
-              cl::init(gs::ScaleModel::log_normal),
-              gs::scaleModelValues(/*withHalfNormal=*/false),
-              cl::cat(compileCategory));
+static cl::opt<gs::ScaleModel> castModel(
+    "cast-model", cl::desc("--scaling=gs: the model at FP32->FP16 casts"),
+    cl::init(gs::ScaleModel::log_normal),
+    gs::scaleModelValues(/*withHalfNormal=*/false), cl::cat(compileCategory));
 enum class Emit { MLIR, LLVM, Object, Library, Executable };
 static cl::opt<Emit> emit(
     "emit", cl::desc("What to write"), cl::init(Emit::Executable),
@@ -425,8 +423,8 @@ int main(int argc, char **argv) {
     if (succeeded(gs::addEvalStep(*module)))
       entries.push_back("eval_step");
     else if (emit == Emit::Executable || emit == Emit::Library)
-      llvm::errs() << "gs-compile: note: no eval_step, so no accuracy: "
-                   << why << "\n";
+      llvm::errs() << "gs-compile: note: no eval_step, so no accuracy: " << why
+                   << "\n";
   }
   if (failed(gs_compile::describeModel(*module, entries, spec, error)) ||
       failed(onnxBytes(spec.onnx, error)))

@@ -70,10 +70,10 @@ static void hideLibraryFlags() {
   for (auto &entry : llvm::cl::getRegisteredOptions()) {
     llvm::cl::Option *option = entry.second;
     // --help, --version and the like stay.
-    bool generic = llvm::is_contained(
-        {"help", "help-list", "help-hidden", "help-list-hidden", "version",
-         "print-options", "print-all-options"},
-        entry.first);
+    bool generic = llvm::is_contained({"help", "help-list", "help-hidden",
+                                       "help-list-hidden", "version",
+                                       "print-options", "print-all-options"},
+                                      entry.first);
     if (!generic && option->getOptionHiddenFlag() == llvm::cl::NotHidden)
       option->setHiddenFlag(llvm::cl::Hidden);
   }

@@ -121,8 +121,7 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
 
   // gs-loss-scaling (scaling=fixed, dynamic, none).
   PassOptions::Option<double> lossScale{
-      *this, "loss-scale",
-      llvm::cl::desc("scaling=fixed: the loss scale"),
+      *this, "loss-scale", llvm::cl::desc("scaling=fixed: the loss scale"),
       llvm::cl::init(LossScalingOptions().scale)};
   PassOptions::Option<double> initScale{
       *this, "init-scale",

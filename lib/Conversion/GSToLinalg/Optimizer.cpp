@@ -34,10 +34,9 @@ struct OptimizerStepLowering : OpConversionPattern<OptimizerStepOp> {
 
     // Step-dependent scalars.
     Value rate = lr, beta1 = Value();
-    if (auto momentum = dyn_cast<MomentumAttr>(rule))
-    // Operands are named one by one below and in the update (C++ leaves
-    // the evaluation order of arguments unspecified, and with it the order
-    // of the ops they create).
+    // Operands are named one by one below and in the update (C++ leaves the
+    // evaluation order of arguments unspecified, and with it the order of
+    // the ops they create).
     if (auto momentum = dyn_cast<MomentumAttr>(rule)) {
       Value beta = s.c(d(momentum.getBeta()));
       beta1 = s.select(started, beta, s.c(1.0));

@@ -178,11 +178,11 @@ scatterToWindows(OpBuilder &b, Location loc, RankedTensorType inType,
               Value k = linalg::IndexOp::create(nb, l, 2 + rank + i);
               // Named one by one: argument evaluation order is unspecified.
               Value position = linalg::IndexOp::create(nb, l, 2 + i);
-              Value padded = arith::AddIOp::create(nb, l, position,
-                                                   constant(g.padsBegin[i]));
+              Value inPadded = arith::AddIOp::create(nb, l, position,
+                                                     constant(g.padsBegin[i]));
               Value offset =
                   arith::MulIOp::create(nb, l, k, constant(g.dilations[i]));
-              Value shifted = arith::SubIOp::create(nb, l, padded, offset);
+              Value shifted = arith::SubIOp::create(nb, l, inPadded, offset);
               Value stride = constant(g.strides[i]);
               Value o = arith::DivSIOp::create(nb, l, shifted, stride);
               Value notBefore =
@@ -344,8 +344,8 @@ struct MaxPoolGradLowering : OpConversionPattern<MaxPoolGradOp> {
               arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, x, best);
           Value tie =
               arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, x, best);
-          Value before =
-              arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, at, bestAt);
+          Value before = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult,
+                                               at, bestAt);
           Value tieBefore = arith::AndIOp::create(b, l, tie, before);
           Value wins = arith::OrIOp::create(b, l, greater, tieBefore);
           linalg::YieldOp::create(

@@ -138,8 +138,9 @@ static Value nllLoss(OpBuilder &b, Location loc, Value logp, Value target,
         // Targets outside [0, C) read class 0 (and ignored ones weigh 0).
         Value notBelow = arith::CmpIOp::create(
             nb, l, arith::CmpIPredicate::sge, t, scalarConstant(nb, l, idx, 0));
-        Value below = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, t,
-                                            scalarConstant(nb, l, idx, classes));
+        Value below =
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, t,
+                                  scalarConstant(nb, l, idx, classes));
         Value inRange = arith::AndIOp::create(nb, l, notBelow, below);
         Value cls = arith::SelectOp::create(nb, l, inRange, t,
                                             scalarConstant(nb, l, idx, 0));

@@ -102,6 +102,8 @@ private:
         ranks.try_emplace(node.output(output), *rank);
     };
     llvm::StringRef op = node.op_type();
+    // Op tables, a line per row.
+    // clang-format off
     bool sameAsInput =
         llvm::StringSwitch<bool>(op)
             .Cases({"Abs", "Ceil", "Celu", "Clip", "Cos", "Elu", "Erf", "Exp",
@@ -135,6 +137,7 @@ private:
                     "BitShift"},
                    true)
             .Default(false);
+    // clang-format on
     if (broadcast) {
       int64_t rank = 0;
       for (int i = 0; i < node.input_size(); ++i) {

@@ -158,8 +158,7 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
     Value grownScale = arith::MulFOp::create(b, loc, alpha, f32(growthFactor));
     Value grown = arith::SelectOp::create(b, loc, grow, grownScale, alpha);
     Value backedOff = arith::MulFOp::create(b, loc, alpha, f32(backoffFactor));
-    Value newScale =
-        arith::SelectOp::create(b, loc, finite, grown, backedOff);
+    Value newScale = arith::SelectOp::create(b, loc, finite, grown, backedOff);
     Value goodIfFinite =
         arith::SelectOp::create(b, loc, grow, i64(0), nextGood);
     Value newGood =
