@@ -220,17 +220,14 @@ OwningOpRef<ModuleOp> loadModel(llvm::StringRef path, MLIRContext &context,
 }
 
 /// Whether the flag `name` (registered by libMLIR) was given.
-/// (UBSan's vptr check cannot see the dynamic type of options that the
-/// uninstrumented libMLIR constructed, so it is off here and below.)
-__attribute__((no_sanitize("vptr"))) bool givenOnCommandLine(StringRef name) {
+bool givenOnCommandLine(StringRef name) {
   cl::Option *option = cl::getRegisteredOptions().lookup(name);
   return option && option->getNumOccurrences();
 }
 
 /// Shows MLIR's debugging flags (--mlir-print-ir-after-all, --mlir-timing,
 /// ...) in --help next to gs-compile's own.
-__attribute__((no_sanitize("vptr"))) void
-showMLIRFlags(cl::OptionCategory &category) {
+void showMLIRFlags(cl::OptionCategory &category) {
   for (auto &entry : cl::getRegisteredOptions())
     if (entry.first.starts_with("mlir-"))
       entry.second->addCategory(category);

@@ -66,9 +66,7 @@ static LogicalResult runOnOnnx(StringRef inputFilename,
 /// before main: LLVM's backend and optimizer flags, which libLLVM registers
 /// when it is loaded. The flags of gs-opt, MLIR and the passes are
 /// registered afterwards and stay visible.
-/// (UBSan's vptr check cannot see the dynamic type of options that the
-/// uninstrumented libLLVM constructed, so it is off here.)
-__attribute__((no_sanitize("vptr"))) static void hideLibraryFlags() {
+static void hideLibraryFlags() {
   for (auto &entry : llvm::cl::getRegisteredOptions()) {
     llvm::cl::Option *option = entry.second;
     // --help, --version and the like stay.
