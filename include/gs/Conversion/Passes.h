@@ -10,6 +10,21 @@ class ModuleOp;
 namespace arith {
 class ArithDialect;
 } // namespace arith
+namespace func {
+class FuncDialect;
+} // namespace func
+namespace gpu {
+class GPUDialect;
+} // namespace gpu
+namespace nvgpu {
+class NVGPUDialect;
+} // namespace nvgpu
+namespace scf {
+class SCFDialect;
+} // namespace scf
+namespace vector {
+class VectorDialect;
+} // namespace vector
 namespace bufferization {
 class BufferizationDialect;
 } // namespace bufferization

@@ -49,4 +49,81 @@ def ConvertGSParamsToMemRef
   ];
 }
 
+def GPUGemmKernel : Pass<"gs-gpu-gemm-kernel", "::mlir::ModuleOp"> {
+  let summary = "Add a fused FP16 Tensor Core GEMM kernel to the module";
+  let description = [{
+    Adds the function `@<name>` that computes C = f16(epilogue(scale * A B))
+    for row-major f16 A (m x k) and B (k x n) on mma.sync.m16n8k16 with f32
+    accumulators, as gpu.launch ops: 64 x 64 x 32 thread-block tiles of four
+    warps, cp.async (16-byte rows) or guarded copies into padded shared
+    memory, ldmatrix fragments. The epilogue, on the accumulator registers,
+    scales, adds the bias, applies the ReLU mask, casts to f16 and gathers
+    the statistics of gs.grad_stats and gs.cast_stats of the values it
+    casts: reduced through warp shuffles and shared memory to one partial
+    per thread block, summed in block order by a second launch, so that the
+    result is deterministic. See docs/GPU.md.
+
+    With `entry`, also `@<name>_entry`, a tensor-level function calling it,
+    that gs-run can execute once gs-emulate-gpu has made the kernel CPU code.
+  }];
+  let options = [
+    Option<"kernelName", "name", "std::string", "\"gemm\"",
+           "Name of the kernel function">,
+    Option<"m", "m", "int64_t", "0", "Rows of A and C">,
+    Option<"n", "n", "int64_t", "0", "Columns of B and C">,
+    Option<"k", "k", "int64_t", "0", "Columns of A, rows of B">,
+    Option<"bias", "bias", "bool", "false",
+           "Add a per-column f32 bias (memref<n x f32>)">,
+    Option<"reluMask", "relu-mask", "bool", "false",
+           "Zero C where a forward ReLU output (memref<m x n x f16>) is <= 0">,
+    Option<"entry", "entry", "bool", "false",
+           "Also add the tensor-level @<name>_entry">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::nvgpu::NVGPUDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def EmulateGPU : Pass<"gs-emulate-gpu", "::mlir::ModuleOp"> {
+  let summary = "Run gpu.launch kernels on the CPU, warp-level operations "
+                "emulated";
+  let description = [{
+    Rewrites every gpu.launch into CPU code with the same results: thread
+    blocks one after another; inside a block, the code between barriers and
+    warp-level operations as loops over the threads, with per-thread
+    buffers for the values that cross them; nvgpu.mma.sync (m16n8k16, f16 x
+    f16 -> f32), nvgpu.ldmatrix and gpu.shuffle as loops over the 32 lanes
+    of each warp that gather and scatter registers by the fragment layouts
+    of the PTX ISA; cp.async as a synchronous copy. mma.sync accumulates
+    with one f32 fma per product in k order.
+
+    Barriers and warp-level operations must be reached by every thread of
+    the block (nested only in scf.for loops with uniform bounds); thread
+    blocks must be one-dimensional with constant sizes.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def DumpGPUBinaries : Pass<"gs-dump-gpu-binaries", "::mlir::ModuleOp"> {
+  let summary = "Write the objects of each gpu.binary to files";
+  let description = [{
+    Writes each object of each `gpu.binary` (from gpu-module-to-binary) to
+    `<output-dir>/<binary>.<chip>.<ptx|cubin|fatbin|bc>` (a file that cannot
+    be written completely is removed), for ptxas, cuobjdump or a host
+    program. The IR is left as it is.
+  }];
+  let options = [
+    Option<"outputDir", "output-dir", "std::string", "\".\"",
+           "Directory for the files (must exist)">
+  ];
+}
+
 #endif // GS_CONVERSION_PASSES_TD

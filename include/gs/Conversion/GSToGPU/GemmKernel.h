@@ -1,0 +1,76 @@
+//===- GemmKernel.h - Fused FP16 Tensor Core GEMM kernels -------*- C++ -*-===//
+//
+// A GEMM C = f16(epilogue(scale * A B)) on mma.sync.m16n8k16 (f16 x f16 ->
+// f32) whose epilogue also gathers the statistics gs.grad_stats and
+// gs.cast_stats compute of the f32 values it casts. It is built as a
+// func.func around gpu.launch ops: gpu-kernel-outlining and the NVVM
+// pipeline make it a CUDA kernel; gs-emulate-gpu runs the same IR on the
+// CPU.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GS_CONVERSION_GSTOGPU_GEMMKERNEL_H
+#define GS_CONVERSION_GSTOGPU_GEMMKERNEL_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <cstdint>
+#include <string>
+
+namespace mlir::gs::tensorcore {
+
+/// The per-thread-block partial statistics, f32 each, in this order.
+enum PartialStat : int64_t {
+  PartialSum,
+  PartialSumOfSquares,
+  PartialMaxAbs,
+  PartialNonzero,
+  PartialSumOfLogs,
+  PartialSumOfSquaredLogs,
+  PartialCastNonzero,
+  PartialFlushed,
+  PartialSubnormal,
+  PartialOverflow,
+  NumPartialStats
+};
+
+struct GemmKernelConfig {
+  std::string name = "gemm";
+  /// C is m x n, A m x k, B k x n, all row-major.
+  int64_t m = 0, n = 0, k = 0;
+  /// Adds a bias: memref<n x f32>, one per column.
+  bool bias = false;
+  /// Zeroes C where a memref<m x n x f16> (the forward ReLU output) is <= 0.
+  bool reluMask = false;
+  /// The thread-block tile and the warps that share it.
+  int64_t blockM = 64, blockN = 64, blockK = 32;
+  int64_t warpsM = 2, warpsN = 2;
+
+  int64_t gridM() const { return (m + blockM - 1) / blockM; }
+  int64_t gridN() const { return (n + blockN - 1) / blockN; }
+  int64_t numBlocks() const { return gridM() * gridN(); }
+  int64_t numThreads() const { return 32 * warpsM * warpsN; }
+};
+
+/// Builds, at `builder`'s insertion point, the kernel function
+///   @name(%A: memref<m x k x f16>, %B: memref<k x n x f16>,
+///         %scale: memref<1xf32>, [%bias], [%mask],
+///         %C: memref<m x n x f16>,
+///         %partials: memref<numBlocks x NumPartialStats x f32>,
+///         %grad_stats: memref<7xf64>, %cast_stats: memref<4xi64>)
+/// %grad_stats and %cast_stats are laid out as the CPU lowering of
+/// !gs.stats and gs.cast_stats. Fails (with a diagnostic at `loc`) on a
+/// configuration the kernel cannot run.
+FailureOr<func::FuncOp> buildGemmKernel(OpBuilder &builder, Location loc,
+                                        const GemmKernelConfig &config);
+
+/// A tensor-level entry `@<name>_entry(A, B, scale, [bias], [mask]) -> (C,
+/// grad_stats, cast_stats)` that calls the kernel function: what gs-run
+/// executes in the tests.
+func::FuncOp buildGemmKernelEntry(OpBuilder &builder, Location loc,
+                                  const GemmKernelConfig &config,
+                                  func::FuncOp kernel);
+
+} // namespace mlir::gs::tensorcore
+
+#endif // GS_CONVERSION_GSTOGPU_GEMMKERNEL_H

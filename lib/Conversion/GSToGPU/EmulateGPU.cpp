@@ -1,0 +1,743 @@
+//===- EmulateGPU.cpp - Run gpu.launch kernels on the CPU ------*- C++ -*-===//
+//
+// The CPU execution of a GPU kernel, for testing the kernels on machines
+// without a GPU. Thread blocks run one after another. Inside a block, the
+// warp-level operations (mma.sync, ldmatrix, shuffles) and barriers split
+// the kernel into phases; each phase between them becomes a loop over the
+// block's threads, a value a thread carries from one phase to another goes
+// through a per-thread buffer, and each warp-level operation becomes a loop
+// over the 32 lanes that gathers their registers with the fragment layouts
+// (FragmentLayout.h) and computes what the PTX ISA defines. cp.async is a
+// synchronous copy.
+//
+// The warp-level operations and barriers must be reached by every thread:
+// they may be nested in scf.for loops with uniform bounds, not in other
+// control flow.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gs/Conversion/GSToGPU/FragmentLayout.h"
+#include "gs/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::gs {
+#define GEN_PASS_DEF_EMULATEGPU
+#include "gs/Conversion/Passes.h.inc"
+} // namespace mlir::gs
+
+using namespace mlir;
+using namespace mlir::gs;
+using namespace mlir::gs::tensorcore;
+
+namespace {
+bool isWarpLevel(Operation *op) {
+  return isa<gpu::BarrierOp, gpu::ShuffleOp, nvgpu::LdMatrixOp,
+             nvgpu::MmaSyncOp>(op);
+}
+
+bool containsWarpLevel(Operation *op) {
+  return op
+      ->walk([](Operation *nested) {
+        return isWarpLevel(nested) ? WalkResult::interrupt()
+                                   : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+class LaunchEmulator {
+public:
+  LaunchEmulator(gpu::LaunchOp launch) : launch(launch), b(launch) {}
+
+  LogicalResult run();
+
+private:
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc(), v); }
+  Location loc() { return launch.getLoc(); }
+
+  LogicalResult checkStructure();
+  void hoistConstants();
+  void lowerAsyncCopies();
+  LogicalResult demoteLoopCarriedValues(scf::ForOp loop);
+  LogicalResult emulateBlock(Block *block);
+  LogicalResult flushPhase(ArrayRef<Operation *> phase);
+  /// Emulates `op` and erases it; returns the op that followed it.
+  FailureOr<Operation *> emulateWarpLevel(Operation *op);
+  void emulateShuffle(gpu::ShuffleOp op);
+  void emulateLdMatrix(nvgpu::LdMatrixOp op);
+  void emulateMma(nvgpu::MmaSyncOp op);
+
+  /// A buffer of one `type` per thread, on the stack of the launch's
+  /// function.
+  FailureOr<Value> threadBuffer(Type type, Operation *forOp);
+  /// `value` as seen by thread `thread`.
+  Value valueOfThread(Value value, Value thread);
+  /// Stores each thread's result of a warp-level op; its other users load
+  /// it back.
+  Value resultBuffer(Value result);
+  /// Loads `value` from its buffer before each user that is not
+  /// warp-level; the warp-level users read the buffer when emulated.
+  void loadBeforeUsers(Value value, Value buffer);
+  /// Redirects the warp-level users of `value` to a placeholder that
+  /// stands for `buffer`.
+  void redirectWarpLevelUsers(Value value, Value buffer);
+  /// The loops over the warps and the lanes of each.
+  void forEachLane(function_ref<void(Value warp, Value lane, Value thread)>
+                       body);
+
+  gpu::LaunchOp launch;
+  OpBuilder b;
+  int64_t numThreads = 0;
+  int64_t grid[3] = {1, 1, 1};
+  DenseMap<Value, Value> buffers;
+  SmallVector<Operation *> placeholders;
+};
+} // namespace
+
+LogicalResult LaunchEmulator::checkStructure() {
+  auto constant = [](Value v) { return getConstantIntValue(v); };
+  gpu::KernelDim3 gridSize = launch.getGridSizeOperandValues();
+  gpu::KernelDim3 blockSize = launch.getBlockSizeOperandValues();
+  std::optional<int64_t> sizes[] = {
+      constant(gridSize.x),  constant(gridSize.y),  constant(gridSize.z),
+      constant(blockSize.x), constant(blockSize.y), constant(blockSize.z)};
+  if (llvm::any_of(sizes, [](auto s) { return !s; }))
+    return launch.emitOpError("is emulated only with constant grid and block "
+                              "sizes");
+  if (*sizes[4] != 1 || *sizes[5] != 1)
+    return launch.emitOpError("is emulated only with one-dimensional thread "
+                              "blocks");
+  if (launch.hasClusterSize() || launch.getAsyncToken() ||
+      !launch.getPrivateAttributions().empty())
+    return launch.emitOpError("is emulated only without clusters, async "
+                              "tokens and private attributions");
+  for (int i = 0; i < 3; ++i)
+    grid[i] = *sizes[i];
+  numThreads = *sizes[3];
+  bool warpLevel = containsWarpLevel(launch);
+  if (warpLevel && numThreads % kLanesPerWarp != 0)
+    return launch.emitOpError("uses warp-level operations with ")
+           << numThreads << " threads per block, not whole warps";
+
+  WalkResult result = launch.getBody().walk([&](Operation *op) {
+    if (!isWarpLevel(op))
+      return WalkResult::advance();
+    for (Operation *parent = op->getParentOp(); parent != launch;
+         parent = parent->getParentOp()) {
+      auto loop = dyn_cast<scf::ForOp>(parent);
+      if (!loop) {
+        op->emitOpError("is emulated only where every thread reaches it: "
+                        "nested in scf.for loops, not in '")
+            << parent->getName() << "'";
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+/// Constants are uniform: defined before the launch, every phase sees them.
+void LaunchEmulator::hoistConstants() {
+  SmallVector<Operation *> constants;
+  launch.getBody().walk([&](Operation *op) {
+    if (op->hasTrait<OpTrait::ConstantLike>())
+      constants.push_back(op);
+  });
+  for (Operation *op : constants)
+    op->moveBefore(launch);
+}
+
+/// cp.async copies `dstElements` elements, those past `srcElements`
+/// zero-filled; here it completes at once, and its groups and waits are
+/// no-ops.
+void LaunchEmulator::lowerAsyncCopies() {
+  SmallVector<nvgpu::DeviceAsyncWaitOp> waits;
+  SmallVector<nvgpu::DeviceAsyncCreateGroupOp> groups;
+  SmallVector<nvgpu::DeviceAsyncCopyOp> copies;
+  launch.getBody().walk([&](Operation *op) {
+    if (auto wait = dyn_cast<nvgpu::DeviceAsyncWaitOp>(op))
+      waits.push_back(wait);
+    else if (auto group = dyn_cast<nvgpu::DeviceAsyncCreateGroupOp>(op))
+      groups.push_back(group);
+    else if (auto copy = dyn_cast<nvgpu::DeviceAsyncCopyOp>(op))
+      copies.push_back(copy);
+  });
+  for (auto wait : waits)
+    wait.erase();
+  for (auto group : groups)
+    group.erase();
+  for (auto copy : copies) {
+    OpBuilder cb(copy);
+    Location l = copy.getLoc();
+    int64_t count = copy.getDstElements().getZExtValue();
+    Value total = arith::ConstantIndexOp::create(cb, l, count);
+    Value sourceCount = copy.getSrcElements() ? copy.getSrcElements() : total;
+    Type element = copy.getDst().getType().getElementType();
+    Value zero = arith::ConstantOp::create(cb, l, cb.getZeroAttr(element));
+    Value lower = arith::ConstantIndexOp::create(cb, l, 0);
+    Value step = arith::ConstantIndexOp::create(cb, l, 1);
+    scf::ForOp::create(
+        cb, l, lower, total, step, ValueRange{},
+        [&](OpBuilder &nb, Location nl, Value e, ValueRange) {
+          Value read = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ult,
+                                             e, sourceCount);
+          auto value = scf::IfOp::create(
+              nb, nl, read,
+              [&](OpBuilder &tb, Location tl) {
+                SmallVector<Value> at(copy.getSrcIndices());
+                at.back() = arith::AddIOp::create(tb, tl, at.back(), e);
+                Value loaded =
+                    memref::LoadOp::create(tb, tl, copy.getSrc(), at);
+                scf::YieldOp::create(tb, tl, loaded);
+              },
+              [&](OpBuilder &eb, Location el) {
+                scf::YieldOp::create(eb, el, zero);
+              });
+          SmallVector<Value> at(copy.getDstIndices());
+          at.back() = arith::AddIOp::create(nb, nl, at.back(), e);
+          memref::StoreOp::create(nb, nl, value.getResult(0), copy.getDst(),
+                                  at);
+          scf::YieldOp::create(nb, nl);
+        });
+    copy.erase();
+  }
+}
+
+FailureOr<Value> LaunchEmulator::threadBuffer(Type type, Operation *forOp) {
+  if (!type.isIntOrIndexOrFloat() && !isa<VectorType>(type))
+    return forOp->emitOpError("is emulated only if the values that cross a "
+                              "barrier or warp-level operation are scalars or "
+                              "vectors, not ")
+           << type;
+  OpBuilder ab(launch);
+  Value buffer = memref::AllocaOp::create(
+      ab, loc(), MemRefType::get({numThreads}, type));
+  return buffer;
+}
+
+Value LaunchEmulator::valueOfThread(Value value, Value thread) {
+  auto it = buffers.find(value);
+  if (it == buffers.end())
+    return value; // uniform
+  return memref::LoadOp::create(b, loc(), it->second, ValueRange{thread});
+}
+
+void LaunchEmulator::redirectWarpLevelUsers(Value value, Value buffer) {
+  Value placeholder;
+  for (OpOperand &use : llvm::make_early_inc_range(value.getUses())) {
+    if (!isWarpLevel(use.getOwner()))
+      continue;
+    if (!placeholder) {
+      OpBuilder pb(launch);
+      auto cast = UnrealizedConversionCastOp::create(
+          pb, loc(), value.getType(), ValueRange{});
+      placeholders.push_back(cast);
+      placeholder = cast.getResult(0);
+      buffers[placeholder] = buffer;
+    }
+    use.set(placeholder);
+  }
+}
+
+void LaunchEmulator::loadBeforeUsers(Value value, Value buffer) {
+  redirectWarpLevelUsers(value, buffer);
+  for (OpOperand &use : llvm::make_early_inc_range(value.getUses())) {
+    Operation *user = use.getOwner();
+    OpBuilder ub(user);
+    Value thread = gpu::ThreadIdOp::create(ub, user->getLoc(),
+                                           gpu::Dimension::x);
+    Value loaded = memref::LoadOp::create(ub, user->getLoc(), buffer,
+                                          ValueRange{thread});
+    use.set(loaded);
+  }
+}
+
+Value LaunchEmulator::resultBuffer(Value result) {
+  // The types of warp-level results are scalars and vectors.
+  Value buffer = *threadBuffer(result.getType(), result.getDefiningOp());
+  buffers[result] = buffer;
+  return buffer;
+}
+
+/// A loop-carried value of a loop with warp-level operations lives in a
+/// per-thread buffer instead, so that the loop body can be split.
+LogicalResult LaunchEmulator::demoteLoopCarriedValues(scf::ForOp loop) {
+  for (Operation &op : *loop.getBody())
+    if (auto inner = dyn_cast<scf::ForOp>(op))
+      if (containsWarpLevel(inner) && failed(demoteLoopCarriedValues(inner)))
+        return failure();
+  if (loop.getNumRegionIterArgs() == 0)
+    return success();
+  Location l = loop.getLoc();
+  SmallVector<Value> slots;
+  for (Value init : loop.getInitArgs()) {
+    FailureOr<Value> slot = threadBuffer(init.getType(), loop);
+    if (failed(slot))
+      return failure();
+    slots.push_back(*slot);
+  }
+  OpBuilder lb(loop);
+  Value thread = gpu::ThreadIdOp::create(lb, l, gpu::Dimension::x);
+  for (auto [init, slot] : llvm::zip_equal(loop.getInitArgs(), slots))
+    memref::StoreOp::create(lb, l, init, slot, ValueRange{thread});
+  auto demoted = scf::ForOp::create(lb, l, loop.getLowerBound(),
+                                    loop.getUpperBound(), loop.getStep());
+  Block *body = demoted.getBody();
+  OpBuilder bb = OpBuilder::atBlockBegin(body);
+  Value bodyThread = gpu::ThreadIdOp::create(bb, l, gpu::Dimension::x);
+  SmallVector<Value> carried;
+  for (Value slot : slots)
+    carried.push_back(
+        memref::LoadOp::create(bb, l, slot, ValueRange{bodyThread}));
+  Block *old = loop.getBody();
+  loop.getInductionVar().replaceAllUsesWith(demoted.getInductionVar());
+  for (auto [arg, value] : llvm::zip_equal(loop.getRegionIterArgs(), carried))
+    arg.replaceAllUsesWith(value);
+  auto yield = cast<scf::YieldOp>(old->getTerminator());
+  OpBuilder yb(yield);
+  Value yieldThread = gpu::ThreadIdOp::create(yb, l, gpu::Dimension::x);
+  for (auto [value, slot] : llvm::zip_equal(yield.getOperands(), slots))
+    memref::StoreOp::create(yb, l, value, slot, ValueRange{yieldThread});
+  yield.erase();
+  body->getOperations().splice(std::prev(body->end()), old->getOperations());
+  OpBuilder ab(loop);
+  ab.setInsertionPointAfter(loop);
+  Value afterThread = gpu::ThreadIdOp::create(ab, l, gpu::Dimension::x);
+  for (auto [result, slot] : llvm::zip_equal(loop.getResults(), slots))
+    result.replaceAllUsesWith(
+        memref::LoadOp::create(ab, l, slot, ValueRange{afterThread}));
+  loop.erase();
+  return success();
+}
+
+/// Wraps `phase` (consecutive ops of one block) in a loop over the threads.
+LogicalResult LaunchEmulator::flushPhase(ArrayRef<Operation *> phase) {
+  if (phase.empty())
+    return success();
+  b.setInsertionPoint(phase.front());
+  Location l = phase.front()->getLoc();
+  Value lower = index(0);
+  Value upper = index(numThreads);
+  Value step = index(1);
+  auto loop = scf::ForOp::create(b, l, lower, upper, step);
+  Block *body = loop.getBody();
+  for (Operation *op : phase)
+    op->moveBefore(body->getTerminator());
+  Value thread = loop.getInductionVar();
+
+  // A thread id used after the phase is read again there.
+  for (Operation *op : phase)
+    if (isa<gpu::ThreadIdOp, gpu::LaneIdOp>(op))
+      for (OpOperand &use : llvm::make_early_inc_range(op->getUses())) {
+        if (loop->isProperAncestor(use.getOwner()))
+          continue;
+        OpBuilder ub(use.getOwner());
+        use.set(ub.clone(*op)->getResult(0));
+      }
+
+  // Values used after the phase go through a per-thread buffer.
+  for (Operation *op : phase)
+    for (Value result : op->getResults()) {
+      bool escapes = llvm::any_of(result.getUsers(), [&](Operation *user) {
+        return !loop->isProperAncestor(user);
+      });
+      if (!escapes)
+        continue;
+      FailureOr<Value> buffer = threadBuffer(result.getType(), op);
+      if (failed(buffer))
+        return failure();
+      OpBuilder sb(op);
+      sb.setInsertionPointAfter(op);
+      memref::StoreOp::create(sb, op->getLoc(), result, *buffer,
+                              ValueRange{thread});
+      buffers[result] = *buffer;
+      redirectWarpLevelUsers(result, *buffer);
+      for (OpOperand &use : llvm::make_early_inc_range(result.getUses())) {
+        Operation *user = use.getOwner();
+        if (loop->isProperAncestor(user))
+          continue;
+        OpBuilder ub(user);
+        Value userThread =
+            gpu::ThreadIdOp::create(ub, user->getLoc(), gpu::Dimension::x);
+        use.set(memref::LoadOp::create(ub, user->getLoc(), *buffer,
+                                       ValueRange{userThread}));
+      }
+    }
+
+  // Each thread id of the phase is the loop's.
+  SmallVector<Operation *> ids;
+  loop.walk([&](Operation *op) {
+    if (isa<gpu::ThreadIdOp, gpu::LaneIdOp>(op))
+      ids.push_back(op);
+  });
+  for (Operation *op : ids) {
+    OpBuilder ib(op);
+    Value replacement = thread;
+    if (auto id = dyn_cast<gpu::ThreadIdOp>(op)) {
+      if (id.getDimension() != gpu::Dimension::x)
+        replacement = arith::ConstantIndexOp::create(ib, op->getLoc(), 0);
+    } else {
+      Value lanes = arith::ConstantIndexOp::create(ib, op->getLoc(),
+                                                   kLanesPerWarp);
+      replacement = arith::RemUIOp::create(ib, op->getLoc(), thread, lanes);
+    }
+    op->getResult(0).replaceAllUsesWith(replacement);
+    op->erase();
+  }
+  return success();
+}
+
+LogicalResult LaunchEmulator::emulateBlock(Block *block) {
+  SmallVector<Operation *> phase;
+  Operation *cursor = &block->front();
+  while (cursor != block->getTerminator()) {
+    Operation *next = cursor->getNextNode();
+    if (!isWarpLevel(cursor) && !containsWarpLevel(cursor)) {
+      phase.push_back(cursor);
+      cursor = next;
+      continue;
+    }
+    if (failed(flushPhase(phase)))
+      return failure();
+    phase.clear();
+    if (auto loop = dyn_cast<scf::ForOp>(cursor)) {
+      for (Value bound :
+           {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
+        if (launch.getBody().isAncestor(bound.getParentRegion()) &&
+            !isa<BlockArgument>(bound))
+          return loop.emitOpError("is emulated only with bounds uniform over "
+                                  "the thread block");
+      if (failed(emulateBlock(loop.getBody())))
+        return failure();
+      cursor = next;
+      continue;
+    }
+    // The loads of its results that emulation adds before its users come
+    // next, in the following phase.
+    FailureOr<Operation *> after = emulateWarpLevel(cursor);
+    if (failed(after))
+      return failure();
+    cursor = *after;
+  }
+  return flushPhase(phase);
+}
+
+void LaunchEmulator::forEachLane(
+    function_ref<void(Value warp, Value lane, Value thread)> body) {
+  Value zero = index(0);
+  Value one = index(1);
+  Value warps = index(numThreads / kLanesPerWarp);
+  Value lanes = index(kLanesPerWarp);
+  Value warpSize = index(kLanesPerWarp);
+  auto warpLoop = scf::ForOp::create(b, loc(), zero, warps, one);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(warpLoop.getBody()->getTerminator());
+  Value warp = warpLoop.getInductionVar();
+  auto laneLoop = scf::ForOp::create(b, loc(), zero, lanes, one);
+  b.setInsertionPoint(laneLoop.getBody()->getTerminator());
+  Value lane = laneLoop.getInductionVar();
+  Value base = arith::MulIOp::create(b, loc(), warp, warpSize);
+  Value thread = arith::AddIOp::create(b, loc(), base, lane);
+  body(warp, lane, thread);
+}
+
+FailureOr<Operation *> LaunchEmulator::emulateWarpLevel(Operation *op) {
+  b.setInsertionPoint(op);
+  if (isa<gpu::BarrierOp>(op)) {
+    // The phases already end at it.
+  } else if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op)) {
+    std::optional<int64_t> width = getConstantIntValue(shuffle.getWidth());
+    if (!width || *width != kLanesPerWarp)
+      return shuffle.emitOpError("is emulated only over the whole warp "
+                                 "(width 32)");
+    emulateShuffle(shuffle);
+  } else if (auto load = dyn_cast<nvgpu::LdMatrixOp>(op)) {
+    if (!load.getRes().getType().getElementType().isF16())
+      return load.emitOpError("is emulated only for f16 matrices");
+    emulateLdMatrix(load);
+  } else if (auto mma = dyn_cast<nvgpu::MmaSyncOp>(op)) {
+    std::array<int64_t, 3> shape = mma.getMmaShapeAsArray();
+    if (shape != std::array<int64_t, 3>{16, 8, 16} ||
+        !mma.getMatrixA().getType().getElementType().isF16() ||
+        !mma.getMatrixC().getType().getElementType().isF32())
+      return mma.emitOpError("is emulated only as m16n8k16 with f16 operands "
+                             "and f32 accumulators");
+    emulateMma(mma);
+  }
+  Operation *next = op->getNextNode();
+  op->erase();
+  return next;
+}
+
+/// shfl.sync over 32 lanes: the source lane of each mode, or the lane
+/// itself (and valid = false) outside the warp.
+void LaunchEmulator::emulateShuffle(gpu::ShuffleOp op) {
+  Value valueBuffer = resultBuffer(op.getShuffleResult());
+  Value validBuffer = resultBuffer(op.getValid());
+  Type i32 = b.getI32Type();
+  forEachLane([&](Value warp, Value lane, Value thread) {
+    Location l = op.getLoc();
+    Value offset = valueOfThread(op.getOffset(), thread);
+    Value laneBits = arith::IndexCastOp::create(b, l, i32, lane);
+    Value source;
+    switch (op.getMode()) {
+    case gpu::ShuffleMode::XOR:
+      source = arith::XOrIOp::create(b, l, laneBits, offset);
+      break;
+    case gpu::ShuffleMode::DOWN:
+      source = arith::AddIOp::create(b, l, laneBits, offset);
+      break;
+    case gpu::ShuffleMode::UP:
+      source = arith::SubIOp::create(b, l, laneBits, offset);
+      break;
+    case gpu::ShuffleMode::IDX:
+      source = offset;
+      break;
+    }
+    Value zero = arith::ConstantIntOp::create(b, l, i32, 0);
+    Value size = arith::ConstantIntOp::create(b, l, i32, kLanesPerWarp);
+    Value notNegative =
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, source, zero);
+    Value inside =
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, source, size);
+    Value valid = arith::AndIOp::create(b, l, notNegative, inside);
+    Value chosen = arith::SelectOp::create(b, l, valid, source, laneBits);
+    Value sourceLane =
+        arith::IndexCastOp::create(b, l, b.getIndexType(), chosen);
+    Value warpSize = arith::ConstantIndexOp::create(b, l, kLanesPerWarp);
+    Value base = arith::MulIOp::create(b, l, warp, warpSize);
+    Value sourceThread = arith::AddIOp::create(b, l, base, sourceLane);
+    Value value = valueOfThread(op.getValue(), sourceThread);
+    memref::StoreOp::create(b, l, value, valueBuffer, ValueRange{thread});
+    memref::StoreOp::create(b, l, valid, validBuffer, ValueRange{thread});
+  });
+  loadBeforeUsers(op.getShuffleResult(), valueBuffer);
+  loadBeforeUsers(op.getValid(), validBuffer);
+}
+
+/// ldmatrix: lane 8m + r gives the address of row r of matrix m; each lane
+/// receives element e of matrix m at the coordinate ldmatrixFragment gives.
+void LaunchEmulator::emulateLdMatrix(nvgpu::LdMatrixOp op) {
+  VectorType type = op.getRes().getType();
+  Value resultBuf = resultBuffer(op.getRes());
+  const FragmentLayout &fragment = ldmatrixFragment(op.getTranspose());
+  int64_t numTiles = op.getNumTiles();
+  Value zero = arith::ConstantOp::create(b, op.getLoc(), b.getZeroAttr(type));
+  forEachLane([&](Value warp, Value lane, Value thread) {
+    Location l = op.getLoc();
+    Value warpSize = arith::ConstantIndexOp::create(b, l, kLanesPerWarp);
+    Value base = arith::MulIOp::create(b, l, warp, warpSize);
+    Value result = zero;
+    for (int64_t m = 0; m < numTiles; ++m)
+      for (int64_t e = 0; e < fragment.elementsPerRegister; ++e) {
+        Value row = fragment.row.build(b, l, lane, 0, e);
+        Value col = fragment.col.build(b, l, lane, 0, e);
+        Value first = arith::ConstantIndexOp::create(
+            b, l, ldmatrixAddressLane(m, 0));
+        Value addressLane = arith::AddIOp::create(b, l, first, row);
+        Value addressThread = arith::AddIOp::create(b, l, base, addressLane);
+        SmallVector<Value> at;
+        for (Value i : op.getIndices())
+          at.push_back(valueOfThread(i, addressThread));
+        at.back() = arith::AddIOp::create(b, l, at.back(), col);
+        Value element = memref::LoadOp::create(b, l, op.getSrcMemref(), at);
+        result = vector::InsertOp::create(b, l, element, result,
+                                          ArrayRef<int64_t>{m, e});
+      }
+    memref::StoreOp::create(b, l, result, resultBuf, ValueRange{thread});
+  });
+  loadBeforeUsers(op.getRes(), resultBuf);
+}
+
+/// mma.sync.m16n8k16: gathers the warp's A, B and C fragments into
+/// matrices, D = A B + C with one f32 fma per product in k order, and
+/// scatters D back to the lanes.
+void LaunchEmulator::emulateMma(nvgpu::MmaSyncOp op) {
+  Location l = op.getLoc();
+  Type f32 = b.getF32Type();
+  OpBuilder ab(launch);
+  auto scratch = [&](int64_t rows, int64_t cols) {
+    Value matrix =
+        memref::AllocaOp::create(ab, l, MemRefType::get({rows, cols}, f32));
+    return matrix;
+  };
+  Value a = scratch(16, 16), bMatrix = scratch(16, 8), d = scratch(16, 8);
+  Value resultBuf = resultBuffer(op.getRes());
+  VectorType resultType = op.getRes().getType();
+  Value zeroResult =
+      arith::ConstantOp::create(b, l, b.getZeroAttr(resultType));
+  Value zero = index(0), one = index(1), warps = index(numThreads / kLanesPerWarp);
+  auto warpLoop = scf::ForOp::create(b, l, zero, warps, one);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(warpLoop.getBody()->getTerminator());
+  Value warp = warpLoop.getInductionVar();
+  Value warpSize = index(kLanesPerWarp);
+  Value base = arith::MulIOp::create(b, l, warp, warpSize);
+  auto laneLoop = [&](function_ref<void(Value lane, Value thread)> body) {
+    Value lanes = index(kLanesPerWarp);
+    auto loop = scf::ForOp::create(b, l, zero, lanes, one);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    Value lane = loop.getInductionVar();
+    Value thread = arith::AddIOp::create(b, l, base, lane);
+    body(lane, thread);
+  };
+  auto gather = [&](Value fragment, const FragmentLayout &layout,
+                    Value matrix, Value lane, Value thread) {
+    Value registers = valueOfThread(fragment, thread);
+    for (int64_t r = 0; r < layout.numRegisters; ++r)
+      for (int64_t e = 0; e < layout.elementsPerRegister; ++e) {
+        Value element = vector::ExtractOp::create(b, l, registers,
+                                                  ArrayRef<int64_t>{r, e});
+        if (element.getType() != f32)
+          element = arith::ExtFOp::create(b, l, f32, element);
+        Value row = layout.row.build(b, l, lane, r, e);
+        Value col = layout.col.build(b, l, lane, r, e);
+        memref::StoreOp::create(b, l, element, matrix, ValueRange{row, col});
+      }
+  };
+  laneLoop([&](Value lane, Value thread) {
+    gather(op.getMatrixA(), mmaM16N8K16OperandA(), a, lane, thread);
+    gather(op.getMatrixB(), mmaM16N8K16OperandB(), bMatrix, lane, thread);
+    gather(op.getMatrixC(), mmaM16N8K16Accumulator(), d, lane, thread);
+  });
+  Value rows = index(16), cols = index(8), depth = index(16);
+  scf::ForOp::create(
+      b, l, zero, rows, one, ValueRange{},
+      [&](OpBuilder &ib, Location il, Value i, ValueRange) {
+        scf::ForOp::create(
+            ib, il, zero, cols, one, ValueRange{},
+            [&](OpBuilder &jb, Location jl, Value j, ValueRange) {
+              Value init = memref::LoadOp::create(jb, jl, d, ValueRange{i, j});
+              auto dot = scf::ForOp::create(
+                  jb, jl, zero, depth, one, ValueRange{init},
+                  [&](OpBuilder &kb, Location kl, Value k, ValueRange acc) {
+                    Value x = memref::LoadOp::create(kb, kl, a,
+                                                     ValueRange{i, k});
+                    Value y = memref::LoadOp::create(kb, kl, bMatrix,
+                                                     ValueRange{k, j});
+                    Value sum = math::FmaOp::create(kb, kl, x, y, acc[0]);
+                    scf::YieldOp::create(kb, kl, sum);
+                  });
+              memref::StoreOp::create(jb, jl, dot.getResult(0), d,
+                                      ValueRange{i, j});
+              scf::YieldOp::create(jb, jl);
+            });
+        scf::YieldOp::create(ib, il);
+      });
+  laneLoop([&](Value lane, Value thread) {
+    const FragmentLayout &layout = mmaM16N8K16Accumulator();
+    Value result = zeroResult;
+    for (int64_t r = 0; r < layout.numRegisters; ++r)
+      for (int64_t e = 0; e < layout.elementsPerRegister; ++e) {
+        Value row = layout.row.build(b, l, lane, r, e);
+        Value col = layout.col.build(b, l, lane, r, e);
+        Value element = memref::LoadOp::create(b, l, d, ValueRange{row, col});
+        result = vector::InsertOp::create(b, l, element, result,
+                                          ArrayRef<int64_t>{r, e});
+      }
+    memref::StoreOp::create(b, l, result, resultBuf, ValueRange{thread});
+  });
+  loadBeforeUsers(op.getRes(), resultBuf);
+}
+
+LogicalResult LaunchEmulator::run() {
+  if (failed(checkStructure()))
+    return failure();
+  hoistConstants();
+  lowerAsyncCopies();
+
+  // Thread ids as ops, which each phase replaces by its own.
+  Block &body = launch.getBody().front();
+  gpu::KernelDim3 threadArgs = launch.getThreadIds();
+  gpu::Dimension dimensions[] = {gpu::Dimension::x, gpu::Dimension::y,
+                                 gpu::Dimension::z};
+  Value threadValues[] = {threadArgs.x, threadArgs.y, threadArgs.z};
+  for (auto [value, dimension] : llvm::zip_equal(threadValues, dimensions))
+    for (OpOperand &use : llvm::make_early_inc_range(value.getUses())) {
+      OpBuilder ub(use.getOwner());
+      use.set(gpu::ThreadIdOp::create(ub, use.getOwner()->getLoc(), dimension));
+    }
+
+  // Shared memory: one buffer, reused by the blocks in turn.
+  SmallVector<Value> shared;
+  for (BlockArgument attribution : launch.getWorkgroupAttributions()) {
+    auto type = cast<MemRefType>(attribution.getType());
+    OpBuilder ab(launch);
+    Value buffer = memref::AllocaOp::create(
+        ab, loc(), MemRefType::get(type.getShape(), type.getElementType()));
+    shared.push_back(buffer);
+  }
+
+  for (Operation &op : llvm::make_early_inc_range(body))
+    if (auto loop = dyn_cast<scf::ForOp>(op))
+      if (containsWarpLevel(loop) && failed(demoteLoopCarriedValues(loop)))
+        return failure();
+  if (failed(emulateBlock(&body)))
+    return failure();
+
+  // The blocks, one after another.
+  b.setInsertionPoint(launch);
+  Value zero = index(0), one = index(1);
+  SmallVector<Value> blockIds;
+  Block *innermost = nullptr;
+  scf::ForOp outer;
+  for (int i = 2; i >= 0; --i) {
+    Value count = index(grid[i]);
+    auto loop = scf::ForOp::create(b, loc(), zero, count, one);
+    if (!outer)
+      outer = loop;
+    blockIds.insert(blockIds.begin(), loop.getInductionVar());
+    innermost = loop.getBody();
+    b.setInsertionPoint(innermost->getTerminator());
+  }
+  gpu::KernelDim3 blockArgs = launch.getBlockIds();
+  gpu::KernelDim3 gridArgs = launch.getGridSize();
+  gpu::KernelDim3 sizeArgs = launch.getBlockSize();
+  blockArgs.x.replaceAllUsesWith(blockIds[0]);
+  blockArgs.y.replaceAllUsesWith(blockIds[1]);
+  blockArgs.z.replaceAllUsesWith(blockIds[2]);
+  Value dims[] = {gridArgs.x, gridArgs.y, gridArgs.z};
+  for (int i = 0; i < 3; ++i)
+    dims[i].replaceAllUsesWith(index(grid[i]));
+  sizeArgs.x.replaceAllUsesWith(index(numThreads));
+  sizeArgs.y.replaceAllUsesWith(one);
+  sizeArgs.z.replaceAllUsesWith(one);
+  for (auto [attribution, buffer] :
+       llvm::zip_equal(launch.getWorkgroupAttributions(), shared)) {
+    Value argument = attribution;
+    argument.replaceAllUsesWith(buffer);
+  }
+  innermost->getOperations().splice(innermost->getTerminator()->getIterator(),
+                                    body.getOperations(), body.begin(),
+                                    std::prev(body.end()));
+  outer.walk([&](gpu::BlockIdOp id) {
+    id.replaceAllUsesWith(blockIds[static_cast<int>(id.getDimension())]);
+  });
+  outer.walk([&](gpu::BlockIdOp id) { id.erase(); });
+  for (Operation *placeholder : placeholders)
+    placeholder->erase();
+  launch.erase();
+  return success();
+}
+
+namespace {
+struct EmulateGPUPass : gs::impl::EmulateGPUBase<EmulateGPUPass> {
+  void runOnOperation() override {
+    SmallVector<gpu::LaunchOp> launches;
+    getOperation()->walk([&](gpu::LaunchOp op) { launches.push_back(op); });
+    for (gpu::LaunchOp launch : launches)
+      if (failed(LaunchEmulator(launch).run()))
+        return signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,606 @@
+//===- GemmKernel.cpp - Fused FP16 Tensor Core GEMM kernels -----*- C++ -*-===//
+//
+// One thread block computes a blockM x blockN tile of C with warpsM x warpsN
+// warps, each a (blockM / warpsM) x (blockN / warpsN) tile of m16n8
+// accumulators. Per blockK step, the block stages A and B tiles in padded
+// shared memory (16-byte cp.async where the rows are 16-byte aligned,
+// guarded element copies otherwise), loads fragments with ldmatrix and
+// issues mma.sync. The epilogue works on the accumulator registers, at the
+// coordinates the fragment layout gives, and reduces its statistics through
+// warp shuffles and shared memory to one partial per block; a one-thread
+// launch sums the partials in block order (deterministic).
+//
+//===----------------------------------------------------------------------===//
+
+#include "gs/Conversion/GSToGPU/GemmKernel.h"
+#include "gs/Conversion/GSToGPU/FragmentLayout.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::gs::tensorcore;
+
+namespace {
+constexpr int64_t kChunk = 8;     // f16 elements per 16-byte copy
+constexpr int64_t kSmemPad = 8;   // f16 elements of padding per smem row
+constexpr int64_t kGradStatsFields = 7;
+constexpr int64_t kCastStatsFields = 4;
+
+class GemmKernelBuilder {
+public:
+  GemmKernelBuilder(OpBuilder &b, Location loc, const GemmKernelConfig &config)
+      : b(b), loc(loc), cfg(config), f16(b.getF16Type()), f32(b.getF32Type()) {
+  }
+
+  func::FuncOp build();
+
+private:
+  struct Arguments {
+    Value a, bMatrix, scale, bias, mask, c, partials, gradStats, castStats;
+  };
+  struct Shared {
+    Value a, b, reduction;
+  };
+
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value f32Constant(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, int64_t y) {
+    Value factor = index(y);
+    return arith::MulIOp::create(b, loc, x, factor);
+  }
+  Value div(Value x, int64_t y) {
+    Value divisor = index(y);
+    return arith::DivUIOp::create(b, loc, x, divisor);
+  }
+  Value rem(Value x, int64_t y) {
+    Value divisor = index(y);
+    return arith::RemUIOp::create(b, loc, x, divisor);
+  }
+  Value below(Value x, int64_t bound) {
+    Value limit = index(bound);
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, limit);
+  }
+  Value clampBelow(Value x, int64_t bound) {
+    Value limit = index(bound);
+    return arith::MinUIOp::create(b, loc, x, limit);
+  }
+  Value both(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+  Value compare(arith::CmpFPredicate predicate, Value x, double y) {
+    Value constant = arith::ConstantOp::create(
+        b, loc, b.getFloatAttr(x.getType(), y));
+    return arith::CmpFOp::create(b, loc, predicate, x, constant);
+  }
+  Value select(Value condition, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, condition, x, y);
+  }
+
+  MemRefType sharedType(ArrayRef<int64_t> shape, Type element) {
+    auto space = gpu::AddressSpaceAttr::get(b.getContext(),
+                                            gpu::AddressSpace::Workgroup);
+    return MemRefType::get(shape, element, MemRefLayoutAttrInterface(), space);
+  }
+
+  void buildMainKernel(const Arguments &args);
+  void buildTileCopy(Value source, Value shared, Value tid, Value rowBase,
+                     Value colBase, int64_t tileRows, int64_t tileCols,
+                     int64_t rows, int64_t cols, SmallVectorImpl<Value> &tokens);
+  SmallVector<Value> buildMainLoopStep(const Shared &smem, Value k0,
+                                       ValueRange accumulators, Value tid,
+                                       Value rowBase, Value colBase,
+                                       Value warpRow, Value warpCol,
+                                       Value lane, const Arguments &args);
+  SmallVector<Value> buildEpilogue(const Arguments &args,
+                                   ValueRange accumulators, Value rowBase,
+                                   Value colBase, Value warpRow, Value warpCol,
+                                   Value lane);
+  void buildBlockReduction(const Arguments &args, const Shared &smem,
+                           ArrayRef<Value> stats, Value tid, Value warp,
+                           Value lane);
+  void buildFinalReduction(const Arguments &args);
+
+  OpBuilder &b;
+  Location loc;
+  const GemmKernelConfig &cfg;
+  Type f16, f32;
+};
+
+int64_t warpTileM(const GemmKernelConfig &cfg) { return cfg.blockM / cfg.warpsM; }
+int64_t warpTileN(const GemmKernelConfig &cfg) { return cfg.blockN / cfg.warpsN; }
+
+bool isMaxStat(int64_t field) { return field == PartialMaxAbs; }
+} // namespace
+
+func::FuncOp GemmKernelBuilder::build() {
+  SmallVector<Type> inputs = {
+      MemRefType::get({cfg.m, cfg.k}, f16), MemRefType::get({cfg.k, cfg.n}, f16),
+      MemRefType::get({1}, f32)};
+  if (cfg.bias)
+    inputs.push_back(MemRefType::get({cfg.n}, f32));
+  if (cfg.reluMask)
+    inputs.push_back(MemRefType::get({cfg.m, cfg.n}, f16));
+  inputs.push_back(MemRefType::get({cfg.m, cfg.n}, f16));
+  inputs.push_back(MemRefType::get({cfg.numBlocks(), NumPartialStats}, f32));
+  inputs.push_back(MemRefType::get({kGradStatsFields}, b.getF64Type()));
+  inputs.push_back(MemRefType::get({kCastStatsFields}, b.getI64Type()));
+  auto function = func::FuncOp::create(b, loc, cfg.name,
+                                       b.getFunctionType(inputs, {}));
+  Block *entry = function.addEntryBlock();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(entry);
+
+  Arguments args;
+  auto next = entry->args_begin();
+  args.a = *next++;
+  args.bMatrix = *next++;
+  args.scale = *next++;
+  if (cfg.bias)
+    args.bias = *next++;
+  if (cfg.reluMask)
+    args.mask = *next++;
+  args.c = *next++;
+  args.partials = *next++;
+  args.gradStats = *next++;
+  args.castStats = *next++;
+
+  buildMainKernel(args);
+  buildFinalReduction(args);
+  func::ReturnOp::create(b, loc);
+  return function;
+}
+
+void GemmKernelBuilder::buildMainKernel(const Arguments &args) {
+  Value gridN = index(cfg.gridN());
+  Value gridM = index(cfg.gridM());
+  Value one = index(1);
+  Value threads = index(cfg.numThreads());
+  int64_t numWarps = cfg.warpsM * cfg.warpsN;
+  SmallVector<Type> workgroup = {
+      sharedType({cfg.blockM, cfg.blockK + kSmemPad}, f16),
+      sharedType({cfg.blockK, cfg.blockN + kSmemPad}, f16),
+      sharedType({numWarps, NumPartialStats}, f32)};
+  auto launch = gpu::LaunchOp::create(b, loc, gridN, gridM, one, threads, one,
+                                      one, /*dynamicSharedMemorySize=*/nullptr,
+                                      /*asyncTokenType=*/nullptr,
+                                      /*asyncDependencies=*/{}, workgroup);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  Shared smem{launch.getWorkgroupAttributions()[0],
+              launch.getWorkgroupAttributions()[1],
+              launch.getWorkgroupAttributions()[2]};
+
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value blockCol = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value blockRow = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  Value warp = div(tid, kLanesPerWarp);
+  Value lane = rem(tid, kLanesPerWarp);
+  Value warpRow = div(warp, cfg.warpsN);
+  Value warpCol = rem(warp, cfg.warpsN);
+  Value rowBase = mul(blockRow, cfg.blockM);
+  Value colBase = mul(blockCol, cfg.blockN);
+
+  // The accumulators live in registers across the K loop.
+  int64_t tilesM = warpTileM(cfg) / 16, tilesN = warpTileN(cfg) / 8;
+  auto accType = VectorType::get({2, 2}, f32);
+  Value zero = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.0f)));
+  SmallVector<Value> init(tilesM * tilesN, zero);
+  int64_t kTiles = (cfg.k + cfg.blockK - 1) / cfg.blockK;
+  Value lower = index(0);
+  Value upper = index(kTiles * cfg.blockK);
+  Value step = index(cfg.blockK);
+  auto loop = scf::ForOp::create(
+      b, loc, lower, upper, step, init,
+      [&](OpBuilder &nested, Location, Value k0, ValueRange accumulators) {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToEnd(nested.getInsertionBlock());
+        SmallVector<Value> updated =
+            buildMainLoopStep(smem, k0, accumulators, tid, rowBase, colBase,
+                              warpRow, warpCol, lane, args);
+        scf::YieldOp::create(b, loc, updated);
+      });
+
+  SmallVector<Value> stats = buildEpilogue(args, loop.getResults(), rowBase,
+                                           colBase, warpRow, warpCol, lane);
+  buildBlockReduction(args, smem, stats, tid, warp, lane);
+  gpu::TerminatorOp::create(b, loc);
+}
+
+/// Copies a tileRows x tileCols tile at (rowBase, colBase) of the rows x cols
+/// `source` into `shared`, zero-filling what lies outside `source`. Each
+/// thread copies whole 8-element chunks.
+void GemmKernelBuilder::buildTileCopy(Value source, Value shared, Value tid,
+                                      Value rowBase, Value colBase,
+                                      int64_t tileRows, int64_t tileCols,
+                                      int64_t rows, int64_t cols,
+                                      SmallVectorImpl<Value> &tokens) {
+  int64_t chunksPerRow = tileCols / kChunk;
+  int64_t chunksPerThread = tileRows * chunksPerRow / cfg.numThreads();
+  bool aligned = cols % kChunk == 0;
+  for (int64_t i = 0; i < chunksPerThread; ++i) {
+    Value offset = index(i * cfg.numThreads());
+    Value chunk = add(tid, offset);
+    Value tileRow = div(chunk, chunksPerRow);
+    Value tileCol = mul(rem(chunk, chunksPerRow), kChunk);
+    Value row = add(rowBase, tileRow);
+    Value col = add(colBase, tileCol);
+    Value rowInside = below(row, rows);
+    if (aligned) {
+      // A chunk lies wholly inside or outside the row; outside, cp.async
+      // reads nothing (source size 0) from a clamped, valid address.
+      Value inside = both(rowInside, below(col, cols));
+      Value full = index(kChunk);
+      Value none = index(0);
+      Value sourceElements = select(inside, full, none);
+      Value clampedRow = clampBelow(row, rows - 1);
+      Value clampedCol = clampBelow(col, cols - kChunk);
+      auto copy = nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, shared, ValueRange{tileRow, tileCol}, source,
+          ValueRange{clampedRow, clampedCol}, b.getIndexAttr(kChunk),
+          sourceElements, b.getUnitAttr());
+      tokens.push_back(copy.getAsyncToken());
+      continue;
+    }
+    Value clampedRow = clampBelow(row, rows - 1);
+    Value zero = arith::ConstantOp::create(b, loc, b.getF16FloatAttr(0.0f));
+    for (int64_t e = 0; e < kChunk; ++e) {
+      Value elementOffset = index(e);
+      Value elementCol = add(col, elementOffset);
+      Value inside = both(rowInside, below(elementCol, cols));
+      Value clampedCol = clampBelow(elementCol, cols - 1);
+      Value value = memref::LoadOp::create(b, loc, source,
+                                           ValueRange{clampedRow, clampedCol});
+      Value kept = select(inside, value, zero);
+      Value sharedCol = add(tileCol, elementOffset);
+      memref::StoreOp::create(b, loc, kept, shared,
+                              ValueRange{tileRow, sharedCol});
+    }
+  }
+}
+
+SmallVector<Value> GemmKernelBuilder::buildMainLoopStep(
+    const Shared &smem, Value k0, ValueRange accumulators, Value tid,
+    Value rowBase, Value colBase, Value warpRow, Value warpCol, Value lane,
+    const Arguments &args) {
+  SmallVector<Value> tokens;
+  buildTileCopy(args.a, smem.a, tid, rowBase, k0, cfg.blockM, cfg.blockK,
+                cfg.m, cfg.k, tokens);
+  buildTileCopy(args.bMatrix, smem.b, tid, k0, colBase, cfg.blockK,
+                cfg.blockN, cfg.k, cfg.n, tokens);
+  if (!tokens.empty()) {
+    Value group = nvgpu::DeviceAsyncCreateGroupOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, group, /*numGroups=*/nullptr);
+  }
+  gpu::BarrierOp::create(b, loc);
+
+  int64_t tilesM = warpTileM(cfg) / 16, tilesN = warpTileN(cfg) / 8;
+  Value warpRowBase = mul(warpRow, warpTileM(cfg));
+  Value warpColBase = mul(warpCol, warpTileN(cfg));
+  const LaneAddress &aAddress = ldmatrixAddressOfOperandA();
+  const LaneAddress &bAddress = ldmatrixAddressOfOperandBPair();
+  auto aType = VectorType::get({4, 2}, f16);
+  auto bType = VectorType::get({2, 2}, f16);
+  Value bZero = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(bType, b.getF16FloatAttr(0.0f)));
+  SmallVector<Value> updated(accumulators.begin(), accumulators.end());
+  for (int64_t kk = 0; kk < cfg.blockK; kk += 16) {
+    Value kOffset = index(kk);
+    SmallVector<Value> aFragments, bFragments;
+    for (int64_t mi = 0; mi < tilesM; ++mi) {
+      Value tileRow = add(warpRowBase, index(mi * 16));
+      Value row = add(tileRow, aAddress.row.build(b, loc, lane, 0, 0));
+      Value col = add(kOffset, aAddress.col.build(b, loc, lane, 0, 0));
+      aFragments.push_back(nvgpu::LdMatrixOp::create(
+          b, loc, aType, smem.a, ValueRange{row, col}, /*transpose=*/false,
+          /*numTiles=*/4));
+    }
+    for (int64_t np = 0; np < tilesN; np += 2) {
+      Value tileCol = add(warpColBase, index(np * 8));
+      Value row = add(kOffset, bAddress.row.build(b, loc, lane, 0, 0));
+      Value col = add(tileCol, bAddress.col.build(b, loc, lane, 0, 0));
+      Value pair = nvgpu::LdMatrixOp::create(b, loc, aType, smem.b,
+                                             ValueRange{row, col},
+                                             /*transpose=*/true,
+                                             /*numTiles=*/4);
+      // Registers 0, 1 are the first n8 tile's fragment, 2, 3 the second's
+      // (row by row: the NVVM lowering takes 2-D vectors as arrays of rows).
+      for (int64_t half = 0; half < 2; ++half) {
+        Value fragment = bZero;
+        for (int64_t r = 0; r < 2; ++r) {
+          Value row = vector::ExtractOp::create(b, loc, pair,
+                                                ArrayRef<int64_t>{2 * half + r});
+          fragment = vector::InsertOp::create(b, loc, row, fragment,
+                                              ArrayRef<int64_t>{r});
+        }
+        bFragments.push_back(fragment);
+      }
+    }
+    for (int64_t mi = 0; mi < tilesM; ++mi)
+      for (int64_t ni = 0; ni < tilesN; ++ni) {
+        Value &acc = updated[mi * tilesN + ni];
+        acc = nvgpu::MmaSyncOp::create(b, loc, aFragments[mi], bFragments[ni],
+                                       acc, ArrayRef<int64_t>{16, 8, 16});
+      }
+  }
+  // The next step overwrites the tiles.
+  gpu::BarrierOp::create(b, loc);
+  return updated;
+}
+
+SmallVector<Value>
+GemmKernelBuilder::buildEpilogue(const Arguments &args, ValueRange accumulators,
+                                 Value rowBase, Value colBase, Value warpRow,
+                                 Value warpCol, Value lane) {
+  const FragmentLayout &layout = mmaM16N8K16Accumulator();
+  int64_t tilesN = warpTileN(cfg) / 8;
+  Value scale = memref::LoadOp::create(b, loc, args.scale, ValueRange{index(0)});
+  Value zero = f32Constant(0.0);
+  Value oneCount = f32Constant(1.0);
+  Value halfZero = arith::ConstantOp::create(b, loc, b.getF16FloatAttr(0.0f));
+  SmallVector<Value> stats(NumPartialStats, zero);
+  Value warpRowBase = add(rowBase, mul(warpRow, warpTileM(cfg)));
+  Value warpColBase = add(colBase, mul(warpCol, warpTileN(cfg)));
+  for (auto [tile, acc] : llvm::enumerate(accumulators)) {
+    int64_t mi = tile / tilesN, ni = tile % tilesN;
+    Value tileRow = add(warpRowBase, index(mi * 16));
+    Value tileCol = add(warpColBase, index(ni * 8));
+    for (int64_t reg = 0; reg < layout.numRegisters; ++reg)
+      for (int64_t e = 0; e < layout.elementsPerRegister; ++e) {
+        Value row = add(tileRow, layout.row.build(b, loc, lane, reg, e));
+        Value col = add(tileCol, layout.col.build(b, loc, lane, reg, e));
+        Value inside = both(below(row, cfg.m), below(col, cfg.n));
+        Value clampedRow = clampBelow(row, cfg.m - 1);
+        Value clampedCol = clampBelow(col, cfg.n - 1);
+        Value value = vector::ExtractOp::create(b, loc, acc,
+                                                ArrayRef<int64_t>{reg, e});
+        value = arith::MulFOp::create(b, loc, value, scale);
+        if (cfg.bias) {
+          Value bias =
+              memref::LoadOp::create(b, loc, args.bias, ValueRange{clampedCol});
+          value = arith::AddFOp::create(b, loc, value, bias);
+        }
+        if (cfg.reluMask) {
+          Value forward = memref::LoadOp::create(
+              b, loc, args.mask, ValueRange{clampedRow, clampedCol});
+          Value active = compare(arith::CmpFPredicate::OGT, forward, 0.0);
+          value = select(active, value, zero);
+        }
+        Value half = arith::TruncFOp::create(b, loc, f16, value);
+        auto store = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(store.thenBlock());
+          memref::StoreOp::create(b, loc, half, args.c,
+                                  ValueRange{row, col});
+        }
+
+        // gs.grad_stats of the f32 value, gs.cast_stats of its cast; the
+        // elements outside C add nothing.
+        Value x = select(inside, value, zero);
+        Value magnitude = math::AbsFOp::create(b, loc, x);
+        Value nonzero = compare(arith::CmpFPredicate::OGT, magnitude, 0.0);
+        Value logArgument = select(nonzero, magnitude, oneCount);
+        Value log = math::LogOp::create(b, loc, logArgument);
+        auto count = [&](Value predicate) {
+          return select(predicate, oneCount, zero);
+        };
+        Value halfMagnitude = math::AbsFOp::create(
+            b, loc, select(inside, half, halfZero));
+        Value castNonzero = compare(arith::CmpFPredicate::UNE, x, 0.0);
+        Value flushed = both(
+            castNonzero, compare(arith::CmpFPredicate::OEQ, halfMagnitude, 0.0));
+        Value subnormal =
+            both(compare(arith::CmpFPredicate::OGT, halfMagnitude, 0.0),
+                 compare(arith::CmpFPredicate::OLT, halfMagnitude, 0x1p-14));
+        Value overflow =
+            compare(arith::CmpFPredicate::OEQ, halfMagnitude, INFINITY);
+        Value square = arith::MulFOp::create(b, loc, x, x);
+        Value logSquare = arith::MulFOp::create(b, loc, log, log);
+        Value contributions[NumPartialStats] = {
+            x,   square, magnitude, count(nonzero), log, logSquare,
+            count(castNonzero), count(flushed), count(subnormal),
+            count(overflow)};
+        for (int64_t f = 0; f < NumPartialStats; ++f)
+          stats[f] = isMaxStat(f) ? arith::MaximumFOp::create(
+                                        b, loc, stats[f], contributions[f])
+                                        .getResult()
+                                  : arith::AddFOp::create(b, loc, stats[f],
+                                                          contributions[f])
+                                        .getResult();
+      }
+  }
+  return stats;
+}
+
+/// Lanes -> warp (xor shuffles) -> shared memory -> one partial per block,
+/// in a fixed order.
+void GemmKernelBuilder::buildBlockReduction(const Arguments &args,
+                                            const Shared &smem,
+                                            ArrayRef<Value> stats, Value tid,
+                                            Value warp, Value lane) {
+  auto combine = [&](int64_t field, Value x, Value y) -> Value {
+    if (isMaxStat(field))
+      return arith::MaximumFOp::create(b, loc, x, y);
+    return arith::AddFOp::create(b, loc, x, y);
+  };
+  SmallVector<Value> reduced(stats.begin(), stats.end());
+  for (int64_t f = 0; f < NumPartialStats; ++f)
+    for (int32_t offset = kLanesPerWarp / 2; offset > 0; offset /= 2) {
+      auto shuffle = gpu::ShuffleOp::create(b, loc, reduced[f], offset,
+                                            kLanesPerWarp, gpu::ShuffleMode::XOR);
+      reduced[f] = combine(f, reduced[f], shuffle.getShuffleResult());
+    }
+  Value firstLane = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          lane, index(0));
+  auto perWarp = scf::IfOp::create(b, loc, firstLane, /*withElse=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(perWarp.thenBlock());
+    for (int64_t f = 0; f < NumPartialStats; ++f)
+      memref::StoreOp::create(b, loc, reduced[f], smem.reduction,
+                              ValueRange{warp, index(f)});
+  }
+  gpu::BarrierOp::create(b, loc);
+
+  Value firstThread = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                            tid, index(0));
+  auto perBlock = scf::IfOp::create(b, loc, firstThread, /*withElse=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(perBlock.thenBlock());
+  Value blockCol = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value blockRow = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  Value block = add(mul(blockRow, cfg.gridN()), blockCol);
+  int64_t numWarps = cfg.warpsM * cfg.warpsN;
+  for (int64_t f = 0; f < NumPartialStats; ++f) {
+    Value field = index(f);
+    Value total = memref::LoadOp::create(b, loc, smem.reduction,
+                                         ValueRange{index(0), field});
+    for (int64_t w = 1; w < numWarps; ++w) {
+      Value partial = memref::LoadOp::create(b, loc, smem.reduction,
+                                             ValueRange{index(w), field});
+      total = combine(f, total, partial);
+    }
+    memref::StoreOp::create(b, loc, total, args.partials,
+                            ValueRange{block, field});
+  }
+}
+
+/// One thread sums the partials in block order, in f64, into the layouts
+/// of !gs.stats (count, sum, sum of squares, max |x|, nonzeros, sum and sum
+/// of squares of ln|x|) and gs.cast_stats (nonzeros, flushed, subnormal,
+/// overflow).
+void GemmKernelBuilder::buildFinalReduction(const Arguments &args) {
+  Value one = index(1);
+  auto launch = gpu::LaunchOp::create(b, loc, one, one, one, one, one, one);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  Type f64 = b.getF64Type();
+  Value zero = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0.0));
+  SmallVector<Value> totals;
+  for (int64_t f = 0; f < NumPartialStats; ++f) {
+    Value field = index(f);
+    auto loop = scf::ForOp::create(
+        b, loc, index(0), index(cfg.numBlocks()), one, ValueRange{zero},
+        [&](OpBuilder &nested, Location l, Value block, ValueRange acc) {
+          Value partial = memref::LoadOp::create(nested, l, args.partials,
+                                                 ValueRange{block, field});
+          Value wide = arith::ExtFOp::create(nested, l, f64, partial);
+          Value sum =
+              isMaxStat(f)
+                  ? arith::MaximumFOp::create(nested, l, acc[0], wide)
+                        .getResult()
+                  : arith::AddFOp::create(nested, l, acc[0], wide).getResult();
+          scf::YieldOp::create(nested, l, sum);
+        });
+    totals.push_back(loop.getResult(0));
+  }
+  Value count = arith::ConstantOp::create(
+      b, loc, b.getF64FloatAttr(static_cast<double>(cfg.m * cfg.n)));
+  Value gradFields[kGradStatsFields] = {
+      count,
+      totals[PartialSum],
+      totals[PartialSumOfSquares],
+      totals[PartialMaxAbs],
+      totals[PartialNonzero],
+      totals[PartialSumOfLogs],
+      totals[PartialSumOfSquaredLogs]};
+  for (int64_t f = 0; f < kGradStatsFields; ++f)
+    memref::StoreOp::create(b, loc, gradFields[f], args.gradStats,
+                            ValueRange{index(f)});
+  PartialStat castFields[kCastStatsFields] = {
+      PartialCastNonzero, PartialFlushed, PartialSubnormal, PartialOverflow};
+  for (int64_t f = 0; f < kCastStatsFields; ++f) {
+    Value asInteger = arith::FPToSIOp::create(b, loc, b.getI64Type(),
+                                              totals[castFields[f]]);
+    memref::StoreOp::create(b, loc, asInteger, args.castStats,
+                            ValueRange{index(f)});
+  }
+  gpu::TerminatorOp::create(b, loc);
+}
+
+FailureOr<func::FuncOp>
+mlir::gs::tensorcore::buildGemmKernel(OpBuilder &builder, Location loc,
+                                      const GemmKernelConfig &config) {
+  auto fail = [&](const Twine &message) {
+    emitError(loc) << "gemm kernel '" << config.name << "': " << message;
+    return failure();
+  };
+  if (config.m <= 0 || config.n <= 0 || config.k <= 0)
+    return fail("m, n and k must be positive");
+  if (config.warpsM <= 0 || config.warpsN <= 0 ||
+      config.blockM % (16 * config.warpsM) != 0 ||
+      config.blockN % (16 * config.warpsN) != 0 || config.blockK % 16 != 0)
+    return fail("the block tile must be a multiple of 16 x 16 per warp and of "
+                "16 in k");
+  int64_t threads = config.numThreads();
+  if ((config.blockM * config.blockK / kChunk) % threads != 0 ||
+      (config.blockK * config.blockN / kChunk) % threads != 0)
+    return fail("the tiles must split into 8-element chunks evenly over the " +
+                Twine(threads) + " threads");
+  if ((config.k % kChunk == 0 && config.k < kChunk) ||
+      (config.n % kChunk == 0 && config.n < kChunk))
+    return fail("unreachable: aligned rows are at least one chunk");
+  return GemmKernelBuilder(builder, loc, config).build();
+}
+
+func::FuncOp mlir::gs::tensorcore::buildGemmKernelEntry(
+    OpBuilder &b, Location loc, const GemmKernelConfig &config,
+    func::FuncOp kernel) {
+  FunctionType kernelType = kernel.getFunctionType();
+  unsigned numInputs = 3 + config.bias + config.reluMask;
+  SmallVector<Type> inputs, outputs;
+  for (Type type : kernelType.getInputs().take_front(numInputs)) {
+    auto memref = cast<MemRefType>(type);
+    inputs.push_back(
+        RankedTensorType::get(memref.getShape(), memref.getElementType()));
+  }
+  for (Type type : kernelType.getInputs().drop_front(numInputs)) {
+    auto memref = cast<MemRefType>(type);
+    outputs.push_back(
+        RankedTensorType::get(memref.getShape(), memref.getElementType()));
+  }
+  // The partials are scratch, not a result.
+  outputs.erase(outputs.begin() + 1);
+  auto entry = func::FuncOp::create(b, loc, config.name + "_entry",
+                                    b.getFunctionType(inputs, outputs));
+  Block *body = entry.addEntryBlock();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(body);
+  SmallVector<Value> operands;
+  for (auto [argument, type] :
+       llvm::zip_equal(body->getArguments(),
+                       kernelType.getInputs().take_front(numInputs)))
+    operands.push_back(
+        bufferization::ToBufferOp::create(b, loc, type, argument));
+  SmallVector<Value> results;
+  for (Type type : kernelType.getInputs().drop_front(numInputs)) {
+    Value buffer = memref::AllocOp::create(b, loc, cast<MemRefType>(type));
+    operands.push_back(buffer);
+    results.push_back(buffer);
+  }
+  func::CallOp::create(b, loc, kernel, operands);
+  SmallVector<Value> tensors;
+  for (auto [i, buffer] : llvm::enumerate(results)) {
+    if (i == 1)
+      continue; // the partials: freed by the deallocation pipeline
+    auto type = cast<MemRefType>(buffer.getType());
+    tensors.push_back(bufferization::ToTensorOp::create(
+        b, loc,
+        RankedTensorType::get(type.getShape(), type.getElementType()), buffer,
+        /*restrict=*/true));
+  }
+  func::ReturnOp::create(b, loc, tensors);
+  return entry;
+}
