@@ -1,0 +1,95 @@
+// RUN: gs-opt %s --gs-emulate-gpu --split-input-file --verify-diagnostics
+
+// A shuffle only some threads reach has no emulation (nor a meaning).
+func.func @divergent(%out: memref<32xf32>, %p: i1) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = arith.constant 1.0 : f32
+    %one = arith.constant 1 : i32
+    %width = arith.constant 32 : i32
+    scf.if %p {
+      // expected-error @+1 {{'gpu.shuffle' op is emulated only where every thread reaches it: nested in scf.for loops, not in 'scf.if'}}
+      %s, %ok = gpu.shuffle xor %v, %one, %width : f32
+      memref.store %s, %out[%tx] : memref<32xf32>
+    }
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+func.func @dynamic(%out: memref<32xf32>, %n: index) {
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{'gpu.launch' op is emulated only with constant grid and block sizes}}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %n, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+func.func @two_dimensional() {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  // expected-error @+1 {{'gpu.launch' op is emulated only with one-dimensional thread blocks}}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c2, %sy = %c2, %sz = %c1) {
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+func.func @partial_warp(%out: memref<16xf32>) {
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  // expected-error @+1 {{'gpu.launch' op uses warp-level operations with 16 threads per block, not whole warps}}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c16, %sy = %c1, %sz = %c1) {
+    gpu.barrier
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+func.func @narrow_shuffle(%out: memref<32xf32>) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = arith.constant 1.0 : f32
+    %one = arith.constant 1 : i32
+    %width = arith.constant 16 : i32
+    // expected-error @+1 {{'gpu.shuffle' op is emulated only over the whole warp (width 32)}}
+    %s, %ok = gpu.shuffle xor %v, %one, %width : f32
+    memref.store %s, %out[%tx] : memref<32xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+func.func @loop_bound(%out: memref<32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %n = arith.addi %tx, %c1 : index
+    // expected-error @+1 {{'scf.for' op is emulated only with bounds uniform over the thread block}}
+    scf.for %i = %c0 to %n step %c1 {
+      gpu.barrier
+    }
+    gpu.terminator
+  }
+  return
+}

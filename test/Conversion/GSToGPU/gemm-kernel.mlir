@@ -1,0 +1,70 @@
+// RUN: gs-opt %s --gs-gpu-gemm-kernel="m=70 n=50 k=40 bias=true relu-mask=true" --canonicalize --cse | FileCheck %s
+// RUN: not gs-opt %s --gs-gpu-gemm-kernel="m=0 n=8 k=8" 2>&1 | FileCheck %s --check-prefix=SHAPE
+// RUN: not gs-opt %s --gs-gpu-gemm-kernel="name=taken m=8 n=8 k=8" 2>&1 | FileCheck %s --check-prefix=TAKEN
+
+// The fused GEMM C = f16(mask(scale * A B + bias)) for A 70x40, B 40x50:
+// a 1 x 2 grid of 64 x 64 tiles, 128 threads (2 x 2 warps of 32 x 32).
+// CHECK-LABEL: func.func @gemm(
+// CHECK-SAME: %[[A:.*]]: memref<70x40xf16>, %[[B:.*]]: memref<40x50xf16>, %[[SCALE:.*]]: memref<1xf32>, %[[BIAS:.*]]: memref<50xf32>, %[[MASK:.*]]: memref<70x50xf16>, %[[C:.*]]: memref<70x50xf16>, %[[PARTIALS:.*]]: memref<2x10xf32>, %[[GRAD:.*]]: memref<7xf64>, %[[CAST:.*]]: memref<4xi64>)
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c2, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c128, {{.*}} = %c1, {{.*}} = %c1)
+// CHECK-SAME: workgroup(%[[AS:.*]] : memref<64x40xf16, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<32x72xf16, #gpu.address_space<workgroup>>, %[[RED:.*]] : memref<4x10xf32, #gpu.address_space<workgroup>>)
+
+// Two k steps of 32. A's rows (40 f16) are 16-byte aligned: cp.async, two
+// chunks per thread; B's (50 f16) are not: guarded element copies.
+// CHECK: scf.for %[[K0:.*]] = %c0 to %c64 step %c32 iter_args({{.*}}) -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>)
+// CHECK-COUNT-2: nvgpu.device_async_copy %[[A]]{{.*}}, %[[AS]]{{.*}}, 8, %{{.*}} {bypassL1}
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK-COUNT-16: memref.store %{{.*}}, %[[BS]]
+// CHECK: nvgpu.device_async_wait
+// CHECK-NEXT: gpu.barrier
+// Per k16: two A fragments (ldmatrix.x4), two B pairs (ldmatrix.x4.trans),
+// eight mma.sync.
+// CHECK-COUNT-2: nvgpu.ldmatrix %[[AS]]{{.*}} {numTiles = 4 : i32, transpose = false}
+// CHECK-COUNT-2: nvgpu.ldmatrix %[[BS]]{{.*}} {numTiles = 4 : i32, transpose = true}
+// CHECK-COUNT-8: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK-COUNT-2: nvgpu.ldmatrix %[[AS]]
+// CHECK-COUNT-2: nvgpu.ldmatrix %[[BS]]
+// CHECK-COUNT-8: nvgpu.mma.sync
+// CHECK: gpu.barrier
+// CHECK-NEXT: scf.yield
+
+// The epilogue, per accumulator element: scale, bias, mask, cast, a store
+// guarded by the bounds, and the statistics.
+// CHECK: %[[S:.*]] = memref.load %[[SCALE]][%c0]
+// CHECK: %[[INSIDE:.*]] = arith.andi
+// CHECK: %[[ACC:.*]] = vector.extract %{{.*}}#0[0, 0] : f32 from vector<2x2xf32>
+// CHECK: %[[SCALED:.*]] = arith.mulf %[[ACC]], %[[S]] : f32
+// CHECK: %[[BV:.*]] = memref.load %[[BIAS]]
+// CHECK: %[[BIASED:.*]] = arith.addf %[[SCALED]], %[[BV]] : f32
+// CHECK: %[[FWD:.*]] = memref.load %[[MASK]]
+// CHECK: %[[ACTIVE:.*]] = arith.cmpf ogt, %[[FWD]]
+// CHECK: %[[MASKED:.*]] = arith.select %[[ACTIVE]], %[[BIASED]]
+// CHECK: %[[HALF:.*]] = arith.truncf %[[MASKED]] : f32 to f16
+// CHECK: scf.if %[[INSIDE]] {
+// CHECK-NEXT: memref.store %[[HALF]], %[[C]]
+// CHECK: math.log
+// CHECK: arith.cmpf oeq, %{{.*}}, %cst{{.*}} : f16
+
+// Ten statistics, each reduced over the warp by five xor shuffles, then
+// over the warps in shared memory, into the block's partial.
+// CHECK-COUNT-50: gpu.shuffle  xor %{{.*}}, %c{{16|8|4|2|1}}_i32, %c32_i32 : f32
+// CHECK: scf.if
+// CHECK-COUNT-10: memref.store %{{.*}}, %[[RED]]
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK: memref.store %{{.*}}, %[[PARTIALS]]
+// CHECK: gpu.terminator
+
+// A second, one-thread launch sums the partials in block order in f64.
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1)
+// CHECK: scf.for %[[BLOCK:.*]] = %c0 to %c2 step %c1 iter_args(%{{.*}} = %cst{{.*}}) -> (f64)
+// CHECK: memref.load %[[PARTIALS]][%[[BLOCK]], %c0]
+// CHECK: arith.extf %{{.*}} : f32 to f64
+// CHECK-COUNT-7: memref.store %{{.*}}, %[[GRAD]]
+// CHECK-COUNT-4: arith.fptosi
+// CHECK: gpu.terminator
+
+// SHAPE: error: gemm kernel 'gemm': m, n and k must be positive
+// TAKEN: error: gemm kernel 'taken': the module already has a symbol of that name
+
+func.func private @taken()

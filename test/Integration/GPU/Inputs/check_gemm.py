@@ -1,0 +1,194 @@
+"""Inputs for, and checks of, the fused GEMM kernel of gs-gpu-gemm-kernel.
+
+  check_gemm.py inputs DIR --m M --n N --k K --kind KIND --scale S [--bias] [--mask]
+      writes DIR/a.npy, b.npy, scale.npy (bias.npy, mask.npy) and
+      DIR/reference.mlir: the same product as gs.matmul, f16 x f16 -> f32,
+      for gs-run's CPU lowering.
+  check_gemm.py check DIR [--reference FILE]
+      compares DIR/out/output_{0,1,2}.npy (C, the gs.grad_stats fields and
+      the gs.cast_stats counts) with NumPy (float64) and, given the f32
+      product of reference.mlir, with the CPU lowering bit for bit.
+
+KIND is `integers` (small integers: every product and sum is exact in f32,
+so C and the statistics are exact in any summation order), `normal`
+(N(0, 1) values: C within the bound of f32 accumulation, and equal to the
+CPU lowering, which accumulates in the same k order) or `special`
+(integers with inf and NaN entries and a scale that takes most of C below
+the FP16 normal range).
+"""
+
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+U32 = 2.0**-24
+# Additions on the way from an element to its block partial: the 32
+# elements of a thread, 5 shuffle levels, the 4 warps (GemmKernel.cpp).
+REDUCTION_DEPTH = 32 + 5 + 4
+
+
+def make_inputs(args):
+    rng = np.random.default_rng(args.m * 10007 + args.n * 101 + args.k)
+    shape_a, shape_b = (args.m, args.k), (args.k, args.n)
+    if args.kind == "normal":
+        a = rng.standard_normal(shape_a)
+        b = rng.standard_normal(shape_b)
+    else:
+        a = rng.integers(-8, 9, shape_a).astype(np.float64)
+        b = rng.integers(-8, 9, shape_b).astype(np.float64)
+    if args.kind == "special":
+        a[1, 3] = np.inf
+        a[2, 0] = -np.inf
+        b[5, 7] = np.nan
+    os.makedirs(args.dir, exist_ok=True)
+    np.save(os.path.join(args.dir, "a.npy"), a.astype(np.float16))
+    np.save(os.path.join(args.dir, "b.npy"), b.astype(np.float16))
+    np.save(os.path.join(args.dir, "scale.npy"), np.array([args.scale], np.float32))
+    if args.bias:
+        bias = rng.integers(-4, 5, args.n).astype(np.float32)
+        np.save(os.path.join(args.dir, "bias.npy"), bias)
+    if args.mask:
+        mask = rng.standard_normal((args.m, args.n)).astype(np.float16)
+        np.save(os.path.join(args.dir, "mask.npy"), mask)
+    with open(os.path.join(args.dir, "config.json"), "w") as f:
+        json.dump(vars(args), f)
+    with open(os.path.join(args.dir, "reference.mlir"), "w") as f:
+        m, n, k = args.m, args.n, args.k
+        f.write(
+            f"func.func @product(%a: tensor<{m}x{k}xf16>, %b: tensor<{k}x{n}xf16>)"
+            f" -> tensor<{m}x{n}xf32> {{\n"
+            f"  %0 = gs.matmul %a, %b : tensor<{m}x{k}xf16>, tensor<{k}x{n}xf16>"
+            f" -> tensor<{m}x{n}xf32>\n"
+            f"  return %0 : tensor<{m}x{n}xf32>\n}}\n"
+        )
+
+
+def epilogue(product32, cfg, directory):
+    """The kernel's f32 epilogue on an f32 product, in its operation order."""
+    x = product32 * np.float32(cfg["scale"])
+    if cfg["bias"]:
+        x = x + np.load(os.path.join(directory, "bias.npy"))
+    if cfg["mask"]:
+        mask = np.load(os.path.join(directory, "mask.npy"))
+        x = np.where(mask > 0, x, np.float32(0))
+    return x.astype(np.float32)
+
+
+def same(got, want):
+    """Equal, NaN equal to NaN."""
+    return np.array_equal(got, want, equal_nan=True)
+
+
+def expected_stats(x):
+    x = x.astype(np.float64)
+    magnitude = np.abs(x)
+    nonzero = magnitude > 0
+    logs = np.log(np.where(nonzero, magnitude, 1.0))
+    h = x.astype(np.float16).astype(np.float64)
+    hm = np.abs(h)
+    grad = np.array([x.size, x.sum(), (x * x).sum(), magnitude.max(),
+                     nonzero.sum(), logs.sum(), (logs * logs).sum()])
+    cast = np.array([(x != 0).sum(), ((x != 0) & (hm == 0)).sum(),
+                     ((hm > 0) & (hm < 2.0**-14)).sum(), (hm == np.inf).sum()])
+    # Bounds of the f32 reductions: per field, depth * u * sum |terms|
+    # (+ one rounding of each square, and 2 ulp of each f32 log).
+    with np.errstate(invalid="ignore"):
+        bounds = np.array([
+            0.0,
+            REDUCTION_DEPTH * U32 * magnitude.sum(),
+            (REDUCTION_DEPTH + 1) * U32 * (x * x).sum(),
+            0.0,
+            0.0,
+            (REDUCTION_DEPTH + 2) * U32 * np.abs(logs).sum(),
+            (REDUCTION_DEPTH + 5) * U32 * (logs * logs).sum(),
+        ])
+    return grad, cast, bounds
+
+
+def check(args):
+    with open(os.path.join(args.dir, "config.json")) as f:
+        cfg = json.load(f)
+    out = os.path.join(args.dir, "out")
+    c = np.load(os.path.join(out, "output_0.npy"))
+    grad = np.load(os.path.join(out, "output_1.npy"))
+    cast = np.load(os.path.join(out, "output_2.npy"))
+    a = np.load(os.path.join(args.dir, "a.npy")).astype(np.float64)
+    b = np.load(os.path.join(args.dir, "b.npy")).astype(np.float64)
+    failures = []
+
+    if c.dtype != np.float16 or c.shape != (cfg["m"], cfg["n"]):
+        sys.exit(f"FAIL: C is {c.dtype}{c.shape}")
+    with np.errstate(invalid="ignore", over="ignore"):
+        exact64 = a @ b
+    if cfg["kind"] == "normal":
+        if not args.reference:
+            sys.exit("FAIL: a normal-kind check needs --reference")
+        product32 = np.load(args.reference)
+        # The CPU lowering against float64: within f32 accumulation.
+        bound = cfg["k"] * U32 * (np.abs(a) @ np.abs(b))
+        error = np.abs(product32.astype(np.float64) - exact64)
+        if not (error <= bound).all():
+            failures.append(f"CPU product off float64 by {error.max()}")
+    else:
+        # Small integers: exact in f32 in any order.
+        product32 = exact64.astype(np.float32)
+        if args.reference:
+            ref = np.load(args.reference)
+            if not same(ref, product32):
+                failures.append("the CPU product is not exact")
+    x = epilogue(product32, cfg, args.dir)
+    want_c = x.astype(np.float16)
+    if not same(c, want_c):
+        bad = ~((c == want_c) | (np.isnan(c) & np.isnan(want_c)))
+        i = tuple(np.argwhere(bad)[0])
+        failures.append(f"C differs at {bad.sum()} elements, first {i}: "
+                        f"{c[i]} != {want_c[i]}")
+
+    want_grad, want_cast, bounds = expected_stats(x)
+    names = ["count", "sum", "sum of squares", "max |x|", "nonzeros",
+             "sum of ln|x|", "sum of ln^2|x|"]
+    for name, got, want, bound in zip(names, grad, want_grad, bounds):
+        if np.isnan(want) or np.isinf(want):
+            ok = same(np.array(got), np.array(want))
+        else:
+            ok = abs(got - want) <= bound
+        if not ok:
+            failures.append(f"grad stats {name}: {got!r} vs {want!r} "
+                            f"(bound {bound:.3g})")
+    if cast.dtype != np.int64 or not np.array_equal(cast, want_cast):
+        failures.append(f"cast stats {cast.tolist()} vs {want_cast.tolist()}")
+
+    if failures:
+        print("FAIL:", *failures, sep="\n  ")
+        sys.exit(1)
+    print(f"PASS {cfg['m']}x{cfg['n']}x{cfg['k']} {cfg['kind']}: C exact, "
+          f"cast counts {cast.tolist()}, grad stats within bounds")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    inputs = sub.add_parser("inputs")
+    inputs.add_argument("dir")
+    for name in ("m", "n", "k"):
+        inputs.add_argument(f"--{name}", type=int, required=True)
+    inputs.add_argument("--kind", choices=["integers", "normal", "special"],
+                        required=True)
+    inputs.add_argument("--scale", type=float, default=1.0)
+    inputs.add_argument("--bias", action="store_true")
+    inputs.add_argument("--mask", action="store_true")
+    checks = sub.add_parser("check")
+    checks.add_argument("dir")
+    checks.add_argument("--reference")
+    args = parser.parse_args()
+    if args.command == "inputs":
+        make_inputs(args)
+    else:
+        check(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+// An empty module: the passes under test add their functions to it.
