@@ -2,6 +2,7 @@
 """lit configuration of GradScale's regression tests."""
 
 import os
+import shutil
 import sys
 
 import lit.formats
@@ -51,6 +52,17 @@ if getattr(config, "gs_link_cxx", ""):
     config.substitutions.append(("%limit_address_space", "true"))
 else:
     config.substitutions.append(("%limit_address_space", "ulimit -v"))
+
+# ptxas (the CUDA toolkit's) gates the GPU kernels' registers, spills and
+# shared memory; without it those tests are reported unsupported. MLIR's
+# NVVM target finds the toolkit (libdevice, which the kernels' math calls
+# link) through CUDA_HOME.
+gs_ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
+if os.access(gs_ptxas, os.X_OK):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", gs_ptxas))
+    config.environment["CUDA_HOME"] = os.path.dirname(
+        os.path.dirname(os.path.realpath(gs_ptxas)))
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%python", sys.executable))

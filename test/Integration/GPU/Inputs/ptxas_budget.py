@@ -1,0 +1,81 @@
+"""Runs ptxas -v on PTX files and fails when a kernel exceeds its budget.
+
+  ptxas_budget.py --ptxas PTXAS --arch sm_80 --max-registers N
+                  --max-shared-bytes N FILE.ptx...
+
+A kernel passes with no spill stores or loads, no stack frame, at most N
+registers per thread and N bytes of static shared memory. One line per
+kernel, PASS or FAIL, with what ptxas reported.
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+
+def kernels(report):
+    """Per entry function: registers, spill bytes, stack and smem bytes."""
+    found = {}
+    current = None
+    for line in report.splitlines():
+        m = re.search(r"Compiling entry function '([^']+)'", line)
+        if m:
+            current = m.group(1)
+            found[current] = {"registers": None, "spills": 0, "stack": 0,
+                              "smem": 0}
+            continue
+        if current is None:
+            continue
+        m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, "
+                      r"(\d+) bytes spill loads", line)
+        if m:
+            found[current]["stack"] = int(m.group(1))
+            found[current]["spills"] = int(m.group(2)) + int(m.group(3))
+        m = re.search(r"Used (\d+) registers", line)
+        if m:
+            found[current]["registers"] = int(m.group(1))
+            s = re.search(r"(\d+) bytes smem", line)
+            found[current]["smem"] = int(s.group(1)) if s else 0
+    return found
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ptxas", required=True)
+    parser.add_argument("--arch", required=True)
+    parser.add_argument("--max-registers", type=int, required=True)
+    parser.add_argument("--max-shared-bytes", type=int, required=True)
+    parser.add_argument("files", nargs="+")
+    args = parser.parse_args()
+    failed = False
+    for path in args.files:
+        run = subprocess.run([args.ptxas, "-v", "-O3", f"-arch={args.arch}",
+                              path, "-o", "/dev/null"],
+                             capture_output=True, text=True)
+        if run.returncode != 0:
+            print(f"FAIL {args.arch} {path}: ptxas exited with "
+                  f"{run.returncode}\n{run.stderr}")
+            failed = True
+            continue
+        found = kernels(run.stdout + run.stderr)
+        if not found:
+            print(f"FAIL {args.arch} {path}: no entry function in the report")
+            failed = True
+        for name, k in sorted(found.items()):
+            ok = (k["registers"] is not None
+                  and k["registers"] <= args.max_registers
+                  and k["spills"] == 0 and k["stack"] == 0
+                  and k["smem"] <= args.max_shared_bytes)
+            failed |= not ok
+            print(f"{'PASS' if ok else 'FAIL'} {args.arch} "
+                  f"{os.path.basename(path)} {name}: "
+                  f"{k['registers']} registers (max {args.max_registers}), "
+                  f"{k['spills']} spill bytes, {k['stack']} stack bytes, "
+                  f"{k['smem']} smem bytes (max {args.max_shared_bytes})")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
