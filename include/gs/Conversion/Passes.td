@@ -54,9 +54,11 @@ def GPUGemmKernel : Pass<"gs-gpu-gemm-kernel", "::mlir::ModuleOp"> {
   let description = [{
     Adds the function `@<name>` that computes C = f16(epilogue(scale * A B))
     for row-major f16 A (m x k) and B (k x n) on mma.sync.m16n8k16 with f32
-    accumulators, as gpu.launch ops: 64 x 64 x 32 thread-block tiles of four
-    warps, cp.async (16-byte rows) or guarded copies into padded shared
-    memory, ldmatrix fragments. The epilogue, on the accumulator registers,
+    accumulators, as gpu.launch ops: thread-block tiles chosen for the shape
+    (128 x 128 of 8 warps for m, n >= 1024; 64 x 64 of 4 warps, or 32 wide
+    where m or n <= 32, otherwise), a multi-stage pipeline of cp.async
+    (16-byte rows) or guarded copies into padded shared memory, ldmatrix
+    fragments. The epilogue, on the accumulator registers,
     scales, adds the bias, applies the ReLU mask, casts to f16 and gathers
     the statistics of gs.grad_stats and gs.cast_stats of the values it
     casts: reduced through warp shuffles and shared memory to one partial
@@ -77,7 +79,20 @@ def GPUGemmKernel : Pass<"gs-gpu-gemm-kernel", "::mlir::ModuleOp"> {
     Option<"reluMask", "relu-mask", "bool", "false",
            "Zero C where a forward ReLU output (memref<m x n x f16>) is <= 0">,
     Option<"entry", "entry", "bool", "false",
-           "Also add the tensor-level @<name>_entry">
+           "Also add the tensor-level @<name>_entry">,
+    Option<"blockM", "block-m", "int64_t", "0",
+           "Rows of C per thread block (0: chosen for the shape)">,
+    Option<"blockN", "block-n", "int64_t", "0",
+           "Columns of C per thread block (0: chosen for the shape)">,
+    Option<"blockK", "block-k", "int64_t", "0",
+           "k per pipeline stage (0: 32)">,
+    Option<"warpsM", "warps-m", "int64_t", "0",
+           "Warps along m per block (0: chosen for the shape)">,
+    Option<"warpsN", "warps-n", "int64_t", "0",
+           "Warps along n per block (0: chosen for the shape)">,
+    Option<"stages", "stages", "int64_t", "0",
+           "k tiles in shared memory at once, >= 2 (0: chosen for the "
+           "shape)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",

@@ -2,10 +2,10 @@
 //
 // One thread block computes a blockM x blockN tile of C with warpsM x warpsN
 // warps, each a (blockM / warpsM) x (blockN / warpsN) tile of m16n8
-// accumulators. Per blockK step, the block stages A and B tiles in padded
+// accumulators. A pipeline of `stages` blockK tiles of A and B in padded
 // shared memory (16-byte cp.async where the rows are 16-byte aligned,
-// guarded element copies otherwise), loads fragments with ldmatrix and
-// issues mma.sync. The epilogue works on the accumulator registers, at the
+// guarded element copies otherwise) keeps stages - 1 copies in flight while
+// the warps load fragments with ldmatrix and issue mma.sync. The epilogue works on the accumulator registers, at the
 // coordinates the fragment layout gives, and reduces its statistics through
 // warp shuffles and shared memory to one partial per block; a one-thread
 // launch sums the partials in block order (deterministic).
@@ -33,6 +33,7 @@ namespace {
 constexpr int64_t kChunk = 8;     // f16 elements per 16-byte copy
 constexpr int64_t kSmemPad = 8;   // f16 elements of padding per smem row
 constexpr int64_t kGradStatsFields = 7;
+constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
 constexpr int64_t kCastStatsFields = 4;
 
 class GemmKernelBuilder {
@@ -93,14 +94,17 @@ private:
   }
 
   void buildMainKernel(const Arguments &args);
-  void buildTileCopy(Value source, Value shared, Value tid, Value rowBase,
-                     Value colBase, int64_t tileRows, int64_t tileCols,
-                     int64_t rows, int64_t cols, SmallVectorImpl<Value> &tokens);
-  SmallVector<Value> buildMainLoopStep(const Shared &smem, Value k0,
-                                       ValueRange accumulators, Value tid,
-                                       Value rowBase, Value colBase,
-                                       Value warpRow, Value warpCol,
-                                       Value lane, const Arguments &args);
+  void buildTileCopy(Value source, Value shared, Value slot, Value tid,
+                     Value rowBase, Value colBase, int64_t tileRows,
+                     int64_t tileCols, int64_t rows, int64_t cols,
+                     SmallVectorImpl<Value> &tokens);
+  /// The copies of one k tile of A and B into `slot`; their cp.async group,
+  /// or null if all copies are synchronous.
+  Value buildStageCopy(const Arguments &args, const Shared &smem, Value slot,
+                       Value k0, Value tid, Value rowBase, Value colBase);
+  SmallVector<Value> buildMainLoopStep(const Shared &smem, Value slot,
+                                       ValueRange accumulators, Value warpRow,
+                                       Value warpCol, Value lane);
   SmallVector<Value> buildEpilogue(const Arguments &args,
                                    ValueRange accumulators, Value rowBase,
                                    Value colBase, Value warpRow, Value warpCol,
@@ -167,8 +171,8 @@ void GemmKernelBuilder::buildMainKernel(const Arguments &args) {
   Value threads = index(cfg.numThreads());
   int64_t numWarps = cfg.warpsM * cfg.warpsN;
   SmallVector<Type> workgroup = {
-      sharedType({cfg.blockM, cfg.blockK + kSmemPad}, f16),
-      sharedType({cfg.blockK, cfg.blockN + kSmemPad}, f16),
+      sharedType({cfg.stages, cfg.blockM, cfg.blockK + kSmemPad}, f16),
+      sharedType({cfg.stages, cfg.blockK, cfg.blockN + kSmemPad}, f16),
       sharedType({numWarps, NumPartialStats}, f32)};
   auto launch = gpu::LaunchOp::create(b, loc, gridN, gridM, one, threads, one,
                                       one, /*dynamicSharedMemorySize=*/nullptr,
@@ -196,20 +200,46 @@ void GemmKernelBuilder::buildMainKernel(const Arguments &args) {
   Value zero = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.0f)));
   SmallVector<Value> init(tilesM * tilesN, zero);
+  // The pipeline: stages - 1 tiles in flight ahead of the one computed.
+  // Iteration t waits for tile t, computes it from slot t % stages, and
+  // starts the copy of tile t + stages - 1 into the slot tile t - 1 used
+  // (past the barrier, every warp is done with it). Tiles past k are
+  // zero-filled copies, so the loop has no branch.
   int64_t kTiles = (cfg.k + cfg.blockK - 1) / cfg.blockK;
+  Value pending;
+  for (int64_t s = 0; s < cfg.stages - 1; ++s) {
+    Value slot = index(s);
+    Value k0 = index(s * cfg.blockK);
+    if (Value group = buildStageCopy(args, smem, slot, k0, tid, rowBase,
+                                     colBase))
+      pending = group;
+  }
   Value lower = index(0);
-  Value upper = index(kTiles * cfg.blockK);
-  Value step = index(cfg.blockK);
+  Value upper = index(kTiles);
+  Value step = index(1);
   auto loop = scf::ForOp::create(
       b, loc, lower, upper, step, init,
-      [&](OpBuilder &nested, Location, Value k0, ValueRange accumulators) {
+      [&](OpBuilder &nested, Location, Value tile, ValueRange accumulators) {
         OpBuilder::InsertionGuard inner(b);
         b.setInsertionPointToEnd(nested.getInsertionBlock());
-        SmallVector<Value> updated =
-            buildMainLoopStep(smem, k0, accumulators, tid, rowBase, colBase,
-                              warpRow, warpCol, lane, args);
+        // The wait counts groups; its token operand only orders it after
+        // the prologue's copies.
+        if (pending)
+          nvgpu::DeviceAsyncWaitOp::create(
+              b, loc, pending, b.getI32IntegerAttr(cfg.stages - 2));
+        gpu::BarrierOp::create(b, loc);
+        Value slot = rem(tile, cfg.stages);
+        SmallVector<Value> updated = buildMainLoopStep(
+            smem, slot, accumulators, warpRow, warpCol, lane);
+        Value ahead = add(tile, index(cfg.stages - 1));
+        Value nextSlot = rem(ahead, cfg.stages);
+        Value nextK0 = mul(ahead, cfg.blockK);
+        buildStageCopy(args, smem, nextSlot, nextK0, tid, rowBase, colBase);
         scf::YieldOp::create(b, loc, updated);
       });
+  // No copy may land after the block's shared memory is gone.
+  if (pending)
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, pending, b.getI32IntegerAttr(0));
 
   SmallVector<Value> stats = buildEpilogue(args, loop.getResults(), rowBase,
                                            colBase, warpRow, warpCol, lane);
@@ -220,8 +250,8 @@ void GemmKernelBuilder::buildMainKernel(const Arguments &args) {
 /// Copies a tileRows x tileCols tile at (rowBase, colBase) of the rows x cols
 /// `source` into `shared`, zero-filling what lies outside `source`. Each
 /// thread copies whole 8-element chunks.
-void GemmKernelBuilder::buildTileCopy(Value source, Value shared, Value tid,
-                                      Value rowBase, Value colBase,
+void GemmKernelBuilder::buildTileCopy(Value source, Value shared, Value slot,
+                                      Value tid, Value rowBase, Value colBase,
                                       int64_t tileRows, int64_t tileCols,
                                       int64_t rows, int64_t cols,
                                       SmallVectorImpl<Value> &tokens) {
@@ -246,7 +276,7 @@ void GemmKernelBuilder::buildTileCopy(Value source, Value shared, Value tid,
       Value clampedRow = clampBelow(row, rows - 1);
       Value clampedCol = clampBelow(col, cols - kChunk);
       auto copy = nvgpu::DeviceAsyncCopyOp::create(
-          b, loc, shared, ValueRange{tileRow, tileCol}, source,
+          b, loc, shared, ValueRange{slot, tileRow, tileCol}, source,
           ValueRange{clampedRow, clampedCol}, b.getIndexAttr(kChunk),
           sourceElements, b.getUnitAttr());
       tokens.push_back(copy.getAsyncToken());
@@ -264,27 +294,30 @@ void GemmKernelBuilder::buildTileCopy(Value source, Value shared, Value tid,
       Value kept = select(inside, value, zero);
       Value sharedCol = add(tileCol, elementOffset);
       memref::StoreOp::create(b, loc, kept, shared,
-                              ValueRange{tileRow, sharedCol});
+                              ValueRange{slot, tileRow, sharedCol});
     }
   }
 }
 
-SmallVector<Value> GemmKernelBuilder::buildMainLoopStep(
-    const Shared &smem, Value k0, ValueRange accumulators, Value tid,
-    Value rowBase, Value colBase, Value warpRow, Value warpCol, Value lane,
-    const Arguments &args) {
+Value GemmKernelBuilder::buildStageCopy(const Arguments &args,
+                                        const Shared &smem, Value slot,
+                                        Value k0, Value tid, Value rowBase,
+                                        Value colBase) {
   SmallVector<Value> tokens;
-  buildTileCopy(args.a, smem.a, tid, rowBase, k0, cfg.blockM, cfg.blockK,
-                cfg.m, cfg.k, tokens);
-  buildTileCopy(args.bMatrix, smem.b, tid, k0, colBase, cfg.blockK,
+  buildTileCopy(args.a, smem.a, slot, tid, rowBase, k0, cfg.blockM,
+                cfg.blockK, cfg.m, cfg.k, tokens);
+  buildTileCopy(args.bMatrix, smem.b, slot, tid, k0, colBase, cfg.blockK,
                 cfg.blockN, cfg.k, cfg.n, tokens);
-  if (!tokens.empty()) {
-    Value group = nvgpu::DeviceAsyncCreateGroupOp::create(
-        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
-    nvgpu::DeviceAsyncWaitOp::create(b, loc, group, /*numGroups=*/nullptr);
-  }
-  gpu::BarrierOp::create(b, loc);
+  if (tokens.empty())
+    return nullptr;
+  return nvgpu::DeviceAsyncCreateGroupOp::create(
+      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+}
 
+SmallVector<Value>
+GemmKernelBuilder::buildMainLoopStep(const Shared &smem, Value slot,
+                                     ValueRange accumulators, Value warpRow,
+                                     Value warpCol, Value lane) {
   int64_t tilesM = warpTileM(cfg) / 16, tilesN = warpTileN(cfg) / 8;
   Value warpRowBase = mul(warpRow, warpTileM(cfg));
   Value warpColBase = mul(warpCol, warpTileN(cfg));
@@ -303,7 +336,8 @@ SmallVector<Value> GemmKernelBuilder::buildMainLoopStep(
       Value row = add(tileRow, aAddress.row.build(b, loc, lane, 0, 0));
       Value col = add(kOffset, aAddress.col.build(b, loc, lane, 0, 0));
       aFragments.push_back(nvgpu::LdMatrixOp::create(
-          b, loc, aType, smem.a, ValueRange{row, col}, /*transpose=*/false,
+          b, loc, aType, smem.a, ValueRange{slot, row, col},
+          /*transpose=*/false,
           /*numTiles=*/4));
     }
     for (int64_t np = 0; np < tilesN; np += 2) {
@@ -311,7 +345,7 @@ SmallVector<Value> GemmKernelBuilder::buildMainLoopStep(
       Value row = add(kOffset, bAddress.row.build(b, loc, lane, 0, 0));
       Value col = add(tileCol, bAddress.col.build(b, loc, lane, 0, 0));
       Value pair = nvgpu::LdMatrixOp::create(b, loc, aType, smem.b,
-                                             ValueRange{row, col},
+                                             ValueRange{slot, row, col},
                                              /*transpose=*/true,
                                              /*numTiles=*/4);
       // Registers 0, 1 are the first n8 tile's fragment, 2, 3 the second's
@@ -334,8 +368,6 @@ SmallVector<Value> GemmKernelBuilder::buildMainLoopStep(
                                        acc, ArrayRef<int64_t>{16, 8, 16});
       }
   }
-  // The next step overwrites the tiles.
-  gpu::BarrierOp::create(b, loc);
   return updated;
 }
 
@@ -530,6 +562,31 @@ void GemmKernelBuilder::buildFinalReduction(const Arguments &args) {
   gpu::TerminatorOp::create(b, loc);
 }
 
+void mlir::gs::tensorcore::chooseTiles(GemmKernelConfig &config) {
+  bool large = config.m >= 1024 && config.n >= 1024;
+  auto pick = [](int64_t &field, int64_t value) {
+    if (field == 0)
+      field = value;
+  };
+  if (large) {
+    // 64 x 32 warp tiles: 32 mma.sync per k16 step per warp, and two
+    // stages fit the 48 KiB of static shared memory.
+    pick(config.blockM, 128);
+    pick(config.blockN, 128);
+    pick(config.warpsM, 2);
+    pick(config.warpsN, 4);
+    pick(config.stages, 2);
+  } else {
+    // Small matrices: fewer, narrower blocks waste less on ragged edges.
+    pick(config.blockM, config.m <= 32 ? 32 : 64);
+    pick(config.blockN, config.n <= 32 ? 32 : 64);
+    pick(config.warpsM, config.blockM / 32);
+    pick(config.warpsN, config.blockN / 32);
+    pick(config.stages, 3);
+  }
+  pick(config.blockK, 32);
+}
+
 FailureOr<func::FuncOp>
 mlir::gs::tensorcore::buildGemmKernel(OpBuilder &builder, Location loc,
                                       const GemmKernelConfig &config) {
@@ -544,6 +601,17 @@ mlir::gs::tensorcore::buildGemmKernel(OpBuilder &builder, Location loc,
       config.blockN % (16 * config.warpsN) != 0 || config.blockK % 16 != 0)
     return fail("the block tile must be a multiple of 16 x 16 per warp and of "
                 "16 in k");
+  if (config.stages < 2)
+    return fail("the pipeline needs at least 2 stages");
+  int64_t sharedBytes =
+      2 * config.stages *
+          (config.blockM * (config.blockK + kSmemPad) +
+           config.blockK * (config.blockN + kSmemPad)) +
+      4 * config.warpsM * config.warpsN * NumPartialStats;
+  if (sharedBytes > kMaxStaticSharedBytes)
+    return fail("the tiles need " + Twine(sharedBytes) +
+                " bytes of shared memory, over the " +
+                Twine(kMaxStaticSharedBytes) + " of a static allocation");
   int64_t threads = config.numThreads();
   if ((config.blockM * config.blockK / kChunk) % threads != 0 ||
       (config.blockK * config.blockN / kChunk) % threads != 0)

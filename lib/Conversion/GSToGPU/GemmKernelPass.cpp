@@ -34,6 +34,13 @@ struct GPUGemmKernelPass
     config.k = k;
     config.bias = bias;
     config.reluMask = reluMask;
+    config.blockM = blockM;
+    config.blockN = blockN;
+    config.blockK = blockK;
+    config.warpsM = warpsM;
+    config.warpsN = warpsN;
+    config.stages = stages;
+    gs::tensorcore::chooseTiles(config);
     Location loc = module.getLoc();
     if (module.lookupSymbol(config.name) ||
         (entry && module.lookupSymbol(config.name + "_entry"))) {

@@ -4,29 +4,41 @@
 
 // The fused GEMM C = f16(mask(scale * A B + bias)) for A 70x40, B 40x50:
 // a 1 x 2 grid of 64 x 64 tiles, 128 threads (2 x 2 warps of 32 x 32).
+// (The tile-size choices and the pipeline depth: gemm-kernel-tiles.mlir.)
 // CHECK-LABEL: func.func @gemm(
 // CHECK-SAME: %[[A:.*]]: memref<70x40xf16>, %[[B:.*]]: memref<40x50xf16>, %[[SCALE:.*]]: memref<1xf32>, %[[BIAS:.*]]: memref<50xf32>, %[[MASK:.*]]: memref<70x50xf16>, %[[C:.*]]: memref<70x50xf16>, %[[PARTIALS:.*]]: memref<2x10xf32>, %[[GRAD:.*]]: memref<7xf64>, %[[CAST:.*]]: memref<4xi64>)
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c2, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c128, {{.*}} = %c1, {{.*}} = %c1)
-// CHECK-SAME: workgroup(%[[AS:.*]] : memref<64x40xf16, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<32x72xf16, #gpu.address_space<workgroup>>, %[[RED:.*]] : memref<4x10xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[AS:.*]] : memref<3x64x40xf16, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<3x32x72xf16, #gpu.address_space<workgroup>>, %[[RED:.*]] : memref<4x10xf32, #gpu.address_space<workgroup>>)
 
-// Two k steps of 32. A's rows (40 f16) are 16-byte aligned: cp.async, two
-// chunks per thread; B's (50 f16) are not: guarded element copies.
-// CHECK: scf.for %[[K0:.*]] = %c0 to %c64 step %c32 iter_args({{.*}}) -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>)
-// CHECK-COUNT-2: nvgpu.device_async_copy %[[A]]{{.*}}, %[[AS]]{{.*}}, 8, %{{.*}} {bypassL1}
-// CHECK-NOT: nvgpu.device_async_copy
-// CHECK-COUNT-16: memref.store %{{.*}}, %[[BS]]
-// CHECK: nvgpu.device_async_wait
+// A three-stage pipeline over the two k tiles of 32. A's rows (40 f16) are
+// 16-byte aligned: cp.async, two chunks per thread; B's (50 f16) are not:
+// guarded element copies. The prologue fills slots 0 and 1.
+// CHECK-COUNT-2: nvgpu.device_async_copy %[[A]]{{.*}}, %[[AS]][%c0, {{.*}}], 8, %{{.*}} {bypassL1}
+// CHECK-COUNT-16: memref.store %{{.*}}, %[[BS]][%c0,
+// CHECK: nvgpu.device_async_create_group
+// CHECK-COUNT-2: nvgpu.device_async_copy %[[A]]{{.*}}, %[[AS]][%c1, {{.*}}], 8, %{{.*}} {bypassL1}
+// CHECK-COUNT-16: memref.store %{{.*}}, %[[BS]][%c1,
+// CHECK: %[[PENDING:.*]] = nvgpu.device_async_create_group
+// CHECK: scf.for %[[T:.*]] = %c0 to %c2 step %c1 iter_args({{.*}}) -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>)
+// CHECK-NEXT: nvgpu.device_async_wait %[[PENDING]] {numGroups = 1 : i32}
 // CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: %[[SLOT:.*]] = arith.remui %[[T]], %c3
 // Per k16: two A fragments (ldmatrix.x4), two B pairs (ldmatrix.x4.trans),
 // eight mma.sync.
-// CHECK-COUNT-2: nvgpu.ldmatrix %[[AS]]{{.*}} {numTiles = 4 : i32, transpose = false}
-// CHECK-COUNT-2: nvgpu.ldmatrix %[[BS]]{{.*}} {numTiles = 4 : i32, transpose = true}
+// CHECK-COUNT-2: nvgpu.ldmatrix %[[AS]][%[[SLOT]], {{.*}}] {numTiles = 4 : i32, transpose = false}
+// CHECK-COUNT-2: nvgpu.ldmatrix %[[BS]][%[[SLOT]], {{.*}}] {numTiles = 4 : i32, transpose = true}
 // CHECK-COUNT-8: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
 // CHECK-COUNT-2: nvgpu.ldmatrix %[[AS]]
 // CHECK-COUNT-2: nvgpu.ldmatrix %[[BS]]
 // CHECK-COUNT-8: nvgpu.mma.sync
-// CHECK: gpu.barrier
+// Then the copies of tile t + 2 into slot (t + 2) % 3.
+// CHECK: %[[AHEAD:.*]] = arith.addi %[[T]], %c2
+// CHECK: %[[NEXT:.*]] = arith.remui %[[AHEAD]], %c3
+// CHECK-COUNT-2: nvgpu.device_async_copy %[[A]]{{.*}}, %[[AS]][%[[NEXT]], {{.*}}]
+// CHECK-COUNT-16: memref.store %{{.*}}, %[[BS]][%[[NEXT]],
+// CHECK: nvgpu.device_async_create_group
 // CHECK-NEXT: scf.yield
+// CHECK: nvgpu.device_async_wait %[[PENDING]] {numGroups = 0 : i32}
 
 // The epilogue, per accumulator element: scale, bias, mask, cast, a store
 // guarded by the bounds, and the statistics.

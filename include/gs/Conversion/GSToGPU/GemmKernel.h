@@ -42,15 +42,23 @@ struct GemmKernelConfig {
   bool bias = false;
   /// Zeroes C where a memref<m x n x f16> (the forward ReLU output) is <= 0.
   bool reluMask = false;
-  /// The thread-block tile and the warps that share it.
-  int64_t blockM = 64, blockN = 64, blockK = 32;
-  int64_t warpsM = 2, warpsN = 2;
+  /// The thread-block tile, the warps that share it, and the k tiles in
+  /// shared memory at once (the cp.async pipeline's depth); 0: chosen by
+  /// chooseTiles.
+  int64_t blockM = 0, blockN = 0, blockK = 0;
+  int64_t warpsM = 0, warpsN = 0;
+  int64_t stages = 0;
 
   int64_t gridM() const { return (m + blockM - 1) / blockM; }
   int64_t gridN() const { return (n + blockN - 1) / blockN; }
   int64_t numBlocks() const { return gridM() * gridN(); }
   int64_t numThreads() const { return 32 * warpsM * warpsN; }
 };
+
+/// Fills in the tile sizes left 0 for the shape: 128 x 128 blocks of 8 warps
+/// for large matrices, 64 x 64 (or 32 where m or n is at most 32) blocks of
+/// 32 x 32 warp tiles otherwise.
+void chooseTiles(GemmKernelConfig &config);
 
 /// Builds, at `builder`'s insertion point, the kernel function
 ///   @name(%A: memref<m x k x f16>, %B: memref<k x n x f16>,
