@@ -78,6 +78,8 @@ def GPUGemmKernel : Pass<"gs-gpu-gemm-kernel", "::mlir::ModuleOp"> {
            "Add a per-column f32 bias (memref<n x f32>)">,
     Option<"reluMask", "relu-mask", "bool", "false",
            "Zero C where a forward ReLU output (memref<m x n x f16>) is <= 0">,
+    Option<"statistics", "statistics", "bool", "true",
+           "Gather the statistics (off: the same GEMM without them)">,
     Option<"entry", "entry", "bool", "false",
            "Also add the tensor-level @<name>_entry">,
     Option<"blockM", "block-m", "int64_t", "0",

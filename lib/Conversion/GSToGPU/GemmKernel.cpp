@@ -135,9 +135,11 @@ func::FuncOp GemmKernelBuilder::build() {
   if (cfg.reluMask)
     inputs.push_back(MemRefType::get({cfg.m, cfg.n}, f16));
   inputs.push_back(MemRefType::get({cfg.m, cfg.n}, f16));
-  inputs.push_back(MemRefType::get({cfg.numBlocks(), NumPartialStats}, f32));
-  inputs.push_back(MemRefType::get({kGradStatsFields}, b.getF64Type()));
-  inputs.push_back(MemRefType::get({kCastStatsFields}, b.getI64Type()));
+  if (cfg.statistics) {
+    inputs.push_back(MemRefType::get({cfg.numBlocks(), NumPartialStats}, f32));
+    inputs.push_back(MemRefType::get({kGradStatsFields}, b.getF64Type()));
+    inputs.push_back(MemRefType::get({kCastStatsFields}, b.getI64Type()));
+  }
   auto function = func::FuncOp::create(b, loc, cfg.name,
                                        b.getFunctionType(inputs, {}));
   Block *entry = function.addEntryBlock();
@@ -154,12 +156,15 @@ func::FuncOp GemmKernelBuilder::build() {
   if (cfg.reluMask)
     args.mask = *next++;
   args.c = *next++;
-  args.partials = *next++;
-  args.gradStats = *next++;
-  args.castStats = *next++;
+  if (cfg.statistics) {
+    args.partials = *next++;
+    args.gradStats = *next++;
+    args.castStats = *next++;
+  }
 
   buildMainKernel(args);
-  buildFinalReduction(args);
+  if (cfg.statistics)
+    buildFinalReduction(args);
   func::ReturnOp::create(b, loc);
   return function;
 }
@@ -173,7 +178,9 @@ void GemmKernelBuilder::buildMainKernel(const Arguments &args) {
   SmallVector<Type> workgroup = {
       sharedType({cfg.stages, cfg.blockM, cfg.blockK + kSmemPad}, f16),
       sharedType({cfg.stages, cfg.blockK, cfg.blockN + kSmemPad}, f16),
-      sharedType({numWarps, NumPartialStats}, f32)};
+  };
+  if (cfg.statistics)
+    workgroup.push_back(sharedType({numWarps, NumPartialStats}, f32));
   auto launch = gpu::LaunchOp::create(b, loc, gridN, gridM, one, threads, one,
                                       one, /*dynamicSharedMemorySize=*/nullptr,
                                       /*asyncTokenType=*/nullptr,
@@ -182,7 +189,8 @@ void GemmKernelBuilder::buildMainKernel(const Arguments &args) {
   b.setInsertionPointToStart(&launch.getBody().front());
   Shared smem{launch.getWorkgroupAttributions()[0],
               launch.getWorkgroupAttributions()[1],
-              launch.getWorkgroupAttributions()[2]};
+              cfg.statistics ? Value(launch.getWorkgroupAttributions()[2])
+                             : Value()};
 
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value blockCol = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
@@ -243,7 +251,8 @@ void GemmKernelBuilder::buildMainKernel(const Arguments &args) {
 
   SmallVector<Value> stats = buildEpilogue(args, loop.getResults(), rowBase,
                                            colBase, warpRow, warpCol, lane);
-  buildBlockReduction(args, smem, stats, tid, warp, lane);
+  if (cfg.statistics)
+    buildBlockReduction(args, smem, stats, tid, warp, lane);
   gpu::TerminatorOp::create(b, loc);
 }
 
@@ -417,6 +426,8 @@ GemmKernelBuilder::buildEpilogue(const Arguments &args, ValueRange accumulators,
           memref::StoreOp::create(b, loc, half, args.c,
                                   ValueRange{row, col});
         }
+        if (!cfg.statistics)
+          continue;
 
         // gs.grad_stats of the f32 value, gs.cast_stats of its cast; the
         // elements outside C add nothing.
@@ -607,7 +618,8 @@ mlir::gs::tensorcore::buildGemmKernel(OpBuilder &builder, Location loc,
       2 * config.stages *
           (config.blockM * (config.blockK + kSmemPad) +
            config.blockK * (config.blockN + kSmemPad)) +
-      4 * config.warpsM * config.warpsN * NumPartialStats;
+      (config.statistics ? 4 * config.warpsM * config.warpsN * NumPartialStats
+                         : 0);
   if (sharedBytes > kMaxStaticSharedBytes)
     return fail("the tiles need " + Twine(sharedBytes) +
                 " bytes of shared memory, over the " +
@@ -640,7 +652,8 @@ func::FuncOp mlir::gs::tensorcore::buildGemmKernelEntry(
         RankedTensorType::get(memref.getShape(), memref.getElementType()));
   }
   // The partials are scratch, not a result.
-  outputs.erase(outputs.begin() + 1);
+  if (config.statistics)
+    outputs.erase(outputs.begin() + 1);
   auto entry = func::FuncOp::create(b, loc, config.name + "_entry",
                                     b.getFunctionType(inputs, outputs));
   Block *body = entry.addEntryBlock();
@@ -661,7 +674,7 @@ func::FuncOp mlir::gs::tensorcore::buildGemmKernelEntry(
   func::CallOp::create(b, loc, kernel, operands);
   SmallVector<Value> tensors;
   for (auto [i, buffer] : llvm::enumerate(results)) {
-    if (i == 1)
+    if (config.statistics && i == 1)
       continue; // the partials: freed by the deallocation pipeline
     auto type = cast<MemRefType>(buffer.getType());
     tensors.push_back(bufferization::ToTensorOp::create(

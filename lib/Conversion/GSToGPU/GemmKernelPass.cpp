@@ -34,6 +34,7 @@ struct GPUGemmKernelPass
     config.k = k;
     config.bias = bias;
     config.reluMask = reluMask;
+    config.statistics = statistics;
     config.blockM = blockM;
     config.blockN = blockN;
     config.blockK = blockK;

@@ -42,6 +42,9 @@ struct GemmKernelConfig {
   bool bias = false;
   /// Zeroes C where a memref<m x n x f16> (the forward ReLU output) is <= 0.
   bool reluMask = false;
+  /// Gathers the statistics (off: the same GEMM without them, the baseline
+  /// of their cost; the kernel then takes no statistics buffers).
+  bool statistics = true;
   /// The thread-block tile, the warps that share it, and the k tiles in
   /// shared memory at once (the cp.async pipeline's depth); 0: chosen by
   /// chooseTiles.
@@ -64,8 +67,8 @@ void chooseTiles(GemmKernelConfig &config);
 ///   @name(%A: memref<m x k x f16>, %B: memref<k x n x f16>,
 ///         %scale: memref<1xf32>, [%bias], [%mask],
 ///         %C: memref<m x n x f16>,
-///         %partials: memref<numBlocks x NumPartialStats x f32>,
-///         %grad_stats: memref<7xf64>, %cast_stats: memref<4xi64>)
+///         [%partials: memref<numBlocks x NumPartialStats x f32>,
+///          %grad_stats: memref<7xf64>, %cast_stats: memref<4xi64>])
 /// %grad_stats and %cast_stats are laid out as the CPU lowering of
 /// !gs.stats and gs.cast_stats. Fails (with a diagnostic at `loc`) on a
 /// configuration the kernel cannot run.
