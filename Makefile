@@ -29,7 +29,7 @@ CMAKE_FLAGS = -G Ninja \
   -DCMAKE_C_COMPILER_LAUNCHER=ccache \
   -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 
-.PHONY: all deps configure build check demo bench docs clean fuzz fuzz-build \
+.PHONY: all deps configure build check demo bench docs clean fuzz fuzz-build gpu-check-prepare \
 	check-sanitizers
 
 all: build
@@ -75,6 +75,12 @@ check-sanitizers: fuzz-build
 
 demo: build
 	@utils/demo.sh $(BUILD)
+
+# The GPU kernels' check (bench/gpu/check.sh) runs where a GPU is; this
+# builds what it loads: PTX and a manifest in $(BUILD)/gpu-check.
+gpu-check-prepare: build
+	python3 bench/gpu/prepare_kernels.py --gs-opt $(BUILD)/bin/gs-opt \
+	  --out $(BUILD)/gpu-check
 
 bench: build
 	ninja -C $(BUILD) gs-reference-python

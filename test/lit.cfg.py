@@ -64,6 +64,15 @@ if os.access(gs_ptxas, os.X_OK):
     config.environment["CUDA_HOME"] = os.path.dirname(
         os.path.dirname(os.path.realpath(gs_ptxas)))
 
+# An NVIDIA driver: bench/gpu/check.sh then runs its checks instead of
+# reporting that it skipped them.
+try:
+    import ctypes
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda-driver")
+except OSError:
+    pass
+
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%python", sys.executable))
 # Debian's python3-onnx (and python3-torch) belong to the system Python.

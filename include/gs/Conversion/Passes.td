@@ -62,8 +62,8 @@ def GPUGemmKernel : Pass<"gs-gpu-gemm-kernel", "::mlir::ModuleOp"> {
     scales, adds the bias, applies the ReLU mask, casts to f16 and gathers
     the statistics of gs.grad_stats and gs.cast_stats of the values it
     casts: reduced through warp shuffles and shared memory to one partial
-    per thread block, summed in block order by a second launch, so that the
-    result is deterministic. See docs/GPU.md.
+    per thread block, summed in a fixed order by a second, one-warp launch,
+    so that the result is deterministic. See docs/GPU.md.
 
     With `entry`, also `@<name>_entry`, a tensor-level function calling it,
     that gs-run can execute once gs-emulate-gpu has made the kernel CPU code.

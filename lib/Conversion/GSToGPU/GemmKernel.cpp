@@ -5,10 +5,11 @@
 // accumulators. A pipeline of `stages` blockK tiles of A and B in padded
 // shared memory (16-byte cp.async where the rows are 16-byte aligned,
 // guarded element copies otherwise) keeps stages - 1 copies in flight while
-// the warps load fragments with ldmatrix and issue mma.sync. The epilogue works on the accumulator registers, at the
-// coordinates the fragment layout gives, and reduces its statistics through
-// warp shuffles and shared memory to one partial per block; a one-thread
-// launch sums the partials in block order (deterministic).
+// the warps load fragments with ldmatrix and issue mma.sync. The epilogue
+// works on the accumulator registers, at the coordinates the fragment layout
+// gives, and reduces its statistics through warp shuffles and shared memory
+// to one partial per block; a one-warp launch sums the partials in a fixed
+// order (deterministic).
 //
 //===----------------------------------------------------------------------===//
 
@@ -520,35 +521,71 @@ void GemmKernelBuilder::buildBlockReduction(const Arguments &args,
   }
 }
 
-/// One thread sums the partials in block order, in f64, into the layouts
-/// of !gs.stats (count, sum, sum of squares, max |x|, nonzeros, sum and sum
-/// of squares of ln|x|) and gs.cast_stats (nonzeros, flushed, subnormal,
-/// overflow).
+/// One warp sums the partials in f64: lane l the blocks l, l + 32, ... in
+/// order, then lane 0 the lanes' sums in lane order (a fixed order, so the
+/// result is deterministic), into the layouts of !gs.stats (count, sum, sum
+/// of squares, max |x|, nonzeros, sum and sum of squares of ln|x|) and
+/// gs.cast_stats (nonzeros, flushed, subnormal, overflow).
 void GemmKernelBuilder::buildFinalReduction(const Arguments &args) {
-  Value one = index(1);
-  auto launch = gpu::LaunchOp::create(b, loc, one, one, one, one, one, one);
+  Type f64 = b.getF64Type();
+  Value single = index(1);
+  Value lanes = index(kLanesPerWarp);
+  auto space = gpu::AddressSpaceAttr::get(b.getContext(),
+                                          gpu::AddressSpace::Workgroup);
+  auto sharedSums = MemRefType::get({kLanesPerWarp, NumPartialStats}, f64,
+                                    MemRefLayoutAttrInterface(), space);
+  auto launch = gpu::LaunchOp::create(
+      b, loc, single, single, single, lanes, single, single,
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/{}, TypeRange{sharedSums});
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&launch.getBody().front());
-  Type f64 = b.getF64Type();
+  Value sums = launch.getWorkgroupAttributions()[0];
+  Value lane = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  auto combine = [&](OpBuilder &ob, Location l, int64_t f, Value x,
+                     Value y) -> Value {
+    if (isMaxStat(f))
+      return arith::MaximumFOp::create(ob, l, x, y);
+    return arith::AddFOp::create(ob, l, x, y);
+  };
+  // Inside the launch, so that the outlined kernel takes no index argument.
   Value zero = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0.0));
-  SmallVector<Value> totals;
-  for (int64_t f = 0; f < NumPartialStats; ++f) {
-    Value field = index(f);
-    auto loop = scf::ForOp::create(
-        b, loc, index(0), index(cfg.numBlocks()), one, ValueRange{zero},
-        [&](OpBuilder &nested, Location l, Value block, ValueRange acc) {
+  SmallVector<Value> init(NumPartialStats, zero);
+  Value stride = index(kLanesPerWarp);
+  auto perLane = scf::ForOp::create(
+      b, loc, lane, index(cfg.numBlocks()), stride, init,
+      [&](OpBuilder &nested, Location l, Value block, ValueRange acc) {
+        SmallVector<Value> next;
+        for (int64_t f = 0; f < NumPartialStats; ++f) {
+          Value field = arith::ConstantIndexOp::create(nested, l, f);
           Value partial = memref::LoadOp::create(nested, l, args.partials,
                                                  ValueRange{block, field});
           Value wide = arith::ExtFOp::create(nested, l, f64, partial);
-          Value sum =
-              isMaxStat(f)
-                  ? arith::MaximumFOp::create(nested, l, acc[0], wide)
-                        .getResult()
-                  : arith::AddFOp::create(nested, l, acc[0], wide).getResult();
-          scf::YieldOp::create(nested, l, sum);
-        });
-    totals.push_back(loop.getResult(0));
-  }
+          next.push_back(combine(nested, l, f, acc[f], wide));
+        }
+        scf::YieldOp::create(nested, l, next);
+      });
+  for (int64_t f = 0; f < NumPartialStats; ++f)
+    memref::StoreOp::create(b, loc, perLane.getResult(f), sums,
+                            ValueRange{lane, index(f)});
+  gpu::BarrierOp::create(b, loc);
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                                      index(0));
+  auto lastStep = scf::IfOp::create(b, loc, first, /*withElse=*/false);
+  b.setInsertionPointToStart(lastStep.thenBlock());
+  auto overLanes = scf::ForOp::create(
+      b, loc, index(0), stride, index(1), init,
+      [&](OpBuilder &nested, Location l, Value from, ValueRange acc) {
+        SmallVector<Value> next;
+        for (int64_t f = 0; f < NumPartialStats; ++f) {
+          Value field = arith::ConstantIndexOp::create(nested, l, f);
+          Value sum = memref::LoadOp::create(nested, l, sums,
+                                             ValueRange{from, field});
+          next.push_back(combine(nested, l, f, acc[f], sum));
+        }
+        scf::YieldOp::create(nested, l, next);
+      });
+  SmallVector<Value> totals(overLanes.getResults());
   Value count = arith::ConstantOp::create(
       b, loc, b.getF64FloatAttr(static_cast<double>(cfg.m * cfg.n)));
   Value gradFields[kGradStatsFields] = {
@@ -570,6 +607,7 @@ void GemmKernelBuilder::buildFinalReduction(const Arguments &args) {
     memref::StoreOp::create(b, loc, asInteger, args.castStats,
                             ValueRange{index(f)});
   }
+  b.setInsertionPointToEnd(&launch.getBody().front());
   gpu::TerminatorOp::create(b, loc);
 }
 

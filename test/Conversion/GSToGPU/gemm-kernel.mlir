@@ -67,11 +67,17 @@
 // CHECK: memref.store %{{.*}}, %[[PARTIALS]]
 // CHECK: gpu.terminator
 
-// A second, one-thread launch sums the partials in block order in f64.
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1)
-// CHECK: scf.for %[[BLOCK:.*]] = %c0 to %c2 step %c1 iter_args(%{{.*}} = %cst{{.*}}) -> (f64)
+// A second launch, one warp, sums the partials in f64: lane l the blocks l,
+// l + 32, ..., then lane 0 the lanes' sums in order.
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c32, {{.*}} = %c1, {{.*}} = %c1) workgroup(%[[SUMS:.*]] : memref<32x10xf64, #gpu.address_space<workgroup>>)
+// CHECK: %[[LANE:.*]] = gpu.thread_id x
+// CHECK: scf.for %[[BLOCK:.*]] = %[[LANE]] to %c2 step %c32 iter_args(
 // CHECK: memref.load %[[PARTIALS]][%[[BLOCK]], %c0]
 // CHECK: arith.extf %{{.*}} : f32 to f64
+// CHECK-COUNT-10: memref.store %{{.*}}, %[[SUMS]][%[[LANE]],
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK: scf.for %{{.*}} = %c0 to %c32 step %c1 iter_args(
 // CHECK-COUNT-7: memref.store %{{.*}}, %[[GRAD]]
 // CHECK-COUNT-4: arith.fptosi
 // CHECK: gpu.terminator

@@ -30,29 +30,34 @@ U32 = 2.0**-24
 REDUCTION_DEPTH = 32 + 5 + 4
 
 
-def make_inputs(args):
-    rng = np.random.default_rng(args.m * 10007 + args.n * 101 + args.k)
-    shape_a, shape_b = (args.m, args.k), (args.k, args.n)
-    if args.kind == "normal":
-        a = rng.standard_normal(shape_a)
-        b = rng.standard_normal(shape_b)
+def make_arrays(m, n, k, kind, bias=False, mask=False):
+    """A, B (f16), and the bias (f32) and mask (f16) if asked for."""
+    rng = np.random.default_rng(m * 10007 + n * 101 + k)
+    if kind == "normal":
+        a = rng.standard_normal((m, k))
+        b = rng.standard_normal((k, n))
     else:
-        a = rng.integers(-8, 9, shape_a).astype(np.float64)
-        b = rng.integers(-8, 9, shape_b).astype(np.float64)
-    if args.kind == "special":
-        a[1, 3] = np.inf
-        a[2, 0] = -np.inf
-        b[5, 7] = np.nan
+        a = rng.integers(-8, 9, (m, k)).astype(np.float64)
+        b = rng.integers(-8, 9, (k, n)).astype(np.float64)
+    if kind == "special":
+        a[1 % m, 3 % k] = np.inf
+        a[2 % m, 0] = -np.inf
+        b[5 % k, 7 % n] = np.nan
+    arrays = {"a": a.astype(np.float16), "b": b.astype(np.float16)}
+    if bias:
+        arrays["bias"] = rng.integers(-4, 5, n).astype(np.float32)
+    if mask:
+        arrays["mask"] = rng.standard_normal((m, n)).astype(np.float16)
+    return arrays
+
+
+def make_inputs(args):
+    arrays = make_arrays(args.m, args.n, args.k, args.kind, args.bias,
+                         args.mask)
     os.makedirs(args.dir, exist_ok=True)
-    np.save(os.path.join(args.dir, "a.npy"), a.astype(np.float16))
-    np.save(os.path.join(args.dir, "b.npy"), b.astype(np.float16))
+    for name, array in arrays.items():
+        np.save(os.path.join(args.dir, name + ".npy"), array)
     np.save(os.path.join(args.dir, "scale.npy"), np.array([args.scale], np.float32))
-    if args.bias:
-        bias = rng.integers(-4, 5, args.n).astype(np.float32)
-        np.save(os.path.join(args.dir, "bias.npy"), bias)
-    if args.mask:
-        mask = rng.standard_normal((args.m, args.n)).astype(np.float16)
-        np.save(os.path.join(args.dir, "mask.npy"), mask)
     with open(os.path.join(args.dir, "config.json"), "w") as f:
         json.dump(vars(args), f)
     with open(os.path.join(args.dir, "reference.mlir"), "w") as f:
@@ -66,13 +71,12 @@ def make_inputs(args):
         )
 
 
-def epilogue(product32, cfg, directory):
+def epilogue(product32, scale, bias=None, mask=None):
     """The kernel's f32 epilogue on an f32 product, in its operation order."""
-    x = product32 * np.float32(cfg["scale"])
-    if cfg["bias"]:
-        x = x + np.load(os.path.join(directory, "bias.npy"))
-    if cfg["mask"]:
-        mask = np.load(os.path.join(directory, "mask.npy"))
+    x = product32 * np.float32(scale)
+    if bias is not None:
+        x = x + bias
+    if mask is not None:
         x = np.where(mask > 0, x, np.float32(0))
     return x.astype(np.float32)
 
@@ -108,6 +112,34 @@ def expected_stats(x):
     return grad, cast, bounds
 
 
+GRAD_FIELDS = ["count", "sum", "sum of squares", "max |x|", "nonzeros",
+               "sum of ln|x|", "sum of ln^2|x|"]
+
+
+def compare_exact(c, grad, cast, x):
+    """Failures of C (exact), the cast counts (exact) and the grad stats
+    (within the reduction's bounds) against the f32 epilogue values x."""
+    failures = []
+    want_c = x.astype(np.float16)
+    if not same(c, want_c):
+        bad = ~((c == want_c) | (np.isnan(c) & np.isnan(want_c)))
+        i = tuple(int(v) for v in np.argwhere(bad)[0])
+        failures.append(f"C differs at {bad.sum()} elements, first {i}: "
+                        f"{c[i]} != {want_c[i]}")
+    want_grad, want_cast, bounds = expected_stats(x)
+    for name, got, want, bound in zip(GRAD_FIELDS, grad, want_grad, bounds):
+        if np.isnan(want) or np.isinf(want):
+            ok = same(np.array(got), np.array(want))
+        else:
+            ok = abs(got - want) <= bound
+        if not ok:
+            failures.append(f"grad stats {name}: {got!r} vs {want!r} "
+                            f"(bound {bound:.3g})")
+    if cast.dtype != np.int64 or not np.array_equal(cast, want_cast):
+        failures.append(f"cast stats {cast.tolist()} vs {want_cast.tolist()}")
+    return failures
+
+
 def check(args):
     with open(os.path.join(args.dir, "config.json")) as f:
         cfg = json.load(f)
@@ -139,27 +171,10 @@ def check(args):
             ref = np.load(args.reference)
             if not same(ref, product32):
                 failures.append("the CPU product is not exact")
-    x = epilogue(product32, cfg, args.dir)
-    want_c = x.astype(np.float16)
-    if not same(c, want_c):
-        bad = ~((c == want_c) | (np.isnan(c) & np.isnan(want_c)))
-        i = tuple(np.argwhere(bad)[0])
-        failures.append(f"C differs at {bad.sum()} elements, first {i}: "
-                        f"{c[i]} != {want_c[i]}")
-
-    want_grad, want_cast, bounds = expected_stats(x)
-    names = ["count", "sum", "sum of squares", "max |x|", "nonzeros",
-             "sum of ln|x|", "sum of ln^2|x|"]
-    for name, got, want, bound in zip(names, grad, want_grad, bounds):
-        if np.isnan(want) or np.isinf(want):
-            ok = same(np.array(got), np.array(want))
-        else:
-            ok = abs(got - want) <= bound
-        if not ok:
-            failures.append(f"grad stats {name}: {got!r} vs {want!r} "
-                            f"(bound {bound:.3g})")
-    if cast.dtype != np.int64 or not np.array_equal(cast, want_cast):
-        failures.append(f"cast stats {cast.tolist()} vs {want_cast.tolist()}")
+    load = lambda name: (np.load(os.path.join(args.dir, name + ".npy"))
+                         if cfg[name] else None)
+    x = epilogue(product32, cfg["scale"], load("bias"), load("mask"))
+    failures += compare_exact(c, grad, cast, x)
 
     if failures:
         print("FAIL:", *failures, sep="\n  ")

@@ -1,0 +1,343 @@
+"""Runs the fused GEMM kernels on an NVIDIA GPU and checks and times them.
+
+  check_kernels.py --artifacts build/gpu-check [--configs a,b] [--no-perf]
+  check_kernels.py --artifacts build/gpu-check --dry-run
+
+The kernels (PTX from prepare_kernels.py) are loaded and launched through
+the CUDA driver API (libcuda.so.1, by ctypes) on PyTorch's stream; PyTorch
+holds the buffers, computes the references in float64 on the GPU and is
+the cuBLAS baseline. Per configuration:
+  PASS/FAIL correct: C and the statistics against the float64 reference,
+    exact for integer inputs (check_gemm.py's rules), within the bounds of
+    f32 accumulation for normal ones;
+  PASS/FAIL deterministic: a second run gives bit-identical C and
+    statistics;
+  PERF (timed ones): TFLOP/s of the fused kernel, of cuBLAS FP16 GEMM
+    (torch.matmul, f32 accumulation), and of cuBLAS followed by the same
+    statistics computed by PyTorch ops; for 4096^3 the cost of the
+    statistics over the same kernel without them.
+--dry-run needs neither a GPU nor PyTorch: it checks that each kernel's
+argument packing matches the parameters its PTX declares.
+"""
+
+import argparse
+import ctypes
+import json
+import os
+import re
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "Integration", "GPU",
+                                "Inputs"))
+import check_gemm  # noqa: E402  (the reference rules the CPU tests use)
+
+U32 = 2.0**-24
+
+
+def descriptor_fields(shape):
+    """A memref descriptor's fields: two pointers, offset, sizes, strides."""
+    return 3 + 2 * len(shape)
+
+
+def ptx_parameters(path, function):
+    with open(path) as f:
+        text = f.read()
+    entry = re.search(r"\.entry\s+" + re.escape(function) + r"\s*\((.*?)\)",
+                      text, re.S)
+    if not entry:
+        raise RuntimeError(f"{path}: no .entry {function}")
+    return re.findall(r"\.param\s+\.(\w+)", entry.group(1))
+
+
+def dry_run(manifest, root, chips):
+    failed = False
+    for cfg in manifest:
+        for launch in cfg["launches"]:
+            want = sum(descriptor_fields(cfg["arguments"][i]["shape"])
+                       for i in launch["args"])
+            for chip in chips:
+                params = ptx_parameters(os.path.join(root, launch["ptx"][chip]),
+                                        launch["function"])
+                ok = len(params) == want and all(p in ("u64", "b64")
+                                                 for p in params)
+                failed |= not ok
+                print(f"{'PASS' if ok else 'FAIL'} packing {cfg['name']} "
+                      f"{launch['module']} {chip}: {want} 8-byte fields, PTX "
+                      f"declares {len(params)}")
+    return failed
+
+
+class Driver:
+    """The few CUDA driver API calls the check needs."""
+
+    def __init__(self):
+        self.lib = ctypes.CDLL("libcuda.so.1")
+        self.modules = {}
+
+    def check(self, result, what):
+        if result != 0:
+            name = ctypes.c_char_p()
+            self.lib.cuGetErrorName(result, ctypes.byref(name))
+            raise RuntimeError(f"{what}: {name.value.decode()} ({result})")
+
+    def function(self, ptx_path, name):
+        key = (ptx_path, name)
+        if key in self.modules:
+            return self.modules[key]
+        with open(ptx_path, "rb") as f:
+            image = f.read() + b"\0"
+        module = ctypes.c_void_p()
+        log = ctypes.create_string_buffer(1 << 16)
+        options = (ctypes.c_int * 2)(5, 6)  # CU_JIT_ERROR_LOG_BUFFER(_SIZE)
+        values = (ctypes.c_void_p * 2)(ctypes.cast(log, ctypes.c_void_p),
+                                       ctypes.c_void_p(len(log)))
+        result = self.lib.cuModuleLoadDataEx(ctypes.byref(module), image, 2,
+                                             options, values)
+        self.check(result, f"loading {ptx_path}: {log.value.decode()}")
+        function = ctypes.c_void_p()
+        self.check(self.lib.cuModuleGetFunction(ctypes.byref(function), module,
+                                                name.encode()),
+                   f"{ptx_path}: function {name}")
+        self.modules[key] = function
+        return function
+
+    def prepare(self, function, grid, block, tensors, stream):
+        """A launch, its parameters packed once: call it to launch."""
+        fields = []
+        for t in tensors:
+            fields += [ctypes.c_void_p(t.data_ptr()),
+                       ctypes.c_void_p(t.data_ptr()), ctypes.c_int64(0)]
+            fields += [ctypes.c_int64(s) for s in t.shape]
+            fields += [ctypes.c_int64(s) for s in t.stride()]
+        params = (ctypes.c_void_p * len(fields))(
+            *[ctypes.cast(ctypes.pointer(f), ctypes.c_void_p) for f in fields])
+        stream = ctypes.c_void_p(stream)
+
+        def launch():
+            self.check(self.lib.cuLaunchKernel(function, *grid, *block, 0,
+                                               stream, params, None),
+                       "cuLaunchKernel")
+        launch.keep = (fields, params)
+        return launch
+
+
+def make_buffers(torch, cfg):
+    dtypes = {"f16": torch.float16, "f32": torch.float32,
+              "f64": torch.float64, "i64": torch.int64}
+    arrays = check_gemm.make_arrays(cfg["m"], cfg["n"], cfg["k"], cfg["kind"],
+                                    cfg["bias"], cfg["mask"])
+    inputs = [arrays["a"], arrays["b"], np.array([cfg["scale"]], np.float32)]
+    if cfg["bias"]:
+        inputs.append(arrays["bias"])
+    if cfg["mask"]:
+        inputs.append(arrays["mask"])
+    buffers = [torch.from_numpy(x).cuda() for x in inputs]
+    for arg in cfg["arguments"][len(inputs):]:
+        buffers.append(torch.zeros(arg["shape"], dtype=dtypes[arg["dtype"]],
+                                   device="cuda"))
+    return arrays, buffers
+
+
+def prepare_kernels(driver, torch, cfg, root, chip, buffers):
+    """One callable that launches the configuration's kernels in order."""
+    stream = torch.cuda.current_stream().cuda_stream
+    launches = []
+    for launch in cfg["launches"]:
+        function = driver.function(os.path.join(root, launch["ptx"][chip]),
+                                   launch["function"])
+        launches.append(driver.prepare(function, launch["grid"],
+                                       launch["block"],
+                                       [buffers[i] for i in launch["args"]],
+                                       stream))
+
+    def run():
+        for launch in launches:
+            launch()
+    return run
+
+
+def reference(torch, cfg, arrays):
+    """The float64 product and its f32 accumulation bound (on the GPU, or
+    with NumPy where torch is None)."""
+    if torch is None:
+        a, b = (arrays[n].astype(np.float64) for n in ("a", "b"))
+        with np.errstate(invalid="ignore", over="ignore"):
+            return a @ b, cfg["k"] * U32 * (np.abs(a) @ np.abs(b))
+    a = torch.from_numpy(arrays["a"]).cuda().double()
+    b = torch.from_numpy(arrays["b"]).cuda().double()
+    exact = (a @ b).cpu().numpy()
+    bound = cfg["k"] * U32 * (a.abs() @ b.abs()).cpu().numpy()
+    return exact, bound
+
+
+def check_correct(torch, cfg, arrays, outputs):
+    exact, bound = reference(torch, cfg, arrays)
+    c, grad, cast = outputs[:3]
+    x = check_gemm.epilogue(exact.astype(np.float32), cfg["scale"],
+                            arrays.get("bias"), arrays.get("mask"))
+    if cfg["kind"] != "normal":
+        return check_gemm.compare_exact(c, grad, cast, x)
+    # Normal values: the Tensor Cores sum in their own order.
+    failures = []
+    e = cfg["scale"] * bound + U32 * np.abs(x)
+    if cfg["mask"]:
+        e = np.where(arrays["mask"] > 0, e, 0)
+    ulp = np.spacing(np.abs(x).astype(np.float16) + np.float16(0)).astype(
+        np.float64)
+    allowed = e + ulp
+    error = np.abs(c.astype(np.float64) - x.astype(np.float64))
+    if not (error <= allowed).all():
+        i = tuple(int(v) for v in
+                  np.unravel_index(np.argmax(error - allowed), error.shape))
+        failures.append(f"C at {i}: {c[i]} vs {x[i]} (allowed {allowed[i]:.3g})")
+    want_grad, want_cast, bounds = check_gemm.expected_stats(x)
+    ax = np.abs(x.astype(np.float64))
+    limits = {0: 0.0, 1: bounds[1] + e.sum(),
+              2: bounds[2] + (2 * ax * e + e * e).sum(), 3: e.max(), 4: 0.0}
+    for field, limit in limits.items():
+        if abs(grad[field] - want_grad[field]) > limit:
+            failures.append(f"grad stats {check_gemm.GRAD_FIELDS[field]}: "
+                            f"{grad[field]!r} vs {want_grad[field]!r} "
+                            f"(bound {limit:.3g})")
+    # A count may differ only by the elements within e of its threshold.
+    near = lambda t: int((np.abs(ax - t) <= e).sum())
+    slack = [0, near(2.0**-25), near(2.0**-14), near(65504.0)]
+    for i, (got, want) in enumerate(zip(cast, want_cast)):
+        if abs(int(got) - int(want)) > slack[i]:
+            failures.append(f"cast stats [{i}]: {got} vs {want}")
+    return failures
+
+
+def outputs_of(cfg, buffers):
+    """C, and with the statistics, grad stats, cast stats and partials."""
+    if not cfg["statistics"]:
+        return [buffers[-1].cpu().numpy()]
+    c, partials, grad, cast = (t.cpu().numpy() for t in buffers[-4:])
+    return [c, grad, cast, partials]
+
+
+def time_ms(torch, body, iterations=20):
+    for _ in range(3):
+        body()
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(iterations):
+        body()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) / iterations
+
+
+def torch_statistics(torch, c, scale):
+    """The fields the fused epilogue gathers, as separate PyTorch ops."""
+    x = c.float() * scale
+    a = x.abs()
+    nonzero = a > 0
+    logs = torch.where(nonzero, a, torch.ones_like(a)).log()
+    h = x.half().float().abs()
+    return torch.stack([x.sum(), (x * x).sum(), a.amax(), nonzero.sum(),
+                        logs.sum(), (logs * logs).sum(), (x != 0).sum(),
+                        ((x != 0) & (h == 0)).sum(),
+                        ((h > 0) & (h < 2.0**-14)).sum(),
+                        (h == float("inf")).sum()])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--artifacts", required=True)
+    parser.add_argument("--configs", help="comma-separated names (default all)")
+    parser.add_argument("--no-perf", action="store_true")
+    parser.add_argument("--dry-run", action="store_true")
+    parser.add_argument("--check-outputs", metavar="DIR",
+                        help="check C and the statistics in DIR/output_{0,1,2}"
+                        ".npy (from gs-run on the emulated kernel) by the GPU "
+                        "rules, with NumPy; no GPU needed")
+    args = parser.parse_args()
+    with open(os.path.join(args.artifacts, "manifest.json")) as f:
+        manifest = json.load(f)
+    if args.configs:
+        names = set(args.configs.split(","))
+        manifest = [c for c in manifest if c["name"] in names]
+    if args.dry_run:
+        sys.exit(1 if dry_run(manifest, args.artifacts, ["sm_80", "sm_90"])
+                 else 0)
+    if args.check_outputs:
+        failed = False
+        for cfg in manifest:
+            arrays = check_gemm.make_arrays(cfg["m"], cfg["n"], cfg["k"],
+                                            cfg["kind"], cfg["bias"],
+                                            cfg["mask"])
+            outputs = [np.load(os.path.join(args.check_outputs,
+                                            f"output_{i}.npy"))
+                       for i in range(3)]
+            failures = check_correct(None, cfg, arrays, outputs)
+            failed |= bool(failures)
+            print(f"{'FAIL' if failures else 'PASS'} correct {cfg['name']}"
+                  + "".join(f"\n    {f}" for f in failures))
+        sys.exit(1 if failed else 0)
+
+    import torch
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+    torch.zeros(1, device="cuda")  # the primary context, current here
+    major, minor = torch.cuda.get_device_capability()
+    chip = "sm_90" if major >= 9 else "sm_80"
+    print(f"device: {torch.cuda.get_device_name()} (sm_{major}{minor}), "
+          f"running the {chip} PTX; torch {torch.__version__}")
+    driver = Driver()
+    failed = False
+    times = {}
+    for cfg in manifest:
+        name = cfg["name"]
+        arrays, buffers = make_buffers(torch, cfg)
+        run = prepare_kernels(driver, torch, cfg, args.artifacts, chip,
+                              buffers)
+        run()
+        torch.cuda.synchronize()
+        first = outputs_of(cfg, buffers)
+        if cfg["statistics"]:
+            failures = check_correct(torch, cfg, arrays, first)
+            failed |= bool(failures)
+            print(f"{'FAIL' if failures else 'PASS'} correct {name} "
+                  f"{cfg['m']}x{cfg['n']}x{cfg['k']} {cfg['kind']}"
+                  + "".join(f"\n    {f}" for f in failures))
+        for t in buffers[len(buffers) - (4 if cfg["statistics"] else 1):]:
+            t.zero_()
+        run()
+        torch.cuda.synchronize()
+        second = outputs_of(cfg, buffers)
+        same = all(x.tobytes() == y.tobytes() for x, y in zip(first, second))
+        failed |= not same
+        print(f"{'PASS' if same else 'FAIL'} deterministic {name}: two runs "
+              f"{'bit-identical' if same else 'differ'}")
+        if args.no_perf or not cfg["timed"]:
+            continue
+        flops = 2.0 * cfg["m"] * cfg["n"] * cfg["k"]
+        fused = time_ms(torch, run)
+        times[name] = fused
+        a, b = buffers[0], buffers[1]
+        cublas = time_ms(torch, lambda: torch.matmul(a, b))
+        scale = float(cfg["scale"])
+        with_stats = time_ms(torch, lambda: torch_statistics(
+            torch, torch.matmul(a, b), scale))
+        tf = lambda ms: flops / ms / 1e9
+        print(f"PERF {name} {cfg['m']}x{cfg['n']}x{cfg['k']}: fused "
+              f"{tf(fused):.1f} TFLOP/s ({fused:.3f} ms), cuBLAS FP16 "
+              f"{tf(cublas):.1f} ({cublas:.3f} ms), cuBLAS + PyTorch "
+              f"statistics {with_stats:.3f} ms; fused / cuBLAS "
+              f"{cublas / fused:.2f}x throughput, fused vs cuBLAS + "
+              f"statistics {with_stats / fused:.2f}x faster")
+    if "gemm4096" in times and "gemm4096_nostats" in times:
+        cost = times["gemm4096"] / times["gemm4096_nostats"] - 1
+        print(f"PERF statistics cost at 4096^3: {100 * cost:+.1f}% over the "
+              f"same kernel without them (target <= 5%: "
+              f"{'met' if cost <= 0.05 else 'NOT met'})")
+    print("FAIL" if failed else "PASS", "all GPU kernel checks")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
