@@ -402,7 +402,9 @@ GemmKernelBuilder::buildEpilogue(const Arguments &args, ValueRange accumulators,
       for (int64_t e = 0; e < layout.elementsPerRegister; ++e) {
         Value row = add(tileRow, layout.row.build(b, loc, lane, reg, e));
         Value col = add(tileCol, layout.col.build(b, loc, lane, reg, e));
-        Value inside = both(below(row, cfg.m), below(col, cfg.n));
+        Value rowInside = below(row, cfg.m);
+        Value colInside = below(col, cfg.n);
+        Value inside = both(rowInside, colInside);
         Value clampedRow = clampBelow(row, cfg.m - 1);
         Value clampedCol = clampBelow(col, cfg.n - 1);
         Value value = vector::ExtractOp::create(b, loc, acc,
@@ -445,9 +447,11 @@ GemmKernelBuilder::buildEpilogue(const Arguments &args, ValueRange accumulators,
         Value castNonzero = compare(arith::CmpFPredicate::UNE, x, 0.0);
         Value flushed = both(
             castNonzero, compare(arith::CmpFPredicate::OEQ, halfMagnitude, 0.0));
-        Value subnormal =
-            both(compare(arith::CmpFPredicate::OGT, halfMagnitude, 0.0),
-                 compare(arith::CmpFPredicate::OLT, halfMagnitude, 0x1p-14));
+        Value positive =
+            compare(arith::CmpFPredicate::OGT, halfMagnitude, 0.0);
+        Value belowNormal =
+            compare(arith::CmpFPredicate::OLT, halfMagnitude, 0x1p-14);
+        Value subnormal = both(positive, belowNormal);
         Value overflow =
             compare(arith::CmpFPredicate::OEQ, halfMagnitude, INFINITY);
         Value square = arith::MulFOp::create(b, loc, x, x);
@@ -573,8 +577,10 @@ void GemmKernelBuilder::buildFinalReduction(const Arguments &args) {
                                       index(0));
   auto lastStep = scf::IfOp::create(b, loc, first, /*withElse=*/false);
   b.setInsertionPointToStart(lastStep.thenBlock());
+  Value firstLane = index(0);
+  Value step = index(1);
   auto overLanes = scf::ForOp::create(
-      b, loc, index(0), stride, index(1), init,
+      b, loc, firstLane, stride, step, init,
       [&](OpBuilder &nested, Location l, Value from, ValueRange acc) {
         SmallVector<Value> next;
         for (int64_t f = 0; f < NumPartialStats; ++f) {
