@@ -77,7 +77,7 @@ private:
 
   /// A buffer of one `type` per thread, on the stack of the launch's
   /// function.
-  FailureOr<Value> threadBuffer(Type type, Operation *forOp);
+  FailureOr<Value> threadBuffer(Type type, Operation *definer);
   /// `value` as seen by thread `thread`.
   Value valueOfThread(Value value, Value thread);
   /// Stores each thread's result of a warp-level op; its other users load
@@ -116,9 +116,11 @@ LogicalResult LaunchEmulator::checkStructure() {
     return launch.emitOpError("is emulated only with one-dimensional thread "
                               "blocks");
   if (launch.hasClusterSize() || launch.getAsyncToken() ||
+      launch.getDynamicSharedMemorySize() ||
       !launch.getPrivateAttributions().empty())
     return launch.emitOpError("is emulated only without clusters, async "
-                              "tokens and private attributions");
+                              "tokens, dynamic shared memory and private "
+                              "attributions");
   for (int i = 0; i < 3; ++i)
     grid[i] = *sizes[i];
   numThreads = *sizes[3];
@@ -128,6 +130,20 @@ LogicalResult LaunchEmulator::checkStructure() {
            << numThreads << " threads per block, not whole warps";
 
   WalkResult result = launch.getBody().walk([&](Operation *op) {
+    // What the emulation knows of the gpu and nvgpu dialects.
+    StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace()
+                                         : StringRef();
+    if ((dialect == "gpu" &&
+         !isa<gpu::ThreadIdOp, gpu::BlockIdOp, gpu::BlockDimOp,
+              gpu::GridDimOp, gpu::LaneIdOp, gpu::BarrierOp, gpu::ShuffleOp,
+              gpu::TerminatorOp>(op)) ||
+        (dialect == "nvgpu" &&
+         !isa<nvgpu::LdMatrixOp, nvgpu::MmaSyncOp, nvgpu::DeviceAsyncCopyOp,
+              nvgpu::DeviceAsyncCreateGroupOp, nvgpu::DeviceAsyncWaitOp>(
+             op))) {
+      op->emitOpError("has no CPU emulation");
+      return WalkResult::interrupt();
+    }
     if (!isWarpLevel(op))
       return WalkResult::advance();
     for (Operation *parent = op->getParentOp(); parent != launch;
@@ -212,9 +228,9 @@ void LaunchEmulator::lowerAsyncCopies() {
   }
 }
 
-FailureOr<Value> LaunchEmulator::threadBuffer(Type type, Operation *forOp) {
+FailureOr<Value> LaunchEmulator::threadBuffer(Type type, Operation *definer) {
   if (!type.isIntOrIndexOrFloat() && !isa<VectorType>(type))
-    return forOp->emitOpError("is emulated only if the values that cross a "
+    return definer->emitOpError("is emulated only if the values that cross a "
                               "barrier or warp-level operation are scalars or "
                               "vectors, not ")
            << type;
@@ -724,6 +740,22 @@ LogicalResult LaunchEmulator::run() {
     id.replaceAllUsesWith(blockIds[static_cast<int>(id.getDimension())]);
   });
   outer.walk([&](gpu::BlockIdOp id) { id.erase(); });
+  SmallVector<Operation *> sizes;
+  outer.walk([&](Operation *op) {
+    if (isa<gpu::GridDimOp, gpu::BlockDimOp>(op))
+      sizes.push_back(op);
+  });
+  for (Operation *op : sizes) {
+    OpBuilder sb(op);
+    int64_t value = 1;
+    if (auto dim = dyn_cast<gpu::GridDimOp>(op))
+      value = grid[static_cast<int>(dim.getDimension())];
+    else if (cast<gpu::BlockDimOp>(op).getDimension() == gpu::Dimension::x)
+      value = numThreads;
+    op->getResult(0).replaceAllUsesWith(
+        arith::ConstantIndexOp::create(sb, op->getLoc(), value).getResult());
+    op->erase();
+  }
   for (Operation *placeholder : placeholders)
     placeholder->erase();
   launch.erase();

@@ -93,3 +93,19 @@ func.func @loop_bound(%out: memref<32xf32>) {
   }
   return
 }
+
+// -----
+
+func.func @subgroup_reduce(%out: memref<32xf32>) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = arith.constant 1.0 : f32
+    // expected-error @+1 {{'gpu.subgroup_reduce' op has no CPU emulation}}
+    %s = gpu.subgroup_reduce add %v : (f32) -> f32
+    memref.store %s, %out[%tx] : memref<32xf32>
+    gpu.terminator
+  }
+  return
+}

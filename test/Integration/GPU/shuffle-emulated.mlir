@@ -61,7 +61,16 @@ func.func @kernel(%out: memref<5x64xf32>, %valid: memref<4x64xf32>) {
       %s = arith.addf %q, %one : f32
       scf.yield %s : f32
     }
-    %r = arith.addf %acc, %v : f32
+    %sum = arith.addf %acc, %v : f32
+    // gpu.block_dim and gpu.grid_dim are the launch's sizes: 64 * 1 - 64.
+    %bd = gpu.block_dim x
+    %gd = gpu.grid_dim x
+    %size = arith.muli %bd, %gd : index
+    %sizei = arith.index_cast %size : index to i32
+    %sizef = arith.sitofp %sizei : i32 to f32
+    %c64f = arith.constant 64.0 : f32
+    %extra = arith.subf %sizef, %c64f : f32
+    %r = arith.addf %sum, %extra : f32
     memref.store %r, %out[%c4, %t] : memref<5x64xf32>
     gpu.terminator
   }
