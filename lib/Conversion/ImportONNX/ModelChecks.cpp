@@ -171,6 +171,8 @@ private:
       return error;
     if (std::string error = checkWeightRank(node); !error.empty())
       return onnx_import::describeNode(node) + ": " + error;
+    if (std::string error = checkNormalizationAxis(node); !error.empty())
+      return onnx_import::describeNode(node) + ": " + error;
     for (const onnx::AttributeProto &attribute : node.attribute()) {
       if (std::string error = checkAttribute(node, attribute); !error.empty())
         return onnx_import::describeNode(node) + ": " + error;
@@ -239,15 +241,30 @@ private:
         (attribute.i() < 1 || attribute.i() > kMaxWindowValue))
       return "attribute 'blocksize' is " + std::to_string(attribute.i()) +
              "; it must be in [1, 2^31]";
-    if (op == "LayerNormalization" && name == "axis" && node.input_size()) {
-      auto rank = ranks.find(node.input(0));
-      if (rank != ranks.end() &&
-          (attribute.i() < -rank->second || attribute.i() >= rank->second))
-        return "attribute 'axis' is " + std::to_string(attribute.i()) +
-               ", out of range for its rank-" + std::to_string(rank->second) +
-               " input";
-    }
     return {};
+  }
+
+  /// libonnx indexes LayerNormalization's input shape by its axis (default
+  /// -1) unchecked: a rank-0 input crashes it even without the attribute.
+  std::string checkNormalizationAxis(const onnx::NodeProto &node) {
+    if (node.op_type() != "LayerNormalization" || node.input_size() == 0 ||
+        !onnx_import::canonicalDomain(node.domain()).empty())
+      return {};
+    auto rank = ranks.find(node.input(0));
+    if (rank == ranks.end())
+      return {};
+    int64_t axis = -1;
+    bool stated = false;
+    for (const onnx::AttributeProto &attribute : node.attribute())
+      if (attribute.name() == "axis") {
+        axis = attribute.i();
+        stated = true;
+      }
+    if (axis >= -rank->second && axis < rank->second)
+      return {};
+    return (stated ? "attribute 'axis' is " : "attribute 'axis' (default) is ") +
+           std::to_string(axis) + ", out of range for its rank-" +
+           std::to_string(rank->second) + " input";
   }
 
   llvm::StringMap<int64_t> ranks;

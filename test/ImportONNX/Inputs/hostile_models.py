@@ -72,6 +72,12 @@ def main():
         [tensor("v", [2, 3])], [unknown("y", 2)],
         [numpy_helper.from_array(np.ones((3, 3), np.float32), "m"),
          numpy_helper.from_array(np.ones(3, np.float32), "scale")]))
+    # No axis attribute: the default -1 is out of range for a scalar.
+    save("layernorm-scalar.onnx", model(
+        [helper.make_node("LayerNormalization", ["v", "scale"],
+                          ["y", "mean", "inv_std"], name="norm")],
+        [tensor("v", [])], [unknown("y", 2)],
+        [numpy_helper.from_array(np.ones(3, np.float32), "scale")]))
     save("layernorm-axis.onnx", model(
         [helper.make_node("LayerNormalization", ["v", "scale"],
                           ["y", "mean", "inv_std"], name="norm", axis=-5)],
