@@ -305,18 +305,19 @@ mlir::gs::importOnnxModel(onnx::ModelProto &model, StringRef modelDir,
     emitError(loc) << error;
     return nullptr;
   }
-  if (std::string error = onnx_import::checkBeforeInference(model);
-      !error.empty()) {
-    emitError(loc) << error;
-    return nullptr;
-  }
   if (failed(pinInputShapes(model, options, loc)) ||
       failed(bindConstantInputs(model, options, loc)))
     return nullptr;
   // Shape inference and the evaluation of shape computations feed each
-  // other: repeat until nothing more folds.
+  // other: repeat until nothing more folds. A fold can give a value a rank
+  // it did not have, so the checks libonnx relies on run before each round.
   constexpr int kMaxRounds = 8;
   for (int round = 0; round < kMaxRounds; ++round) {
+    if (std::string error = onnx_import::checkBeforeInference(model);
+        !error.empty()) {
+      emitError(loc) << error;
+      return nullptr;
+    }
     if (std::string error = onnx_frontend::inferShapes(model); !error.empty()) {
       emitError(loc) << error;
       return nullptr;

@@ -41,9 +41,10 @@ FailureOr<RankedTensorType> convertType(MLIRContext *context,
 std::string describeNode(const onnx::NodeProto &node);
 
 /// Checks what libonnx's shape inference trusts unchecked (window
-/// attributes, block sizes, axes of known rank) and names that must not
-/// hold NUL bytes, in the model and its subgraphs. Returns an error naming
-/// the node or value, empty when the model may go to inference.
+/// attributes, block sizes, the ranks of convolutions and normalization
+/// axes) and names that must not hold NUL bytes, in the model and its
+/// subgraphs. Returns an error naming the node or value, empty when the
+/// model may go to (another round of) inference.
 std::string checkBeforeInference(const onnx::ModelProto &model);
 
 class ModelImporter;

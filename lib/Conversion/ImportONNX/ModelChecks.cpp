@@ -4,14 +4,18 @@
 // libonnx's shape inference divides by strides and indexes by axes without
 // checking them, so a hostile attribute crashes the process before the
 // importer sees the node. These checks run on the whole model (subgraphs
-// included) before inference: window attributes, block sizes, the ranks
-// of a convolution's input and weight and the normalization axis where the
-// model states them or the ops before them determine them, and names that
-// C strings and symbols must carry.
+// included) before each round of inference: window attributes, block
+// sizes, the ranks of a convolution's input and weight and the
+// normalization axis, and names that C strings and symbols must carry.
+// Ranks come from the model's types, from the ops whose output rank their
+// inputs' ranks give, and, where a check needs a rank neither tells, from
+// libonnx's inference of the nodes before the one checked (which the
+// checks have passed).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Importer.h"
+#include "OnnxFrontend.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -19,6 +23,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 
 using namespace mlir;
@@ -44,10 +49,19 @@ static std::string checkName(llvm::StringRef what, const std::string &name) {
 }
 
 namespace {
+/// The ranks of the values of a graph's first N nodes as libonnx infers
+/// them.
+using PrefixRanks = std::function<llvm::StringMap<int64_t>(int)>;
+
 /// The checks of one graph; `ranks` holds the rank of every value whose
 /// type the model states or whose op determines it from its inputs'.
 class GraphChecker {
 public:
+  /// With `prefixRanks`, a check that needs a rank the model and the op
+  /// table leave open asks libonnx for it.
+  explicit GraphChecker(PrefixRanks prefixRanks = nullptr)
+      : prefixRanks(std::move(prefixRanks)) {}
+
   std::string check(const onnx::GraphProto &graph) {
     for (const onnx::ValueInfoProto &value : graph.input())
       noteRank(value);
@@ -67,7 +81,8 @@ public:
       if (std::string error = checkName("graph output", value.name());
           !error.empty())
         return error;
-    for (const onnx::NodeProto &node : graph.node()) {
+    for (auto [i, node] : llvm::enumerate(graph.node())) {
+      learnMissingRanks(node, static_cast<int>(i));
       if (std::string error = checkNode(node); !error.empty())
         return error;
       noteOutputRanks(node);
@@ -76,6 +91,35 @@ public:
   }
 
 private:
+  /// The inputs whose ranks the checks of `node` compare.
+  static SmallVector<int> rankCheckedInputs(const onnx::NodeProto &node) {
+    if (!onnx_import::canonicalDomain(node.domain()).empty())
+      return {};
+    llvm::StringRef op = node.op_type();
+    if (op == "Conv" || op == "ConvTranspose" || op == "ConvInteger")
+      return {0, 1};
+    if (op == "QLinearConv")
+      return {0, 3};
+    if (op == "LayerNormalization")
+      return {0};
+    return {};
+  }
+
+  /// Asks libonnx for the ranks the checks of `node` (the graph's node
+  /// `index`) need and the model leaves open.
+  void learnMissingRanks(const onnx::NodeProto &node, int index) {
+    if (!prefixRanks)
+      return;
+    bool missing = llvm::any_of(rankCheckedInputs(node), [&](int i) {
+      return i < node.input_size() && !node.input(i).empty() &&
+             !ranks.contains(node.input(i));
+    });
+    if (!missing)
+      return;
+    for (const auto &entry : prefixRanks(index))
+      ranks.try_emplace(entry.getKey(), entry.getValue());
+  }
+
   void noteRank(const onnx::ValueInfoProto &value) {
     if (value.type().has_tensor_type() &&
         value.type().tensor_type().has_shape())
@@ -267,10 +311,54 @@ private:
            std::to_string(rank->second) + " input";
   }
 
+  PrefixRanks prefixRanks;
   llvm::StringMap<int64_t> ranks;
 };
 } // namespace
 
+/// Initializers up to this many elements keep their values in the model
+/// whose prefix libonnx infers (shape inputs need them); larger ones become
+/// graph inputs of their type.
+static constexpr int64_t kMaxCopiedInitializerElements = 4096;
+
 std::string onnx_import::checkBeforeInference(const onnx::ModelProto &model) {
-  return GraphChecker().check(model.graph());
+  PrefixRanks prefixRanks = [&](int count) {
+    onnx::ModelProto prefix;
+    *prefix.mutable_opset_import() = model.opset_import();
+    prefix.set_ir_version(model.ir_version());
+    const onnx::GraphProto &graph = model.graph();
+    onnx::GraphProto &inferred = *prefix.mutable_graph();
+    *inferred.mutable_input() = graph.input();
+    *inferred.mutable_value_info() = graph.value_info();
+    for (const onnx::TensorProto &tensor : graph.initializer()) {
+      int64_t elements = 1;
+      for (int64_t d : tensor.dims())
+        elements = d < 0 || elements > kMaxCopiedInitializerElements
+                       ? kMaxCopiedInitializerElements + 1
+                       : elements * d;
+      if (elements <= kMaxCopiedInitializerElements) {
+        *inferred.add_initializer() = tensor;
+        continue;
+      }
+      onnx::ValueInfoProto &input = *inferred.add_input();
+      input.set_name(tensor.name());
+      auto &type = *input.mutable_type()->mutable_tensor_type();
+      type.set_elem_type(tensor.data_type());
+      for (int64_t d : tensor.dims())
+        type.mutable_shape()->add_dim()->set_dim_value(d);
+    }
+    for (int i = 0; i < count; ++i)
+      *inferred.add_node() = graph.node(i);
+    llvm::StringMap<int64_t> ranks;
+    // A failed inference leaves the ranks open; the full inference reports
+    // the error.
+    if (!onnx_frontend::inferShapes(prefix).empty())
+      return ranks;
+    for (const onnx::ValueInfoProto &value : inferred.value_info())
+      if (value.type().has_tensor_type() &&
+          value.type().tensor_type().has_shape())
+        ranks[value.name()] = value.type().tensor_type().shape().dim_size();
+    return ranks;
+  };
+  return GraphChecker(std::move(prefixRanks)).check(model.graph());
 }

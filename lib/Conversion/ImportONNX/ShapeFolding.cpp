@@ -326,18 +326,24 @@ std::optional<IntTensor> ShapeFolder::evaluate(const onnx::NodeProto &node) {
       if (in.size() < 2 || !in[1])
         return std::nullopt;
       SmallVector<int64_t> shape(in[1]->values);
-      int64_t known = 1, infer = -1;
+      SmallVector<int64_t> stated;
+      int64_t infer = -1;
       for (auto [i, d] : llvm::enumerate(shape)) {
         if (d == 0 && !intAttr(node, "allowzero", 0))
           d = i < x.shape.size() ? x.shape[i] : 1;
-        if (d == -1)
+        if (d == -1 && infer < 0)
           infer = i;
         else
-          known *= d;
+          stated.push_back(d);
       }
+      // A second -1, another negative size or a product past int64 is not
+      // folded: the node stays, for the importer to report.
+      std::optional<int64_t> known = checkedNumElements(stated);
+      if (!known)
+        return std::nullopt;
       if (infer >= 0)
-        shape[infer] = known ? product(x.shape) / known : 0;
-      if (product(shape) != product(x.shape))
+        shape[infer] = *known ? product(x.shape) / *known : 0;
+      if (checkedNumElements(shape) != product(x.shape))
         return std::nullopt;
       t.shape = shape;
     } else if (op == "Flatten") {

@@ -65,6 +65,13 @@ def main():
          helper.make_node("Add", ["r", "r"], ["s"], name="add"),
          helper.make_node("Conv", ["s", "w"], ["y"], name="conv")],
         [tensor("v", [1, 1, 8])], [unknown("y", 3)], [weight]))
+    # The same with a rank only libonnx's inference knows (a reduction
+    # that drops an axis).
+    save("conv-weight-rank-reduced.onnx", model(
+        [helper.make_node("ReduceMean", ["v"], ["r"], name="mean", axes=[3],
+                          keepdims=0),
+         helper.make_node("Conv", ["r", "w"], ["y"], name="conv")],
+        [tensor("v", [1, 1, 8, 8])], [unknown("y", 3)], [weight]))
     save("layernorm-axis-inferred.onnx", model(
         [helper.make_node("MatMul", ["v", "m"], ["p"], name="matmul"),
          helper.make_node("LayerNormalization", ["p", "scale"],
