@@ -124,12 +124,18 @@ class Driver:
         return launch
 
 
+def make_arrays(cfg):
+    """The configuration's inputs, A and B as m x k and k x n."""
+    return check_gemm.make_arrays(cfg["m"], cfg["n"], cfg["k"], cfg["kind"],
+                                  cfg["bias"], cfg["mask"], cfg["bias_type"])
+
+
 def make_buffers(torch, cfg):
     dtypes = {"f16": torch.float16, "f32": torch.float32,
               "f64": torch.float64, "i64": torch.int64}
-    arrays = check_gemm.make_arrays(cfg["m"], cfg["n"], cfg["k"], cfg["kind"],
-                                    cfg["bias"], cfg["mask"])
-    inputs = [arrays["a"], arrays["b"], np.array([cfg["scale"]], np.float32)]
+    arrays = make_arrays(cfg)
+    a, b = check_gemm.stored(arrays, cfg["trans_a"], cfg["trans_b"])
+    inputs = [a, b, np.array([cfg["scale"]], np.float32)]
     if cfg["bias"]:
         inputs.append(arrays["bias"])
     if cfg["mask"]:
@@ -176,27 +182,31 @@ def reference(torch, cfg, arrays):
 def check_correct(torch, cfg, arrays, outputs):
     exact, bound = reference(torch, cfg, arrays)
     c, grad, cast = outputs[:3]
+    output = cfg["output"]
     x = check_gemm.epilogue(exact.astype(np.float32), cfg["scale"],
                             arrays.get("bias"), arrays.get("mask"))
     if cfg["kind"] != "normal":
-        return check_gemm.compare_exact(c, grad, cast, x)
+        return check_gemm.compare_exact(c, grad, cast, x, output)
     # Normal values: the Tensor Cores sum in their own order.
     failures = []
     e = cfg["scale"] * bound + U32 * np.abs(x)
     if cfg["mask"]:
         e = np.where(arrays["mask"] > 0, e, 0)
-    ulp = np.spacing(np.abs(x).astype(np.float16) + np.float16(0)).astype(
-        np.float64)
+    dtype = check_gemm.DTYPES[output]
+    ulp = np.spacing(np.abs(x).astype(dtype) + dtype(0)).astype(np.float64)
     allowed = e + ulp
     error = np.abs(c.astype(np.float64) - x.astype(np.float64))
     if not (error <= allowed).all():
         i = tuple(int(v) for v in
                   np.unravel_index(np.argmax(error - allowed), error.shape))
         failures.append(f"C at {i}: {c[i]} vs {x[i]} (allowed {allowed[i]:.3g})")
-    want_grad, want_cast, bounds = check_gemm.expected_stats(x)
+    # The statistics are of C, which may be any value within `allowed` of
+    # x rounded.
+    want_grad, want_cast, bounds = check_gemm.expected_stats(x, output)
     ax = np.abs(x.astype(np.float64))
-    limits = {0: 0.0, 1: bounds[1] + e.sum(),
-              2: bounds[2] + (2 * ax * e + e * e).sum(), 3: e.max(), 4: 0.0}
+    limits = {0: 0.0, 1: bounds[1] + allowed.sum(),
+              2: bounds[2] + (2 * ax * allowed + allowed * allowed).sum(),
+              3: allowed.max(), 4: 0.0}
     for field, limit in limits.items():
         if abs(grad[field] - want_grad[field]) > limit:
             failures.append(f"grad stats {check_gemm.GRAD_FIELDS[field]}: "
@@ -268,9 +278,7 @@ def main():
     if args.check_outputs:
         failed = False
         for cfg in manifest:
-            arrays = check_gemm.make_arrays(cfg["m"], cfg["n"], cfg["k"],
-                                            cfg["kind"], cfg["bias"],
-                                            cfg["mask"])
+            arrays = make_arrays(cfg)
             outputs = [np.load(os.path.join(args.check_outputs,
                                             f"output_{i}.npy"))
                        for i in range(3)]
@@ -318,7 +326,8 @@ def main():
         flops = 2.0 * cfg["m"] * cfg["n"] * cfg["k"]
         fused = time_ms(torch, run)
         times[name] = fused
-        a, b = buffers[0], buffers[1]
+        a = buffers[0].t() if cfg["trans_a"] else buffers[0]
+        b = buffers[1].t() if cfg["trans_b"] else buffers[1]
         cublas = time_ms(torch, lambda: torch.matmul(a, b))
         scale = float(cfg["scale"])
         with_stats = time_ms(torch, lambda: torch_statistics(

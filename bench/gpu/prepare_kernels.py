@@ -30,14 +30,21 @@ CONFIGS = [
     ("gemm4096_normal", 4096, 4096, 4096, "normal", 1.0, False, False, "", False),
     ("gemm4096_nostats", 4096, 4096, 4096, "integers", 2.0**-10, False, False,
      "statistics=false", True),
-    # The MNIST MLP (784-128-10) at batch 128: the first layer forward and
-    # its weight gradient, the 10-class layer forward (n = 10: guarded
+    # The MNIST MLP (784-128-10) at batch 128, as gs-to-gpu lays it out:
+    # the first layer forward (X W1^T + b1, f16 bias), its weight gradient
+    # (dY1^T X into f32), the 10-class layer forward (n = 10: guarded
     # copies) and its data gradient (k = 10, into the ReLU mask).
-    ("mlp_fc1_forward", 128, 128, 784, "normal", 1.0, True, False, "", True),
-    ("mlp_fc1_weight_grad", 128, 784, 128, "normal", 1.0, False, False, "",
-     True),
-    ("mlp_fc2_forward", 128, 10, 128, "normal", 1.0, True, False, "", True),
+    ("mlp_fc1_forward", 128, 128, 784, "normal", 1.0, True, False,
+     "trans-b=true bias-type=f16", True),
+    ("mlp_fc1_weight_grad", 128, 784, 128, "normal", 1.0, False, False,
+     "trans-a=true output=f32", True),
+    ("mlp_fc2_forward", 128, 10, 128, "normal", 1.0, True, False,
+     "trans-b=true bias-type=f16", True),
     ("mlp_fc2_data_grad", 128, 128, 10, "normal", 1.0, False, True, "", True),
+    # Transposed operands on ragged tiles (guarded copies of B^T: k = 40
+    # is aligned, m = 70 is not).
+    ("ragged_transposed", 70, 50, 40, "integers", 0.5, False, False,
+     "trans-a=true trans-b=true", False),
 ]
 CHIPS = ["sm_80", "sm_90"]
 
@@ -135,10 +142,15 @@ def main():
             for path in launch["ptx"].values():
                 if not os.path.exists(os.path.join(args.out, path)):
                     sys.exit(f"error: {path} was not written")
+        flags = dict(o.split("=", 1) for o in options.split())
         manifest.append({
             "name": name, "m": m, "n": n, "k": k, "kind": kind,
             "scale": scale, "bias": bias, "mask": mask,
-            "statistics": "statistics=false" not in options, "timed": timed,
+            "trans_a": flags.get("trans-a") == "true",
+            "trans_b": flags.get("trans-b") == "true",
+            "output": flags.get("output", "f16"),
+            "bias_type": flags.get("bias-type", "f32"),
+            "statistics": flags.get("statistics") != "false", "timed": timed,
             "arguments": [{"shape": s, "dtype": t} for s, t in arguments],
             "launches": launches})
         print(f"prepared {name}: {len(launches)} kernel(s)")

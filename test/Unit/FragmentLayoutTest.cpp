@@ -140,4 +140,34 @@ TEST(FragmentLayout, LdmatrixTransAtTheKernelsAddressesGivesOperandBPair) {
             << "lane " << lane << " reg " << m << " elem " << e;
       }
 }
+
+TEST(FragmentLayout, LdmatrixTransAtTheKernelsAddressesGivesTransposedA) {
+  // A stored K x M: the loaded element's stored (row, column) is the
+  // operand's (column, row).
+  const FragmentLayout &a = mmaM16N8K16OperandA();
+  for (int64_t lane = 0; lane < 32; ++lane)
+    for (int64_t m = 0; m < 4; ++m)
+      for (int64_t e = 0; e < 2; ++e) {
+        Coordinate want = a.coordinate(lane, m, e);
+        EXPECT_EQ(
+            loaded(ldmatrixAddressOfTransposedOperandA(), true, lane, m, e),
+            Coordinate(want.second, want.first))
+            << "lane " << lane << " reg " << m << " elem " << e;
+      }
+}
+
+TEST(FragmentLayout, LdmatrixAtTheKernelsAddressesGivesTransposedBPair) {
+  // B stored N x K, read by rows of n without .trans.
+  const FragmentLayout &b = mmaM16N8K16OperandB();
+  for (int64_t lane = 0; lane < 32; ++lane)
+    for (int64_t m = 0; m < 4; ++m)
+      for (int64_t e = 0; e < 2; ++e) {
+        Coordinate want = b.coordinate(lane, m % 2, e);
+        want.second += 8 * (m / 2);
+        EXPECT_EQ(loaded(ldmatrixAddressOfTransposedOperandBPair(), false,
+                         lane, m, e),
+                  Coordinate(want.second, want.first))
+            << "lane " << lane << " reg " << m << " elem " << e;
+      }
+}
 } // namespace

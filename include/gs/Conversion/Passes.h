@@ -3,6 +3,8 @@
 #ifndef GS_CONVERSION_PASSES_H
 #define GS_CONVERSION_PASSES_H
 
+#include "gs/Conversion/GSToGPU/GemmKernel.h"
+
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {

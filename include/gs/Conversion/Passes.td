@@ -52,16 +52,17 @@ def ConvertGSParamsToMemRef
 def GPUGemmKernel : Pass<"gs-gpu-gemm-kernel", "::mlir::ModuleOp"> {
   let summary = "Add a fused FP16 Tensor Core GEMM kernel to the module";
   let description = [{
-    Adds the function `@<name>` that computes C = f16(epilogue(scale * A B))
-    for row-major f16 A (m x k) and B (k x n) on mma.sync.m16n8k16 with f32
-    accumulators, as gpu.launch ops: thread-block tiles chosen for the shape
+    Adds the function `@<name>` that computes C = epilogue(scale * op(A)
+    op(B)) for row-major f16 A (m x k, or k x m with `trans-a`) and B (k x
+    n, or n x k with `trans-b`) on mma.sync.m16n8k16 with f32 accumulators,
+    rounded once to C's type (f16 or f32), as gpu.launch ops: thread-block tiles chosen for the shape
     (128 x 128 of 8 warps for m, n >= 1024; 64 x 64 of 4 warps, or 32 wide
     where m or n <= 32, otherwise), a multi-stage pipeline of cp.async
     (16-byte rows) or guarded copies into padded shared memory, ldmatrix
     fragments. The epilogue, on the accumulator registers,
-    scales, adds the bias, applies the ReLU mask, casts to f16 and gathers
-    the statistics of gs.grad_stats and gs.cast_stats of the values it
-    casts: reduced through warp shuffles and shared memory to one partial
+    scales, adds the bias, applies the ReLU mask, rounds to C's type and
+    gathers the statistics of gs.grad_stats of C and those of
+    gs.cast_stats of the values it rounds: reduced through warp shuffles and shared memory to one partial
     per thread block, summed in a fixed order by a second, one-warp launch,
     so that the result is deterministic. See docs/GPU.md.
 
@@ -74,8 +75,20 @@ def GPUGemmKernel : Pass<"gs-gpu-gemm-kernel", "::mlir::ModuleOp"> {
     Option<"m", "m", "int64_t", "0", "Rows of A and C">,
     Option<"n", "n", "int64_t", "0", "Columns of B and C">,
     Option<"k", "k", "int64_t", "0", "Columns of A, rows of B">,
+    Option<"transA", "trans-a", "bool", "false",
+           "A is stored transposed (k x m)">,
+    Option<"transB", "trans-b", "bool", "false",
+           "B is stored transposed (n x k)">,
+    Option<"output", "output", "::mlir::gs::tensorcore::ElementType",
+           "::mlir::gs::tensorcore::ElementType::F16",
+           "C's element type",
+           [{::mlir::gs::tensorcore::elementTypeValues()}]>,
     Option<"bias", "bias", "bool", "false",
-           "Add a per-column f32 bias (memref<n x f32>)">,
+           "Add a per-column bias (memref<n x bias-type>)">,
+    Option<"biasType", "bias-type", "::mlir::gs::tensorcore::ElementType",
+           "::mlir::gs::tensorcore::ElementType::F32",
+           "The bias's element type",
+           [{::mlir::gs::tensorcore::elementTypeValues()}]>,
     Option<"reluMask", "relu-mask", "bool", "false",
            "Zero C where a forward ReLU output (memref<m x n x f16>) is <= 0">,
     Option<"statistics", "statistics", "bool", "true",

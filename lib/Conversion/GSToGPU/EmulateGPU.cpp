@@ -84,8 +84,10 @@ private:
   /// it back.
   Value resultBuffer(Value result);
   /// Loads `value` from its buffer before each user that is not
-  /// warp-level; the warp-level users read the buffer when emulated.
-  void loadBeforeUsers(Value value, Value buffer);
+  /// warp-level, except users inside `inside`, which still see `value`
+  /// itself; the warp-level users read the buffer when emulated.
+  void loadBeforeUsers(Value value, Value buffer,
+                       Operation *inside = nullptr);
   /// Redirects the warp-level users of `value` to a placeholder that
   /// stands for `buffer`.
   void redirectWarpLevelUsers(Value value, Value buffer);
@@ -264,10 +266,13 @@ void LaunchEmulator::redirectWarpLevelUsers(Value value, Value buffer) {
   }
 }
 
-void LaunchEmulator::loadBeforeUsers(Value value, Value buffer) {
+void LaunchEmulator::loadBeforeUsers(Value value, Value buffer,
+                                     Operation *inside) {
   redirectWarpLevelUsers(value, buffer);
   for (OpOperand &use : llvm::make_early_inc_range(value.getUses())) {
     Operation *user = use.getOwner();
+    if (inside && inside->isProperAncestor(user))
+      continue;
     OpBuilder ub(user);
     Value thread = gpu::ThreadIdOp::create(ub, user->getLoc(),
                                            gpu::Dimension::x);
@@ -376,17 +381,7 @@ LogicalResult LaunchEmulator::flushPhase(ArrayRef<Operation *> phase) {
       memref::StoreOp::create(sb, op->getLoc(), result, *buffer,
                               ValueRange{thread});
       buffers[result] = *buffer;
-      redirectWarpLevelUsers(result, *buffer);
-      for (OpOperand &use : llvm::make_early_inc_range(result.getUses())) {
-        Operation *user = use.getOwner();
-        if (loop->isProperAncestor(user))
-          continue;
-        OpBuilder ub(user);
-        Value userThread =
-            gpu::ThreadIdOp::create(ub, user->getLoc(), gpu::Dimension::x);
-        use.set(memref::LoadOp::create(ub, user->getLoc(), *buffer,
-                                       ValueRange{userThread}));
-      }
+      loadBeforeUsers(result, *buffer, loop);
     }
 
   // Each thread id of the phase is the loop's.

@@ -101,3 +101,19 @@ const LaneAddress &mlir::gs::tensorcore::ldmatrixAddressOfOperandBPair() {
       AxisLayout{{{16, 2, 8}}, {0}, {0}}};
   return address;
 }
+
+const LaneAddress &mlir::gs::tensorcore::ldmatrixAddressOfTransposedOperandA() {
+  // Matrix m is register m's 8 x 8 block of A (m rows 8(m % 2), k columns
+  // 8(m / 2)), stored transposed: k rows 8(m / 2), m columns 8(m % 2).
+  static const LaneAddress address{
+      AxisLayout{{{1, 8, 1}, {16, 2, 8}}, {0}, {0}},
+      AxisLayout{{{8, 2, 8}}, {0}, {0}}};
+  return address;
+}
+
+const LaneAddress &
+mlir::gs::tensorcore::ldmatrixAddressOfTransposedOperandBPair() {
+  // Matrix m holds k rows 8(m % 2) of n tile m / 2; stored N x K, that is n
+  // rows 8(m / 2), k columns 8(m % 2): the addresses of transposed A.
+  return ldmatrixAddressOfTransposedOperandA();
+}

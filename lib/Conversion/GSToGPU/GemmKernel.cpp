@@ -5,7 +5,9 @@
 // accumulators. A pipeline of `stages` blockK tiles of A and B in padded
 // shared memory (16-byte cp.async where the rows are 16-byte aligned,
 // guarded element copies otherwise) keeps stages - 1 copies in flight while
-// the warps load fragments with ldmatrix and issue mma.sync. The epilogue
+// the warps load fragments with ldmatrix and issue mma.sync. The tiles keep
+// their operand's stored orientation; a transposed operand is turned into
+// its fragment by ldmatrix (.trans for A, plain for B). The epilogue
 // works on the accumulator registers, at the coordinates the fragment layout
 // gives, and reduces its statistics through warp shuffles and shared memory
 // to one partial per block; a one-warp launch sums the partials in a fixed
@@ -87,6 +89,17 @@ private:
   Value select(Value condition, Value x, Value y) {
     return arith::SelectOp::create(b, loc, condition, x, y);
   }
+  /// How two partial statistics of `field` combine: max |x| by maximum,
+  /// the others by sum.
+  Value combineStat(OpBuilder &builder, Location at, int64_t field, Value x,
+                    Value y) {
+    if (field == PartialMaxAbs)
+      return arith::MaximumFOp::create(builder, at, x, y);
+    return arith::AddFOp::create(builder, at, x, y);
+  }
+  Type typeOf(ElementType element) {
+    return element == ElementType::F16 ? f16 : f32;
+  }
 
   MemRefType sharedType(ArrayRef<int64_t> shape, Type element) {
     auto space = gpu::AddressSpaceAttr::get(b.getContext(),
@@ -103,6 +116,10 @@ private:
   /// or null if all copies are synchronous.
   Value buildStageCopy(const Arguments &args, const Shared &smem, Value slot,
                        Value k0, Value tid, Value rowBase, Value colBase);
+  /// One ldmatrix.x4 from `tile`'s `slot`, each lane at (row, col) +
+  /// `address`.
+  Value loadFragments(Value tile, Value slot, const LaneAddress &address,
+                      Value row, Value col, bool transpose, Value lane);
   SmallVector<Value> buildMainLoopStep(const Shared &smem, Value slot,
                                        ValueRange accumulators, Value warpRow,
                                        Value warpCol, Value lane);
@@ -124,18 +141,34 @@ private:
 int64_t warpTileM(const GemmKernelConfig &cfg) { return cfg.blockM / cfg.warpsM; }
 int64_t warpTileN(const GemmKernelConfig &cfg) { return cfg.blockN / cfg.warpsN; }
 
-bool isMaxStat(int64_t field) { return field == PartialMaxAbs; }
+/// The shapes of one pipeline slot of A and of B in shared memory, rows
+/// padded: each operand's tile in its stored orientation.
+std::pair<int64_t, int64_t> sharedTileA(const GemmKernelConfig &cfg) {
+  if (cfg.transA)
+    return {cfg.blockK, cfg.blockM + kSmemPad};
+  return {cfg.blockM, cfg.blockK + kSmemPad};
+}
+std::pair<int64_t, int64_t> sharedTileB(const GemmKernelConfig &cfg) {
+  if (cfg.transB)
+    return {cfg.blockN, cfg.blockK + kSmemPad};
+  return {cfg.blockK, cfg.blockN + kSmemPad};
+}
 } // namespace
 
 func::FuncOp GemmKernelBuilder::build() {
-  SmallVector<Type> inputs = {
-      MemRefType::get({cfg.m, cfg.k}, f16), MemRefType::get({cfg.k, cfg.n}, f16),
-      MemRefType::get({1}, f32)};
+  auto matrix = [&](bool transposed, int64_t rows, int64_t cols) {
+    if (transposed)
+      std::swap(rows, cols);
+    return MemRefType::get({rows, cols}, f16);
+  };
+  SmallVector<Type> inputs = {matrix(cfg.transA, cfg.m, cfg.k),
+                              matrix(cfg.transB, cfg.k, cfg.n),
+                              MemRefType::get({1}, f32)};
   if (cfg.bias)
-    inputs.push_back(MemRefType::get({cfg.n}, f32));
+    inputs.push_back(MemRefType::get({cfg.n}, typeOf(cfg.biasType)));
   if (cfg.reluMask)
     inputs.push_back(MemRefType::get({cfg.m, cfg.n}, f16));
-  inputs.push_back(MemRefType::get({cfg.m, cfg.n}, f16));
+  inputs.push_back(MemRefType::get({cfg.m, cfg.n}, typeOf(cfg.output)));
   if (cfg.statistics) {
     inputs.push_back(MemRefType::get({cfg.numBlocks(), NumPartialStats}, f32));
     inputs.push_back(MemRefType::get({kGradStatsFields}, b.getF64Type()));
@@ -176,9 +209,11 @@ void GemmKernelBuilder::buildMainKernel(const Arguments &args) {
   Value one = index(1);
   Value threads = index(cfg.numThreads());
   int64_t numWarps = cfg.warpsM * cfg.warpsN;
+  auto [aRows, aCols] = sharedTileA(cfg);
+  auto [bRows, bCols] = sharedTileB(cfg);
   SmallVector<Type> workgroup = {
-      sharedType({cfg.stages, cfg.blockM, cfg.blockK + kSmemPad}, f16),
-      sharedType({cfg.stages, cfg.blockK, cfg.blockN + kSmemPad}, f16),
+      sharedType({cfg.stages, aRows, aCols}, f16),
+      sharedType({cfg.stages, bRows, bCols}, f16),
   };
   if (cfg.statistics)
     workgroup.push_back(sharedType({numWarps, NumPartialStats}, f32));
@@ -314,14 +349,32 @@ Value GemmKernelBuilder::buildStageCopy(const Arguments &args,
                                         Value k0, Value tid, Value rowBase,
                                         Value colBase) {
   SmallVector<Value> tokens;
-  buildTileCopy(args.a, smem.a, slot, tid, rowBase, k0, cfg.blockM,
-                cfg.blockK, cfg.m, cfg.k, tokens);
-  buildTileCopy(args.bMatrix, smem.b, slot, tid, k0, colBase, cfg.blockK,
-                cfg.blockN, cfg.k, cfg.n, tokens);
+  if (cfg.transA)
+    buildTileCopy(args.a, smem.a, slot, tid, k0, rowBase, cfg.blockK,
+                  cfg.blockM, cfg.k, cfg.m, tokens);
+  else
+    buildTileCopy(args.a, smem.a, slot, tid, rowBase, k0, cfg.blockM,
+                  cfg.blockK, cfg.m, cfg.k, tokens);
+  if (cfg.transB)
+    buildTileCopy(args.bMatrix, smem.b, slot, tid, colBase, k0, cfg.blockN,
+                  cfg.blockK, cfg.n, cfg.k, tokens);
+  else
+    buildTileCopy(args.bMatrix, smem.b, slot, tid, k0, colBase, cfg.blockK,
+                  cfg.blockN, cfg.k, cfg.n, tokens);
   if (tokens.empty())
     return nullptr;
   return nvgpu::DeviceAsyncCreateGroupOp::create(
       b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+}
+
+Value GemmKernelBuilder::loadFragments(Value tile, Value slot,
+                                       const LaneAddress &address, Value row,
+                                       Value col, bool transpose, Value lane) {
+  Value laneRow = add(row, address.row.build(b, loc, lane, 0, 0));
+  Value laneCol = add(col, address.col.build(b, loc, lane, 0, 0));
+  return nvgpu::LdMatrixOp::create(b, loc, VectorType::get({4, 2}, f16), tile,
+                                   ValueRange{slot, laneRow, laneCol},
+                                   transpose, /*numTiles=*/4);
 }
 
 SmallVector<Value>
@@ -331,9 +384,6 @@ GemmKernelBuilder::buildMainLoopStep(const Shared &smem, Value slot,
   int64_t tilesM = warpTileM(cfg) / 16, tilesN = warpTileN(cfg) / 8;
   Value warpRowBase = mul(warpRow, warpTileM(cfg));
   Value warpColBase = mul(warpCol, warpTileN(cfg));
-  const LaneAddress &aAddress = ldmatrixAddressOfOperandA();
-  const LaneAddress &bAddress = ldmatrixAddressOfOperandBPair();
-  auto aType = VectorType::get({4, 2}, f16);
   auto bType = VectorType::get({2, 2}, f16);
   Value bZero = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(bType, b.getF16FloatAttr(0.0f)));
@@ -341,23 +391,27 @@ GemmKernelBuilder::buildMainLoopStep(const Shared &smem, Value slot,
   for (int64_t kk = 0; kk < cfg.blockK; kk += 16) {
     Value kOffset = index(kk);
     SmallVector<Value> aFragments, bFragments;
+    // A stored M x K loads as is, stored K x M transposed (.trans).
     for (int64_t mi = 0; mi < tilesM; ++mi) {
       Value tileRow = add(warpRowBase, index(mi * 16));
-      Value row = add(tileRow, aAddress.row.build(b, loc, lane, 0, 0));
-      Value col = add(kOffset, aAddress.col.build(b, loc, lane, 0, 0));
-      aFragments.push_back(nvgpu::LdMatrixOp::create(
-          b, loc, aType, smem.a, ValueRange{slot, row, col},
-          /*transpose=*/false,
-          /*numTiles=*/4));
+      aFragments.push_back(
+          cfg.transA
+              ? loadFragments(smem.a, slot,
+                              ldmatrixAddressOfTransposedOperandA(), kOffset,
+                              tileRow, /*transpose=*/true, lane)
+              : loadFragments(smem.a, slot, ldmatrixAddressOfOperandA(),
+                              tileRow, kOffset, /*transpose=*/false, lane));
     }
+    // B stored K x N loads transposed (.trans), stored N x K as is.
     for (int64_t np = 0; np < tilesN; np += 2) {
       Value tileCol = add(warpColBase, index(np * 8));
-      Value row = add(kOffset, bAddress.row.build(b, loc, lane, 0, 0));
-      Value col = add(tileCol, bAddress.col.build(b, loc, lane, 0, 0));
-      Value pair = nvgpu::LdMatrixOp::create(b, loc, aType, smem.b,
-                                             ValueRange{slot, row, col},
-                                             /*transpose=*/true,
-                                             /*numTiles=*/4);
+      Value pair =
+          cfg.transB
+              ? loadFragments(smem.b, slot,
+                              ldmatrixAddressOfTransposedOperandBPair(),
+                              tileCol, kOffset, /*transpose=*/false, lane)
+              : loadFragments(smem.b, slot, ldmatrixAddressOfOperandBPair(),
+                              kOffset, tileCol, /*transpose=*/true, lane);
       // Registers 0, 1 are the first n8 tile's fragment, 2, 3 the second's
       // (row by row: the NVVM lowering takes 2-D vectors as arrays of rows).
       for (int64_t half = 0; half < 2; ++half) {
@@ -413,6 +467,8 @@ GemmKernelBuilder::buildEpilogue(const Arguments &args, ValueRange accumulators,
         if (cfg.bias) {
           Value bias =
               memref::LoadOp::create(b, loc, args.bias, ValueRange{clampedCol});
+          if (cfg.biasType == ElementType::F16)
+            bias = arith::ExtFOp::create(b, loc, f32, bias);
           value = arith::AddFOp::create(b, loc, value, bias);
         }
         if (cfg.reluMask) {
@@ -421,20 +477,25 @@ GemmKernelBuilder::buildEpilogue(const Arguments &args, ValueRange accumulators,
           Value active = compare(arith::CmpFPredicate::OGT, forward, 0.0);
           value = select(active, value, zero);
         }
+        bool halfOutput = cfg.output == ElementType::F16;
         Value half = arith::TruncFOp::create(b, loc, f16, value);
+        Value stored = halfOutput ? half : value;
         auto store = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
         {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(store.thenBlock());
-          memref::StoreOp::create(b, loc, half, args.c,
+          memref::StoreOp::create(b, loc, stored, args.c,
                                   ValueRange{row, col});
         }
         if (!cfg.statistics)
           continue;
 
-        // gs.grad_stats of the f32 value, gs.cast_stats of its cast; the
-        // elements outside C add nothing.
-        Value x = select(inside, value, zero);
+        // gs.grad_stats of C as stored, gs.cast_stats of the f32 value's
+        // rounding; the elements outside C add nothing.
+        Value storedWide =
+            halfOutput ? arith::ExtFOp::create(b, loc, f32, half).getResult()
+                       : value;
+        Value x = select(inside, storedWide, zero);
         Value magnitude = math::AbsFOp::create(b, loc, x);
         Value nonzero = compare(arith::CmpFPredicate::OGT, magnitude, 0.0);
         Value logArgument = select(nonzero, magnitude, oneCount);
@@ -444,7 +505,8 @@ GemmKernelBuilder::buildEpilogue(const Arguments &args, ValueRange accumulators,
         };
         Value halfMagnitude = math::AbsFOp::create(
             b, loc, select(inside, half, halfZero));
-        Value castNonzero = compare(arith::CmpFPredicate::UNE, x, 0.0);
+        Value rounded = select(inside, value, zero);
+        Value castNonzero = compare(arith::CmpFPredicate::UNE, rounded, 0.0);
         Value flushed = both(
             castNonzero, compare(arith::CmpFPredicate::OEQ, halfMagnitude, 0.0));
         Value positive =
@@ -461,12 +523,7 @@ GemmKernelBuilder::buildEpilogue(const Arguments &args, ValueRange accumulators,
             count(castNonzero), count(flushed), count(subnormal),
             count(overflow)};
         for (int64_t f = 0; f < NumPartialStats; ++f)
-          stats[f] = isMaxStat(f) ? arith::MaximumFOp::create(
-                                        b, loc, stats[f], contributions[f])
-                                        .getResult()
-                                  : arith::AddFOp::create(b, loc, stats[f],
-                                                          contributions[f])
-                                        .getResult();
+          stats[f] = combineStat(b, loc, f, stats[f], contributions[f]);
       }
   }
   return stats;
@@ -478,17 +535,13 @@ void GemmKernelBuilder::buildBlockReduction(const Arguments &args,
                                             const Shared &smem,
                                             ArrayRef<Value> stats, Value tid,
                                             Value warp, Value lane) {
-  auto combine = [&](int64_t field, Value x, Value y) -> Value {
-    if (isMaxStat(field))
-      return arith::MaximumFOp::create(b, loc, x, y);
-    return arith::AddFOp::create(b, loc, x, y);
-  };
   SmallVector<Value> reduced(stats.begin(), stats.end());
   for (int64_t f = 0; f < NumPartialStats; ++f)
     for (int32_t offset = kLanesPerWarp / 2; offset > 0; offset /= 2) {
       auto shuffle = gpu::ShuffleOp::create(b, loc, reduced[f], offset,
                                             kLanesPerWarp, gpu::ShuffleMode::XOR);
-      reduced[f] = combine(f, reduced[f], shuffle.getShuffleResult());
+      reduced[f] = combineStat(b, loc, f, reduced[f],
+                               shuffle.getShuffleResult());
     }
   Value firstLane = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                           lane, index(0));
@@ -518,7 +571,7 @@ void GemmKernelBuilder::buildBlockReduction(const Arguments &args,
     for (int64_t w = 1; w < numWarps; ++w) {
       Value partial = memref::LoadOp::create(b, loc, smem.reduction,
                                              ValueRange{index(w), field});
-      total = combine(f, total, partial);
+      total = combineStat(b, loc, f, total, partial);
     }
     memref::StoreOp::create(b, loc, total, args.partials,
                             ValueRange{block, field});
@@ -546,12 +599,6 @@ void GemmKernelBuilder::buildFinalReduction(const Arguments &args) {
   b.setInsertionPointToStart(&launch.getBody().front());
   Value sums = launch.getWorkgroupAttributions()[0];
   Value lane = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  auto combine = [&](OpBuilder &ob, Location l, int64_t f, Value x,
-                     Value y) -> Value {
-    if (isMaxStat(f))
-      return arith::MaximumFOp::create(ob, l, x, y);
-    return arith::AddFOp::create(ob, l, x, y);
-  };
   // Inside the launch, so that the outlined kernel takes no index argument.
   Value zero = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0.0));
   SmallVector<Value> init(NumPartialStats, zero);
@@ -565,7 +612,7 @@ void GemmKernelBuilder::buildFinalReduction(const Arguments &args) {
           Value partial = memref::LoadOp::create(nested, l, args.partials,
                                                  ValueRange{block, field});
           Value wide = arith::ExtFOp::create(nested, l, f64, partial);
-          next.push_back(combine(nested, l, f, acc[f], wide));
+          next.push_back(combineStat(nested, l, f, acc[f], wide));
         }
         scf::YieldOp::create(nested, l, next);
       });
@@ -587,7 +634,7 @@ void GemmKernelBuilder::buildFinalReduction(const Arguments &args) {
           Value field = arith::ConstantIndexOp::create(nested, l, f);
           Value sum = memref::LoadOp::create(nested, l, sums,
                                              ValueRange{from, field});
-          next.push_back(combine(nested, l, f, acc[f], sum));
+          next.push_back(combineStat(nested, l, f, acc[f], sum));
         }
         scf::YieldOp::create(nested, l, next);
       });
@@ -615,6 +662,11 @@ void GemmKernelBuilder::buildFinalReduction(const Arguments &args) {
   }
   b.setInsertionPointToEnd(&launch.getBody().front());
   gpu::TerminatorOp::create(b, loc);
+}
+
+llvm::cl::ValuesClass mlir::gs::tensorcore::elementTypeValues() {
+  return llvm::cl::values(clEnumValN(ElementType::F16, "f16", "FP16"),
+                          clEnumValN(ElementType::F32, "f32", "FP32"));
 }
 
 void mlir::gs::tensorcore::chooseTiles(GemmKernelConfig &config) {
@@ -658,10 +710,10 @@ mlir::gs::tensorcore::buildGemmKernel(OpBuilder &builder, Location loc,
                 "16 in k");
   if (config.stages < 2)
     return fail("the pipeline needs at least 2 stages");
+  auto [aRows, aCols] = sharedTileA(config);
+  auto [bRows, bCols] = sharedTileB(config);
   int64_t sharedBytes =
-      2 * config.stages *
-          (config.blockM * (config.blockK + kSmemPad) +
-           config.blockK * (config.blockN + kSmemPad)) +
+      2 * config.stages * (aRows * aCols + bRows * bCols) +
       (config.statistics ? 4 * config.warpsM * config.warpsN * NumPartialStats
                          : 0);
   if (sharedBytes > kMaxStaticSharedBytes)
@@ -673,9 +725,6 @@ mlir::gs::tensorcore::buildGemmKernel(OpBuilder &builder, Location loc,
       (config.blockK * config.blockN / kChunk) % threads != 0)
     return fail("the tiles must split into 8-element chunks evenly over the " +
                 Twine(threads) + " threads");
-  if ((config.k % kChunk == 0 && config.k < kChunk) ||
-      (config.n % kChunk == 0 && config.n < kChunk))
-    return fail("unreachable: aligned rows are at least one chunk");
   return GemmKernelBuilder(builder, loc, config).build();
 }
 

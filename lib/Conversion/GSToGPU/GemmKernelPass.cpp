@@ -32,7 +32,11 @@ struct GPUGemmKernelPass
     config.m = m;
     config.n = n;
     config.k = k;
+    config.transA = transA;
+    config.transB = transB;
+    config.output = output;
     config.bias = bias;
+    config.biasType = biasType;
     config.reluMask = reluMask;
     config.statistics = statistics;
     config.blockM = blockM;

@@ -1,4 +1,5 @@
 // RUN: gs-opt %s --gs-gpu-gemm-kernel="m=70 n=50 k=40 bias=true relu-mask=true" --canonicalize --cse | FileCheck %s
+// RUN: gs-opt %s --gs-gpu-gemm-kernel="m=70 n=50 k=40 trans-a=true trans-b=true output=f32 bias=true bias-type=f16" --canonicalize --cse | FileCheck %s --check-prefix=TRANSPOSED
 // RUN: not gs-opt %s --gs-gpu-gemm-kernel="m=0 n=8 k=8" 2>&1 | FileCheck %s --check-prefix=SHAPE
 // RUN: not gs-opt %s --gs-gpu-gemm-kernel="name=taken m=8 n=8 k=8" 2>&1 | FileCheck %s --check-prefix=TAKEN
 
@@ -81,6 +82,22 @@
 // CHECK-COUNT-7: memref.store %{{.*}}, %[[GRAD]]
 // CHECK-COUNT-4: arith.fptosi
 // CHECK: gpu.terminator
+
+// Transposed operands keep their stored orientation in shared memory (A^T
+// as k x m tiles, B^T as n x k) and become fragments through ldmatrix:
+// .trans for A^T, plain for B^T. The f16 bias is widened; C is f32, its
+// statistics of the f32 values, the cast counts of their rounding.
+// TRANSPOSED-LABEL: func.func @gemm(
+// TRANSPOSED-SAME: %[[A:.*]]: memref<40x70xf16>, %[[B:.*]]: memref<50x40xf16>, %{{.*}}: memref<1xf32>, %[[BIAS:.*]]: memref<50xf16>, %[[C:.*]]: memref<70x50xf32>,
+// TRANSPOSED: workgroup(%[[AS:.*]] : memref<3x32x72xf16, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<3x64x40xf16, #gpu.address_space<workgroup>>,
+// TRANSPOSED: scf.for
+// TRANSPOSED-COUNT-2: nvgpu.ldmatrix %[[AS]][{{.*}}] {numTiles = 4 : i32, transpose = true}
+// TRANSPOSED-COUNT-2: nvgpu.ldmatrix %[[BS]][{{.*}}] {numTiles = 4 : i32, transpose = false}
+// TRANSPOSED: %[[BV:.*]] = memref.load %[[BIAS]]
+// TRANSPOSED: %[[WIDE:.*]] = arith.extf %[[BV]] : f16 to f32
+// TRANSPOSED: %[[BIASED:.*]] = arith.addf %{{.*}}, %[[WIDE]] : f32
+// TRANSPOSED: %[[HALF:.*]] = arith.truncf %[[BIASED]] : f32 to f16
+// TRANSPOSED: memref.store %[[BIASED]], %[[C]]
 
 // SHAPE: error: gemm kernel 'gemm': m, n and k must be positive
 // TAKEN: error: gemm kernel 'taken': the module already has a symbol of that name

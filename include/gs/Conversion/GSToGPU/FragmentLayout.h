@@ -91,6 +91,12 @@ struct LaneAddress {
 const LaneAddress &ldmatrixAddressOfOperandA();
 const LaneAddress &ldmatrixAddressOfOperandBPair();
 
+/// The same for operands stored transposed: A as a K x M tile (loaded with
+/// .x4.trans), B as an N x K tile (loaded with .x4, no .trans). Both name
+/// the stored tile's row and column.
+const LaneAddress &ldmatrixAddressOfTransposedOperandA();
+const LaneAddress &ldmatrixAddressOfTransposedOperandBPair();
+
 } // namespace mlir::gs::tensorcore
 
 #endif // GS_CONVERSION_GSTOGPU_FRAGMENTLAYOUT_H

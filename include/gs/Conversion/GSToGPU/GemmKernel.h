@@ -1,9 +1,9 @@
 //===- GemmKernel.h - Fused FP16 Tensor Core GEMM kernels -------*- C++ -*-===//
 //
-// A GEMM C = f16(epilogue(scale * A B)) on mma.sync.m16n8k16 (f16 x f16 ->
-// f32) whose epilogue also gathers the statistics gs.grad_stats and
-// gs.cast_stats compute of the f32 values it casts. It is built as a
-// func.func around gpu.launch ops: gpu-kernel-outlining and the NVVM
+// A GEMM C = epilogue(scale * op(A) op(B)) on mma.sync.m16n8k16 (f16 x f16
+// -> f32) whose epilogue also gathers the statistics gs.grad_stats computes
+// of C and gs.cast_stats of the f32 values C is rounded from. It is built
+// as a func.func around gpu.launch ops: gpu-kernel-outlining and the NVVM
 // pipeline make it a CUDA kernel; gs-emulate-gpu runs the same IR on the
 // CPU.
 //
@@ -13,6 +13,7 @@
 #define GS_CONVERSION_GSTOGPU_GEMMKERNEL_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/CommandLine.h"
 
 #include <cstdint>
 #include <string>
@@ -34,12 +35,23 @@ enum PartialStat : int64_t {
   NumPartialStats
 };
 
+/// The element types of C and of the bias.
+enum class ElementType { F16, F32 };
+
+/// The command-line spellings of ElementType (f16, f32).
+llvm::cl::ValuesClass elementTypeValues();
+
 struct GemmKernelConfig {
   std::string name = "gemm";
-  /// C is m x n, A m x k, B k x n, all row-major.
+  /// C is m x n, A m x k (k x m with transA), B k x n (n x k with transB),
+  /// all row-major.
   int64_t m = 0, n = 0, k = 0;
-  /// Adds a bias: memref<n x f32>, one per column.
+  bool transA = false, transB = false;
+  /// C's element type: f16 (the f32 epilogue value rounded once) or f32.
+  ElementType output = ElementType::F16;
+  /// Adds a bias: memref<n x biasType>, one per column.
   bool bias = false;
+  ElementType biasType = ElementType::F32;
   /// Zeroes C where a memref<m x n x f16> (the forward ReLU output) is <= 0.
   bool reluMask = false;
   /// Gathers the statistics (off: the same GEMM without them, the baseline
@@ -66,12 +78,16 @@ void chooseTiles(GemmKernelConfig &config);
 /// Builds, at `builder`'s insertion point, the kernel function
 ///   @name(%A: memref<m x k x f16>, %B: memref<k x n x f16>,
 ///         %scale: memref<1xf32>, [%bias], [%mask],
-///         %C: memref<m x n x f16>,
+///         %C: memref<m x n x f16|f32>,
 ///         [%partials: memref<numBlocks x NumPartialStats x f32>,
 ///          %grad_stats: memref<7xf64>, %cast_stats: memref<4xi64>])
-/// %grad_stats and %cast_stats are laid out as the CPU lowering of
-/// !gs.stats and gs.cast_stats. Fails (with a diagnostic at `loc`) on a
-/// configuration the kernel cannot run.
+/// (A and B transposed where asked) computing
+///   C = mask(scale * op(A) op(B) + bias)
+/// in f32, rounded once to C's type. %grad_stats are the statistics of C as
+/// stored, %cast_stats the counts of the f32 values' rounding to f16 (what
+/// it did to an f16 C, what it would do to an f32 one), laid out as the CPU
+/// lowering of !gs.stats and gs.cast_stats. Fails (with a diagnostic at
+/// `loc`) on a configuration the kernel cannot run.
 FailureOr<func::FuncOp> buildGemmKernel(OpBuilder &builder, Location loc,
                                         const GemmKernelConfig &config);
 

@@ -1,13 +1,15 @@
 """Inputs for, and checks of, the fused GEMM kernel of gs-gpu-gemm-kernel.
 
-  check_gemm.py inputs DIR --m M --n N --k K --kind KIND --scale S [--bias] [--mask]
-      writes DIR/a.npy, b.npy, scale.npy (bias.npy, mask.npy) and
-      DIR/reference.mlir: the same product as gs.matmul, f16 x f16 -> f32,
-      for gs-run's CPU lowering.
+  check_gemm.py inputs DIR --m M --n N --k K --kind KIND --scale S [--bias]
+      [--mask] [--trans-a] [--trans-b] [--output f16|f32] [--bias-type f16|f32]
+      writes DIR/a.npy, b.npy (transposed where asked, as the kernel reads
+      them), scale.npy (bias.npy, mask.npy) and DIR/reference.mlir: the same
+      product as gs.gemm, f16 x f16 -> f32, for gs-run's CPU lowering.
   check_gemm.py check DIR [--reference FILE]
-      compares DIR/out/output_{0,1,2}.npy (C, the gs.grad_stats fields and
-      the gs.cast_stats counts) with NumPy (float64) and, given the f32
-      product of reference.mlir, with the CPU lowering bit for bit.
+      compares DIR/out/output_{0,1,2}.npy (C, the gs.grad_stats fields of C
+      and the gs.cast_stats counts of its rounding) with NumPy (float64)
+      and, given the f32 product of reference.mlir, with the CPU lowering
+      bit for bit.
 
 KIND is `integers` (small integers: every product and sum is exact in f32,
 so C and the statistics are exact in any summation order), `normal`
@@ -30,8 +32,12 @@ U32 = 2.0**-24
 REDUCTION_DEPTH = 32 + 5 + 4
 
 
-def make_arrays(m, n, k, kind, bias=False, mask=False):
-    """A, B (f16), and the bias (f32) and mask (f16) if asked for."""
+DTYPES = {"f16": np.float16, "f32": np.float32}
+
+
+def make_arrays(m, n, k, kind, bias=False, mask=False, bias_type="f32"):
+    """A (m x k), B (k x n) (f16), and the bias (f32 or f16) and mask (f16)
+    if asked for."""
     rng = np.random.default_rng(m * 10007 + n * 101 + k)
     if kind == "normal":
         a = rng.standard_normal((m, k))
@@ -45,15 +51,23 @@ def make_arrays(m, n, k, kind, bias=False, mask=False):
         b[5 % k, 7 % n] = np.nan
     arrays = {"a": a.astype(np.float16), "b": b.astype(np.float16)}
     if bias:
-        arrays["bias"] = rng.integers(-4, 5, n).astype(np.float32)
+        arrays["bias"] = rng.integers(-4, 5, n).astype(DTYPES[bias_type])
     if mask:
         arrays["mask"] = rng.standard_normal((m, n)).astype(np.float16)
     return arrays
 
 
+def stored(arrays, trans_a=False, trans_b=False):
+    """A and B as the kernel reads them: k x m and n x k where transposed."""
+    a, b = arrays["a"], arrays["b"]
+    return (np.ascontiguousarray(a.T) if trans_a else a,
+            np.ascontiguousarray(b.T) if trans_b else b)
+
+
 def make_inputs(args):
     arrays = make_arrays(args.m, args.n, args.k, args.kind, args.bias,
-                         args.mask)
+                         args.mask, args.bias_type)
+    arrays["a"], arrays["b"] = stored(arrays, args.trans_a, args.trans_b)
     os.makedirs(args.dir, exist_ok=True)
     for name, array in arrays.items():
         np.save(os.path.join(args.dir, name + ".npy"), array)
@@ -61,11 +75,16 @@ def make_inputs(args):
     with open(os.path.join(args.dir, "config.json"), "w") as f:
         json.dump(vars(args), f)
     with open(os.path.join(args.dir, "reference.mlir"), "w") as f:
-        m, n, k = args.m, args.n, args.k
+        m, n = args.m, args.n
+        a = "x".join(map(str, arrays["a"].shape))
+        b = "x".join(map(str, arrays["b"].shape))
+        flags = [f for f, on in (("transA", args.trans_a),
+                                 ("transB", args.trans_b)) if on]
+        attrs = " {" + ", ".join(flags) + "}" if flags else ""
         f.write(
-            f"func.func @product(%a: tensor<{m}x{k}xf16>, %b: tensor<{k}x{n}xf16>)"
+            f"func.func @product(%a: tensor<{a}xf16>, %b: tensor<{b}xf16>)"
             f" -> tensor<{m}x{n}xf32> {{\n"
-            f"  %0 = gs.matmul %a, %b : tensor<{m}x{k}xf16>, tensor<{k}x{n}xf16>"
+            f"  %0 = gs.gemm %a, %b{attrs} : tensor<{a}xf16>, tensor<{b}xf16>"
             f" -> tensor<{m}x{n}xf32>\n"
             f"  return %0 : tensor<{m}x{n}xf32>\n}}\n"
         )
@@ -75,7 +94,7 @@ def epilogue(product32, scale, bias=None, mask=None):
     """The kernel's f32 epilogue on an f32 product, in its operation order."""
     x = product32 * np.float32(scale)
     if bias is not None:
-        x = x + bias
+        x = x + bias.astype(np.float32)
     if mask is not None:
         x = np.where(mask > 0, x, np.float32(0))
     return x.astype(np.float32)
@@ -86,17 +105,19 @@ def same(got, want):
     return np.array_equal(got, want, equal_nan=True)
 
 
-def expected_stats(x):
-    x = x.astype(np.float64)
+def expected_stats(x, output="f16"):
+    """gs.grad_stats of C (x rounded to `output`), gs.cast_stats of x's
+    rounding to f16, and the bounds of the kernel's f32 reductions."""
+    h = x.astype(np.float16).astype(np.float64)
+    hm = np.abs(h)
+    cast = np.array([(x != 0).sum(), ((x != 0) & (hm == 0)).sum(),
+                     ((hm > 0) & (hm < 2.0**-14)).sum(), (hm == np.inf).sum()])
+    x = x.astype(DTYPES[output]).astype(np.float64)
     magnitude = np.abs(x)
     nonzero = magnitude > 0
     logs = np.log(np.where(nonzero, magnitude, 1.0))
-    h = x.astype(np.float16).astype(np.float64)
-    hm = np.abs(h)
     grad = np.array([x.size, x.sum(), (x * x).sum(), magnitude.max(),
                      nonzero.sum(), logs.sum(), (logs * logs).sum()])
-    cast = np.array([(x != 0).sum(), ((x != 0) & (hm == 0)).sum(),
-                     ((hm > 0) & (hm < 2.0**-14)).sum(), (hm == np.inf).sum()])
     # Bounds of the f32 reductions: per field, depth * u * sum |terms|
     # (+ one rounding of each square, and 2 ulp of each f32 log).
     with np.errstate(invalid="ignore"):
@@ -116,17 +137,17 @@ GRAD_FIELDS = ["count", "sum", "sum of squares", "max |x|", "nonzeros",
                "sum of ln|x|", "sum of ln^2|x|"]
 
 
-def compare_exact(c, grad, cast, x):
+def compare_exact(c, grad, cast, x, output="f16"):
     """Failures of C (exact), the cast counts (exact) and the grad stats
     (within the reduction's bounds) against the f32 epilogue values x."""
     failures = []
-    want_c = x.astype(np.float16)
+    want_c = x.astype(DTYPES[output])
     if not same(c, want_c):
         bad = ~((c == want_c) | (np.isnan(c) & np.isnan(want_c)))
         i = tuple(int(v) for v in np.argwhere(bad)[0])
         failures.append(f"C differs at {bad.sum()} elements, first {i}: "
                         f"{c[i]} != {want_c[i]}")
-    want_grad, want_cast, bounds = expected_stats(x)
+    want_grad, want_cast, bounds = expected_stats(x, output)
     for name, got, want, bound in zip(GRAD_FIELDS, grad, want_grad, bounds):
         if np.isnan(want) or np.isinf(want):
             ok = same(np.array(got), np.array(want))
@@ -149,10 +170,14 @@ def check(args):
     cast = np.load(os.path.join(out, "output_2.npy"))
     a = np.load(os.path.join(args.dir, "a.npy")).astype(np.float64)
     b = np.load(os.path.join(args.dir, "b.npy")).astype(np.float64)
+    a = a.T if cfg["trans_a"] else a
+    b = b.T if cfg["trans_b"] else b
     failures = []
 
-    if c.dtype != np.float16 or c.shape != (cfg["m"], cfg["n"]):
-        sys.exit(f"FAIL: C is {c.dtype}{c.shape}")
+    output = cfg["output"]
+    if c.dtype != DTYPES[output] or c.shape != (cfg["m"], cfg["n"]):
+        sys.exit(f"FAIL: C is {c.dtype}{c.shape}, not {output}"
+                 f"({cfg['m']}, {cfg['n']})")
     with np.errstate(invalid="ignore", over="ignore"):
         exact64 = a @ b
     if cfg["kind"] == "normal":
@@ -174,7 +199,7 @@ def check(args):
     load = lambda name: (np.load(os.path.join(args.dir, name + ".npy"))
                          if cfg[name] else None)
     x = epilogue(product32, cfg["scale"], load("bias"), load("mask"))
-    failures += compare_exact(c, grad, cast, x)
+    failures += compare_exact(c, grad, cast, x, output)
 
     if failures:
         print("FAIL:", *failures, sep="\n  ")
@@ -195,6 +220,10 @@ def main():
     inputs.add_argument("--scale", type=float, default=1.0)
     inputs.add_argument("--bias", action="store_true")
     inputs.add_argument("--mask", action="store_true")
+    inputs.add_argument("--trans-a", action="store_true")
+    inputs.add_argument("--trans-b", action="store_true")
+    inputs.add_argument("--output", choices=sorted(DTYPES), default="f16")
+    inputs.add_argument("--bias-type", choices=sorted(DTYPES), default="f32")
     checks = sub.add_parser("check")
     checks.add_argument("dir")
     checks.add_argument("--reference")
