@@ -49,6 +49,35 @@ def ConvertGSParamsToMemRef
   ];
 }
 
+def ConvertGSToGPU : Pass<"convert-gs-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Compute the FP16 GEMMs in fused Tensor Core kernels";
+  let description = [{
+    Rewrites every 2-D contraction with FP16 operands into a call of a
+    fused Tensor Core GEMM kernel (gs-gpu-gemm-kernel's, built once per
+    shape and epilogue and named after them): `gs.fused_gemm`, with its
+    scale, bias, rounding and both statistics in the kernel's epilogue;
+    `gs.gemm` with alpha and beta 1 and no C or a bias of one value per
+    column; and `gs.matmul` of two matrices. The call stays at the tensor
+    level, through the kernel's entry function (tensors in and out, the
+    buffers inside), so that bufferization sees what each call reads; the
+    statistics of a `gs.fused_gemm` come back as the lowered `!gs.stats`
+    (tensor<7xf64>, through an unrealized cast that convert-gs-to-linalg
+    resolves). A kernel gathers statistics only where a result reads them.
+
+    The rest of the step is left to convert-gs-to-linalg. The kernels'
+    gpu.launch ops become CUDA kernels through gpu-kernel-outlining and the
+    NVVM pipeline, or CPU code through gs-emulate-gpu, which is how the
+    tests run a whole train step on its GPU kernels (docs/GPU.md).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::nvgpu::NVGPUDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect"
+  ];
+}
+
 def GPUGemmKernel : Pass<"gs-gpu-gemm-kernel", "::mlir::ModuleOp"> {
   let summary = "Add a fused FP16 Tensor Core GEMM kernel to the module";
   let description = [{

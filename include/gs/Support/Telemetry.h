@@ -1,6 +1,7 @@
 //===- Telemetry.h - Layout of the gradient-scaling telemetry --*- C++ -*-===//
 //
-// What the scaling passes record per step, in state parameters the runtime
+// The layouts of lowered statistics (!gs.stats, gs.cast_stats), and what
+// the scaling passes record per step, in state parameters the runtime
 // reads: for every FP32->FP16 rounding of a gradient (a cast, or the FP16
 // result of a backward GEMM), the parameter `gs.scaling.cast<i>` holds one
 // record of RecordField values (f64); `gs.skipped_steps` counts the steps
@@ -14,6 +15,21 @@
 #include <cstdint>
 
 namespace mlir::gs::telemetry {
+
+/// The fields of a lowered !gs.stats (f64 each), in order: what
+/// gs.grad_stats gathers and gs.compute_scale reads, on every target.
+enum StatsField : int64_t {
+  Count,
+  Sum,
+  SumOfSquares,
+  MaxAbs,
+  /// Over the nonzero elements: their count, and the sum and sum of
+  /// squares of ln|x|.
+  NonzeroCount,
+  SumOfLogs,
+  SumOfSquaredLogs,
+  NumStatsFields
+};
 
 /// The counts of gs.cast_stats, in order.
 enum CastCount : int64_t {

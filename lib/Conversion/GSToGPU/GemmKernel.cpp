@@ -17,6 +17,7 @@
 
 #include "gs/Conversion/GSToGPU/GemmKernel.h"
 #include "gs/Conversion/GSToGPU/FragmentLayout.h"
+#include "gs/Support/Telemetry.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -30,14 +31,13 @@
 #include <cmath>
 
 using namespace mlir;
+using namespace mlir::gs;
 using namespace mlir::gs::tensorcore;
 
 namespace {
 constexpr int64_t kChunk = 8;     // f16 elements per 16-byte copy
 constexpr int64_t kSmemPad = 8;   // f16 elements of padding per smem row
-constexpr int64_t kGradStatsFields = 7;
 constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
-constexpr int64_t kCastStatsFields = 4;
 
 class GemmKernelBuilder {
 public:
@@ -171,8 +171,10 @@ func::FuncOp GemmKernelBuilder::build() {
   inputs.push_back(MemRefType::get({cfg.m, cfg.n}, typeOf(cfg.output)));
   if (cfg.statistics) {
     inputs.push_back(MemRefType::get({cfg.numBlocks(), NumPartialStats}, f32));
-    inputs.push_back(MemRefType::get({kGradStatsFields}, b.getF64Type()));
-    inputs.push_back(MemRefType::get({kCastStatsFields}, b.getI64Type()));
+    inputs.push_back(
+        MemRefType::get({telemetry::NumStatsFields}, b.getF64Type()));
+    inputs.push_back(
+        MemRefType::get({telemetry::NumCastCounts}, b.getI64Type()));
   }
   auto function = func::FuncOp::create(b, loc, cfg.name,
                                        b.getFunctionType(inputs, {}));
@@ -641,20 +643,23 @@ void GemmKernelBuilder::buildFinalReduction(const Arguments &args) {
   SmallVector<Value> totals(overLanes.getResults());
   Value count = arith::ConstantOp::create(
       b, loc, b.getF64FloatAttr(static_cast<double>(cfg.m * cfg.n)));
-  Value gradFields[kGradStatsFields] = {
-      count,
-      totals[PartialSum],
-      totals[PartialSumOfSquares],
-      totals[PartialMaxAbs],
-      totals[PartialNonzero],
-      totals[PartialSumOfLogs],
-      totals[PartialSumOfSquaredLogs]};
-  for (int64_t f = 0; f < kGradStatsFields; ++f)
+  Value gradFields[telemetry::NumStatsFields];
+  gradFields[telemetry::Count] = count;
+  gradFields[telemetry::Sum] = totals[PartialSum];
+  gradFields[telemetry::SumOfSquares] = totals[PartialSumOfSquares];
+  gradFields[telemetry::MaxAbs] = totals[PartialMaxAbs];
+  gradFields[telemetry::NonzeroCount] = totals[PartialNonzero];
+  gradFields[telemetry::SumOfLogs] = totals[PartialSumOfLogs];
+  gradFields[telemetry::SumOfSquaredLogs] = totals[PartialSumOfSquaredLogs];
+  for (int64_t f = 0; f < telemetry::NumStatsFields; ++f)
     memref::StoreOp::create(b, loc, gradFields[f], args.gradStats,
                             ValueRange{index(f)});
-  PartialStat castFields[kCastStatsFields] = {
-      PartialCastNonzero, PartialFlushed, PartialSubnormal, PartialOverflow};
-  for (int64_t f = 0; f < kCastStatsFields; ++f) {
+  PartialStat castFields[telemetry::NumCastCounts];
+  castFields[telemetry::Nonzero] = PartialCastNonzero;
+  castFields[telemetry::Flushed] = PartialFlushed;
+  castFields[telemetry::Subnormal] = PartialSubnormal;
+  castFields[telemetry::Overflow] = PartialOverflow;
+  for (int64_t f = 0; f < telemetry::NumCastCounts; ++f) {
     Value asInteger = arith::FPToSIOp::create(b, loc, b.getI64Type(),
                                               totals[castFields[f]]);
     memref::StoreOp::create(b, loc, asInteger, args.castStats,

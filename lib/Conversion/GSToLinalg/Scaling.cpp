@@ -1,6 +1,6 @@
 //===- Scaling.cpp - Gradient statistics and scale choices -----*- C++ -*-===//
 //
-// !gs.stats becomes tensor<7xf64> (the StatsField layout below), filled by
+// !gs.stats becomes tensor<7xf64> (telemetry::StatsField), filled by
 // one reduction over the gradient; gs.compute_scale and gs.unify_scales
 // become scalar f64 arithmetic, the threshold-dependent constants (erfinv)
 // evaluated here at compile time by the C++ model of gs/Support; the result
@@ -22,20 +22,9 @@
 using namespace mlir;
 using namespace mlir::gs;
 using namespace mlir::gs::to_linalg;
+using namespace mlir::gs::telemetry;
 
 namespace {
-/// Where each statistic lives in the lowered !gs.stats.
-enum StatsField : int64_t {
-  Count,
-  Sum,
-  SumOfSquares,
-  MaxAbs,
-  NonzeroCount,
-  SumOfLogs,
-  SumOfSquaredLogs,
-  NumStatsFields
-};
-
 /// f64 scalar arithmetic, plus power-of-two rounding and statistics
 /// fields.
 class ScalarBuilder : public ScalarArith {

@@ -911,6 +911,30 @@ func.func @scale_accum(%s: !gs.stats) {
 
 // -----
 
+func.func @fused_gemm_k(%a: tensor<32x10xf16>, %b: tensor<12x256xf16>, %s: f32) {
+  // expected-error @+1 {{'gs.fused_gemm' op contraction dimensions disagree: op(a) is 32x10 and op(b) is 12x256}}
+  %0:3 = gs.fused_gemm %a, %b scale %s : tensor<32x10xf16>, tensor<12x256xf16> -> tensor<32x256xf16>
+  return
+}
+
+// -----
+
+func.func @fused_gemm_result(%a: tensor<32x10xf16>, %b: tensor<10x256xf16>, %s: f32) {
+  // expected-error @+1 {{'gs.fused_gemm' op expects a result of shape 32x256, got 256x32}}
+  %0:3 = gs.fused_gemm %a, %b scale %s : tensor<32x10xf16>, tensor<10x256xf16> -> tensor<256x32xf16>
+  return
+}
+
+// -----
+
+func.func @fused_gemm_bias(%a: tensor<32x10xf16>, %b: tensor<10x256xf16>, %s: f32, %bias: tensor<32xf32>) {
+  // expected-error @+1 {{'gs.fused_gemm' op expects a bias of shape 256, got 32}}
+  %0:3 = gs.fused_gemm %a, %b scale %s bias %bias : tensor<32x10xf16>, tensor<10x256xf16>, tensor<32xf32> -> tensor<32x256xf16>
+  return
+}
+
+// -----
+
 func.func @unify_empty(%s: !gs.stats) {
   // expected-error @+1 {{'gs.unify_scales' op expects at least one incoming scale}}
   %0 = gs.unify_scales stats %s

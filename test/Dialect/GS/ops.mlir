@@ -276,6 +276,17 @@ func.func @scaling(%dy: tensor<32x10xf16>, %w: tensor<10x256xf16>,
   return %c, %ok : f32, i1
 }
 
+// CHECK-LABEL: func.func @fused_gemm
+func.func @fused_gemm(%dy: tensor<32x10xf16>, %w: tensor<10x256xf16>, %x: tensor<32x256xf16>, %beta: f32, %bias: tensor<10xf16>) -> (tensor<32x256xf16>, !gs.stats, tensor<4xi64>, tensor<256x10xf32>, tensor<32x10xf16>) {
+  // CHECK: gs.fused_gemm %{{.*}}, %{{.*}} scale %{{.*}} : tensor<32x10xf16>, tensor<10x256xf16> -> tensor<32x256xf16>
+  %dx, %s, %counts = gs.fused_gemm %dy, %w scale %beta : tensor<32x10xf16>, tensor<10x256xf16> -> tensor<32x256xf16>
+  // CHECK: gs.fused_gemm %{{.*}}, %{{.*}} scale %{{.*}} {transA} : tensor<32x256xf16>, tensor<32x10xf16> -> tensor<256x10xf32>
+  %dw, %s2, %c2 = gs.fused_gemm %x, %dy scale %beta {transA} : tensor<32x256xf16>, tensor<32x10xf16> -> tensor<256x10xf32>
+  // CHECK: gs.fused_gemm %{{.*}}, %{{.*}} scale %{{.*}} bias %{{.*}} {transB} : tensor<32x256xf16>, tensor<10x256xf16>, tensor<10xf16> -> tensor<32x10xf16>
+  %y, %s3, %c3 = gs.fused_gemm %x, %w scale %beta bias %bias {transB} : tensor<32x256xf16>, tensor<10x256xf16>, tensor<10xf16> -> tensor<32x10xf16>
+  return %dx, %s, %counts, %dw, %y : tensor<32x256xf16>, !gs.stats, tensor<4xi64>, tensor<256x10xf32>, tensor<32x10xf16>
+}
+
 {-#
   dialect_resources: {
     builtin: {

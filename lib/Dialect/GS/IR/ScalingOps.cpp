@@ -85,3 +85,21 @@ LogicalResult AllFiniteOp::verify() {
     return emitOpError("expects at least one operand");
   return success();
 }
+
+LogicalResult FusedGemmOp::verify() {
+  ArrayRef<int64_t> a = shapeOf(getA()), b = shapeOf(getB());
+  int64_t m = getTransA() ? a[1] : a[0];
+  int64_t k = getTransA() ? a[0] : a[1];
+  int64_t kb = getTransB() ? b[1] : b[0];
+  int64_t n = getTransB() ? b[0] : b[1];
+  if (k != kb)
+    return emitOpError("contraction dimensions disagree: op(a) is ")
+           << m << "x" << k << " and op(b) is " << kb << "x" << n;
+  if (shapeOf(getResult()) != ArrayRef<int64_t>{m, n})
+    return emitOpError("expects a result of shape ")
+           << m << "x" << n << ", got " << formatShape(shapeOf(getResult()));
+  if (Value bias = getBias(); bias && shapeOf(bias) != ArrayRef<int64_t>{n})
+    return emitOpError("expects a bias of shape ")
+           << n << ", got " << formatShape(shapeOf(bias));
+  return success();
+}

@@ -6,6 +6,7 @@
 #include "gs/Dialect/GS/IR/GSAttrs.h"
 #include "gs/Dialect/GS/IR/GSDialect.h"
 #include "gs/Dialect/GS/IR/GSTypes.h"
+#include "gs/Support/Telemetry.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinOps.h"

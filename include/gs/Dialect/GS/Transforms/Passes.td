@@ -126,6 +126,21 @@ def InlineBackward : Pass<"gs-inline-backward"> {
   }];
 }
 
+def FuseEpilogues : Pass<"gs-fuse-epilogues"> {
+  let summary = "Fuse each FP16 backward GEMM with its scale, cast and "
+                "statistics";
+  let description = [{
+    Where gs-gradient-scaling left a 2-D FP16 contraction into FP32
+    (`gs.gemm` without C, alpha and beta 1, or `gs.matmul` of matrices)
+    whose only user is a `gs.rescale` by the scale it chose, rescaled
+    values that only a `gs.cast` to FP16 and `gs.cast_stats` read, the
+    four become one `gs.fused_gemm`, whose statistics also replace the
+    `gs.grad_stats` of the cast's result. The numbers do not change; a
+    target that computes the GEMM in one kernel (convert-gs-to-gpu) then
+    computes the rest in its epilogue.
+  }];
+}
+
 def GradientScaling : Pass<"gs-gradient-scaling", "::mlir::ModuleOp"> {
   let summary = "Per-tensor power-of-two gradient scales from an underflow model";
   let description = [{

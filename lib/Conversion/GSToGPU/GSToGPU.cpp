@@ -1,0 +1,219 @@
+//===- GSToGPU.cpp - FP16 GEMMs to fused Tensor Core kernels ----*- C++ -*-===//
+//
+// Each 2-D FP16 contraction becomes a call of the fused GEMM kernel of
+// GemmKernel.h built for its shape, operand layouts and epilogue, through
+// the kernel's tensor-level entry, so that the step stays on tensors and
+// bufferization sees each call's reads and writes; kernels are shared by
+// the contractions that need the same one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gs/Conversion/GSToGPU/GemmKernel.h"
+#include "gs/Conversion/Passes.h"
+#include "gs/Dialect/GS/IR/GSOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::gs {
+#define GEN_PASS_DEF_CONVERTGSTOGPU
+#include "gs/Conversion/Passes.h.inc"
+} // namespace mlir::gs
+
+using namespace mlir;
+using namespace mlir::gs;
+using namespace mlir::gs::tensorcore;
+
+namespace {
+/// A contraction a kernel computes, and what of its epilogue it needs.
+struct GemmSite {
+  Operation *op;
+  Value a, b;
+  /// Null: 1.
+  Value scale;
+  /// Null: none.
+  Value bias;
+  GemmKernelConfig config;
+};
+
+/// The kernel's element type of an f16 or f32 tensor.
+std::optional<ElementType> elementTypeOf(Value value) {
+  Type element = cast<RankedTensorType>(value.getType()).getElementType();
+  if (element.isF16())
+    return ElementType::F16;
+  if (element.isF32())
+    return ElementType::F32;
+  return std::nullopt;
+}
+
+bool isF16Matrix(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return type.getRank() == 2 && type.getElementType().isF16();
+}
+
+/// The contraction `op` as a kernel site, or nullopt where the kernel does
+/// not compute it.
+std::optional<GemmSite> matchSite(Operation *op) {
+  GemmSite site{op, Value(), Value(), Value(), Value(), {}};
+  GemmKernelConfig &config = site.config;
+  if (auto fused = dyn_cast<FusedGemmOp>(op)) {
+    site.a = fused.getA();
+    site.b = fused.getB();
+    site.scale = fused.getScale();
+    site.bias = fused.getBias();
+    config.transA = fused.getTransA();
+    config.transB = fused.getTransB();
+    config.statistics =
+        !fused.getStats().use_empty() || !fused.getCastCounts().use_empty();
+  } else if (auto gemm = dyn_cast<GemmOp>(op)) {
+    if (!gemm.getAlpha().isExactlyValue(1.0) ||
+        !gemm.getBeta().isExactlyValue(1.0))
+      return std::nullopt;
+    site.a = gemm.getA();
+    site.b = gemm.getB();
+    site.bias = gemm.getC();
+    config.transA = gemm.getTransA();
+    config.transB = gemm.getTransB();
+    config.statistics = false;
+  } else if (auto matmul = dyn_cast<MatMulOp>(op)) {
+    site.a = matmul.getLhs();
+    site.b = matmul.getRhs();
+    config.statistics = false;
+  } else {
+    return std::nullopt;
+  }
+  if (!isF16Matrix(site.a) || !isF16Matrix(site.b))
+    return std::nullopt;
+  ArrayRef<int64_t> a = cast<RankedTensorType>(site.a.getType()).getShape();
+  ArrayRef<int64_t> b = cast<RankedTensorType>(site.b.getType()).getShape();
+  config.m = config.transA ? a[1] : a[0];
+  config.k = config.transA ? a[0] : a[1];
+  config.n = config.transB ? b[0] : b[1];
+  std::optional<ElementType> output = elementTypeOf(op->getResult(0));
+  if (!output)
+    return std::nullopt;
+  config.output = *output;
+  if (site.bias) {
+    // One value per column.
+    std::optional<ElementType> biasType = elementTypeOf(site.bias);
+    if (!biasType || cast<RankedTensorType>(site.bias.getType()).getShape() !=
+                         ArrayRef<int64_t>{config.n})
+      return std::nullopt;
+    config.bias = true;
+    config.biasType = *biasType;
+  }
+  chooseTiles(config);
+  return site;
+}
+
+/// The kernel's name: its shape, layouts and epilogue.
+std::string kernelName(const GemmKernelConfig &config) {
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  auto typeName = [](ElementType type) {
+    return type == ElementType::F16 ? "f16" : "f32";
+  };
+  os << "gs_gemm_" << config.m << "x" << config.n << "x" << config.k;
+  if (config.transA)
+    os << "_ta";
+  if (config.transB)
+    os << "_tb";
+  if (config.bias)
+    os << "_bias_" << typeName(config.biasType);
+  os << "_" << typeName(config.output);
+  if (!config.statistics)
+    os << "_nostats";
+  return name;
+}
+
+class GemmRewriter {
+public:
+  explicit GemmRewriter(ModuleOp module) : module(module), symbols(module) {}
+
+  LogicalResult rewrite(GemmSite &site);
+
+private:
+  /// The tensor-level entry of the kernel for `config`, built on first use.
+  FailureOr<func::FuncOp> entryFor(GemmKernelConfig &config, Location loc);
+
+  ModuleOp module;
+  SymbolTable symbols;
+};
+
+FailureOr<func::FuncOp> GemmRewriter::entryFor(GemmKernelConfig &config,
+                                               Location loc) {
+  config.name = kernelName(config);
+  if (auto existing = symbols.lookup<func::FuncOp>(config.name + "_entry"))
+    return existing;
+  OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+  FailureOr<func::FuncOp> kernel = buildGemmKernel(builder, loc, config);
+  if (failed(kernel))
+    return failure();
+  func::FuncOp entry = buildGemmKernelEntry(builder, loc, config, *kernel);
+  for (func::FuncOp function : {*kernel, entry}) {
+    function.setPrivate();
+    symbols.insert(function);
+  }
+  return entry;
+}
+
+LogicalResult GemmRewriter::rewrite(GemmSite &site) {
+  Operation *op = site.op;
+  Location loc = op->getLoc();
+  FailureOr<func::FuncOp> entry = entryFor(site.config, loc);
+  if (failed(entry))
+    return failure();
+  // A call on tensors: bufferization sees what the kernel reads and writes
+  // through the entry's signature.
+  OpBuilder b(op);
+  Value scale = site.scale;
+  if (!scale)
+    scale = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0));
+  SmallVector<Value> operands = {
+      site.a, site.b,
+      tensor::FromElementsOp::create(
+          b, loc, RankedTensorType::get({1}, b.getF32Type()), scale)};
+  if (site.bias)
+    operands.push_back(site.bias);
+  auto call = func::CallOp::create(b, loc, *entry, operands);
+  op->getResult(0).replaceAllUsesWith(call.getResult(0));
+  if (site.config.statistics) {
+    // The lowered !gs.stats, seen as one until convert-gs-to-linalg.
+    auto fused = cast<FusedGemmOp>(op);
+    Value stats = UnrealizedConversionCastOp::create(
+                      b, loc, fused.getStats().getType(), call.getResult(1))
+                      .getResult(0);
+    fused.getStats().replaceAllUsesWith(stats);
+    fused.getCastCounts().replaceAllUsesWith(call.getResult(2));
+  }
+  // Without statistics, nothing reads the other results.
+  op->erase();
+  return success();
+}
+
+struct ConvertGSToGPUPass
+    : mlir::gs::impl::ConvertGSToGPUBase<ConvertGSToGPUPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<Operation *> contractions;
+    module.walk([&](Operation *op) {
+      if (isa<FusedGemmOp, GemmOp, MatMulOp>(op))
+        contractions.push_back(op);
+    });
+    GemmRewriter rewriter(module);
+    // Matched one at a time: a rewrite replaces the operands of later ones.
+    for (Operation *op : contractions)
+      if (std::optional<GemmSite> site = matchSite(op))
+        if (failed(rewriter.rewrite(*site)))
+          return signalPassFailure();
+  }
+};
+} // namespace

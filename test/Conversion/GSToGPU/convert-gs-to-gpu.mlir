@@ -1,0 +1,52 @@
+// RUN: gs-opt %s --convert-gs-to-gpu | FileCheck %s
+
+// Each 2-D FP16 contraction becomes a call, on tensors, of the entry of a
+// fused GEMM kernel built for its shape, layouts and epilogue; equal
+// contractions share a kernel.
+// CHECK-LABEL: func.func @step
+// CHECK-SAME: (%[[X:.+]]: tensor<64x784xf16>, %[[W:.+]]: tensor<128x784xf16>, %[[B:.+]]: tensor<128xf16>, %[[DY:.+]]: tensor<64x10xf16>, %[[W2:.+]]: tensor<10x128xf16>, %[[BETA:.+]]: f32, %[[F:.+]]: tensor<64x784xf32>)
+
+// A forward layer: B transposed, an f16 bias, scale 1, no statistics.
+// CHECK: %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
+// CHECK: %[[S1:.+]] = tensor.from_elements %[[ONE]] : tensor<1xf32>
+// CHECK: %[[H:.+]] = call @gs_gemm_64x128x784_tb_bias_f16_f16_nostats_entry(%[[X]], %[[W]], %[[S1]], %[[B]]) : (tensor<64x784xf16>, tensor<128x784xf16>, tensor<1xf32>, tensor<128xf16>) -> tensor<64x128xf16>
+
+// A data gradient with its epilogue: the scale as the kernel reads it, the
+// statistics back as the lowered !gs.stats.
+// CHECK: %[[S2:.+]] = tensor.from_elements %[[BETA]] : tensor<1xf32>
+// CHECK: %[[DX:.+]]:3 = call @gs_gemm_64x128x10_f16_entry(%[[DY]], %[[W2]], %[[S2]]) : (tensor<64x10xf16>, tensor<10x128xf16>, tensor<1xf32>) -> (tensor<64x128xf16>, tensor<7xf64>, tensor<4xi64>)
+// CHECK: %[[STATS:.+]] = builtin.unrealized_conversion_cast %[[DX]]#1 : tensor<7xf64> to !gs.stats
+// CHECK: gs.compute_scale %[[STATS]], %{{.+}} {accum_length = 10 : i64, model = #gs.scale_model<half_normal>}
+
+// A weight gradient (A transposed, f32), twice: one kernel.
+// CHECK: call @gs_gemm_10x128x64_ta_f32_nostats_entry(%[[DY]], %[[H]], %{{.+}})
+// CHECK: call @gs_gemm_10x128x64_ta_f32_nostats_entry(%[[DY]], %[[H]], %{{.+}})
+
+// Left to convert-gs-to-linalg: FP32 operands, alpha != 1, a batched
+// matmul.
+// CHECK: gs.gemm %[[F]], %{{.+}} {transB} : tensor<64x784xf32>
+// CHECK: gs.gemm %[[X]], %[[W]] {alpha
+// CHECK: gs.matmul %{{.+}}, %{{.+}} : tensor<2x64x10xf16>
+// CHECK: return %[[DX]]#0, %[[DX]]#2
+
+// The kernels and their entries, private.
+// CHECK-DAG: func.func private @gs_gemm_64x128x784_tb_bias_f16_f16_nostats(%{{.+}}: memref<64x784xf16>, %{{.+}}: memref<128x784xf16>, %{{.+}}: memref<1xf32>, %{{.+}}: memref<128xf16>, %{{.+}}: memref<64x128xf16>)
+// CHECK-DAG: func.func private @gs_gemm_64x128x10_f16(%{{.+}}: memref<64x10xf16>, %{{.+}}: memref<10x128xf16>, %{{.+}}: memref<1xf32>, %{{.+}}: memref<64x128xf16>, %{{.+}}: memref<2x10xf32>, %{{.+}}: memref<7xf64>, %{{.+}}: memref<4xi64>)
+// CHECK-DAG: func.func private @gs_gemm_10x128x64_ta_f32_nostats(%{{.+}}: memref<64x10xf16>, %{{.+}}: memref<64x128xf16>, %{{.+}}: memref<1xf32>, %{{.+}}: memref<10x128xf32>)
+// CHECK-DAG: func.func private @gs_gemm_64x128x10_f16_entry(
+// CHECK-NOT: func.func private @gs_gemm_10x128x64_ta_f32_nostats_0
+func.func @step(%x: tensor<64x784xf16>, %w: tensor<128x784xf16>, %b: tensor<128xf16>, %dy: tensor<64x10xf16>, %w2: tensor<10x128xf16>, %beta: f32, %f: tensor<64x784xf32>) -> (tensor<64x128xf16>, tensor<4xi64>, f32, tensor<10x128xf32>, tensor<10x128xf32>, tensor<64x128xf32>, tensor<64x128xf16>, tensor<2x64x128xf16>) {
+  %h = gs.gemm %x, %w, %b {transB} : tensor<64x784xf16>, tensor<128x784xf16>, tensor<128xf16> -> tensor<64x128xf16>
+  %dx, %stats, %counts = gs.fused_gemm %dy, %w2 scale %beta : tensor<64x10xf16>, tensor<10x128xf16> -> tensor<64x128xf16>
+  %sw = gs.grad_stats %w2 : tensor<10x128xf16>
+  %next, %e = gs.compute_scale %stats, %sw {accum_length = 10 : i64, model = #gs.scale_model<half_normal>}
+  %dw = gs.gemm %dy, %h {transA} : tensor<64x10xf16>, tensor<64x128xf16> -> tensor<10x128xf32>
+  %dw2 = gs.gemm %dy, %h {transA} : tensor<64x10xf16>, tensor<64x128xf16> -> tensor<10x128xf32>
+  %wf = gs.cast %w : tensor<128x784xf16> to tensor<128x784xf32>
+  %g = gs.gemm %f, %wf {transB} : tensor<64x784xf32>, tensor<128x784xf32> -> tensor<64x128xf32>
+  %a = gs.gemm %x, %w {transB, alpha = 2.0 : f32} : tensor<64x784xf16>, tensor<128x784xf16> -> tensor<64x128xf16>
+  %dys = gs.reshape %dy : tensor<64x10xf16> -> tensor<1x64x10xf16>
+  %dyb = gs.concat %dys, %dys <{axis = 0 : i64}> : tensor<1x64x10xf16>, tensor<1x64x10xf16>
+  %bm = gs.matmul %dyb, %w2 : tensor<2x64x10xf16>, tensor<10x128xf16> -> tensor<2x64x128xf16>
+  return %dx, %counts, %next, %dw, %dw2, %g, %a, %bm : tensor<64x128xf16>, tensor<4xi64>, f32, tensor<10x128xf32>, tensor<10x128xf32>, tensor<64x128xf32>, tensor<64x128xf16>, tensor<2x64x128xf16>
+}

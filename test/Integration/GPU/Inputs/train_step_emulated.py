@@ -1,0 +1,177 @@
+"""A whole train step on its GPU kernels, run on the CPU, against the CPU
+lowering of the same step.
+
+  train_step_emulated.py --gs-opt PATH --gs-run PATH --work DIR
+                         [--model mlp|deep|cnn] [--scaling gs|dynamic|...]
+                         [--steps N] [--batch N]
+
+Exports the PyTorch model with its loss, builds its train step with
+gs-train, and trains it N steps on one Fashion-MNIST batch twice with
+gs-run: as the CPU lowers it, and with its FP16 GEMMs in the Tensor Core
+kernels (gs-fuse-epilogues, convert-gs-to-gpu) run by gs-emulate-gpu.
+
+Both accumulate every product in the same k order and round it once, so
+every parameter and optimizer state must be bit-identical after every
+step, and so must the scales chosen, the skipped steps and the counts of
+every rounding. Only the model's underflow estimate in the telemetry may
+differ: the kernels sum the statistics it is computed from in f32 per
+thread block (then f64), the CPU lowering in f64, so it is checked within
+a relative 1e-5. A third run lowers the fused GEMMs for the CPU
+(gs.fused_gemm without the kernels): that is the unfused step exactly,
+estimates included. Prints one line per step and a verdict; exits 1 on a
+difference. Run with Debian's Python (torch 1.13).
+"""
+
+import argparse
+import glob
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "CPU", "Inputs"))
+import torch_trajectory  # noqa: E402
+import export_torch_models  # noqa: E402  (on the path torch_trajectory sets)
+
+# The record layout of include/gs/Support/Telemetry.h.
+ESTIMATE = 2
+ESTIMATE_RTOL = 1e-5
+
+
+def deep():
+    """Four ReLU layers: three data gradients through the scaling
+    epilogue, each behind a ReLU mask."""
+    import torch.nn as nn
+    return nn.Sequential(nn.Flatten(), nn.Linear(784, 200), nn.ReLU(),
+                         nn.Linear(200, 120), nn.ReLU(), nn.Linear(120, 60),
+                         nn.ReLU(), nn.Linear(60, 10)), (1, 28, 28)
+
+
+MODELS = {"mlp": export_torch_models.mlp, "deep": deep,
+          "cnn": export_torch_models.cnn}
+
+
+def run(command):
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"error: {' '.join(command)} failed ({result.returncode}):\n"
+                 f"{result.stderr}")
+    return result.stdout
+
+
+def train(args, step_ir, inputs, name):
+    dump = os.path.join(args.work, name)
+    out = run([args.gs_run, step_ir, "--entry=train_step", *inputs,
+               f"--steps={args.steps}", f"--dump-params={dump}", "--print"])
+    losses = [float(v) for v in re.findall(r"= (\S+)$", out, re.M)]
+    states = []
+    for step in range(1, args.steps + 1):
+        files = glob.glob(os.path.join(dump, f"step_{step}", "*.npy"))
+        states.append({os.path.basename(f)[:-4]: np.load(f) for f in files})
+    return losses, states
+
+
+def compare(cpu, gpu, estimate_rtol=ESTIMATE_RTOL):
+    """Differences between two parameter dumps of one step."""
+    problems = []
+    if sorted(cpu) != sorted(gpu):
+        return [f"parameters {sorted(cpu)} vs {sorted(gpu)}"]
+    for name in sorted(cpu):
+        a, b = cpu[name], gpu[name]
+        if name.startswith("gs.scaling.cast"):
+            # Everything but the estimate exactly; the estimate within
+            # the bound of the statistics' summation order.
+            rest = [i for i in range(a.size) if i != ESTIMATE]
+            if a[rest].tobytes() != b[rest].tobytes():
+                problems.append(f"{name}: {a.tolist()} vs {b.tolist()}")
+            elif not np.isclose(a[ESTIMATE], b[ESTIMATE], rtol=estimate_rtol,
+                                atol=0, equal_nan=True):
+                problems.append(f"{name} estimate: {a[ESTIMATE]!r} vs "
+                                f"{b[ESTIMATE]!r}")
+        elif a.dtype != b.dtype or a.tobytes() != b.tobytes():
+            problems.append(f"{name}: max difference "
+                            f"{np.abs(a.astype(np.float64) - b).max()}")
+    return problems
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gs-opt", required=True)
+    parser.add_argument("--gs-run", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--model", choices=sorted(MODELS), default="mlp")
+    parser.add_argument("--scaling", default="gs")
+    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--batch", type=int, default=64)
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+
+    export_torch_models.export(args.model, MODELS[args.model], args.work)
+    x, t = torch_trajectory.fashion_batch(args.batch)
+    inputs = []
+    for name, array in (("x", x), ("t", t)):
+        path = os.path.join(args.work, name + ".npy")
+        np.save(path, array)
+        inputs += ["-i", path]
+
+    step_ir = os.path.join(args.work, "train_step.mlir")
+    run([args.gs_opt, os.path.join(args.work, args.model + ".onnx"),
+         f"--onnx-shape=x={args.batch}x1x28x28",
+         f"--gs-train=scaling={args.scaling}", "-o", step_ir])
+    kernels_ir = os.path.join(args.work, "train_step_gpu.mlir")
+    run([args.gs_opt, step_ir, "--gs-inline-backward", "--gs-fuse-epilogues",
+         "--convert-gs-to-gpu", "-o", kernels_ir])
+    with open(kernels_ir) as f:
+        ir = f.read()
+    calls = len(re.findall(r"call @gs_gemm_\w+_entry\(", ir))
+    fused = len(re.findall(r"call @gs_gemm_\w+_entry\(.*-> \(tensor<[^>]*>, "
+                           r"tensor<7xf64>", ir))
+    kernels = len(set(re.findall(r"func\.func private @(gs_gemm_\w+)_entry",
+                                 ir)))
+    emulated_ir = os.path.join(args.work, "train_step_emulated.mlir")
+    run([args.gs_opt, kernels_ir, "--gs-emulate-gpu", "-o", emulated_ir])
+    print(f"{args.model} {args.scaling}: {calls} GEMMs on {kernels} kernels, "
+          f"{fused} with the scaling epilogue fused")
+
+    cpu_losses, cpu = train(args, step_ir, inputs, "cpu")
+    gpu_losses, gpu = train(args, emulated_ir, inputs, "gpu")
+    failed = False
+
+    # gs.fused_gemm's CPU lowering rebuilds what was fused: the same step,
+    # estimates included.
+    fused_ir = os.path.join(args.work, "train_step_fused.mlir")
+    run([args.gs_opt, step_ir, "--gs-fuse-epilogues", "-o", fused_ir])
+    fused_losses, fused_cpu = train(args, fused_ir, inputs, "cpu-fused")
+    problems = [p for step in range(args.steps)
+                for p in compare(cpu[step], fused_cpu[step], estimate_rtol=0)]
+    if fused_losses != cpu_losses:
+        problems.append(f"losses {fused_losses} vs {cpu_losses}")
+    failed |= bool(problems)
+    print("fused epilogues lowered for the CPU: "
+          + ("the same step, bit for bit" if not problems else "DIFFERENT")
+          + "".join(f"\n    {p}" for p in problems[:5]))
+
+    for step in range(args.steps):
+        problems = compare(cpu[step], gpu[step])
+        failed |= bool(problems)
+        print(f"step {step + 1}: "
+              + ("parameters, optimizer state and telemetry identical"
+                 if not problems else "DIFFERENT")
+              + "".join(f"\n    {p}" for p in problems[:5]))
+    if cpu_losses != gpu_losses:
+        failed = True
+        print(f"DIFFERENT losses: {cpu_losses} vs {gpu_losses}")
+    else:
+        print(f"losses identical: {cpu_losses[-1]:.6f} after "
+              f"{args.steps} steps")
+    print("FAIL" if failed else "PASS",
+          f"{args.model} {args.scaling}: the emulated GPU step equals the CPU "
+          "step")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

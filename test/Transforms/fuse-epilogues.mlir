@@ -1,0 +1,65 @@
+// RUN: gs-opt %s --split-input-file --gs-fuse-epilogues | FileCheck %s
+
+// A data gradient as gs-gradient-scaling leaves it: the FP32 product, the
+// rescale by its scale, the counts of the rounding, the cast, and the
+// statistics of the cast result that the next scale reads. One op.
+// CHECK-LABEL: func.func @data_gradient
+// CHECK-SAME: (%[[DY:.+]]: tensor<4x3xf16>, %[[W:.+]]: tensor<3x8xf16>, %[[BETA:.+]]: f32)
+// CHECK:      %[[DX:.+]], %[[S:.+]], %[[C:.+]] = gs.fused_gemm %[[DY]], %[[W]] scale %[[BETA]] : tensor<4x3xf16>, tensor<3x8xf16> -> tensor<4x8xf16>
+// CHECK-NEXT: %[[SW:.+]] = gs.grad_stats %[[W]]
+// CHECK-NEXT: %{{.+}}, %{{.+}} = gs.compute_scale %[[S]], %[[SW]]
+// CHECK-NEXT: return %[[DX]], %[[C]], %[[S]]
+func.func @data_gradient(%dy: tensor<4x3xf16>, %w: tensor<3x8xf16>, %beta: f32) -> (tensor<4x8xf16>, tensor<4xi64>, !gs.stats) {
+  %acc = gs.gemm %dy, %w : tensor<4x3xf16>, tensor<3x8xf16> -> tensor<4x8xf32>
+  %r = gs.rescale %acc, %beta : tensor<4x8xf32>
+  %counts = gs.cast_stats %r : tensor<4x8xf32>
+  %dx = gs.cast %r : tensor<4x8xf32> to tensor<4x8xf16>
+  %s = gs.grad_stats %dx : tensor<4x8xf16>
+  %sw = gs.grad_stats %w : tensor<3x8xf16>
+  %b, %e = gs.compute_scale %s, %sw {accum_length = 8 : i64, model = #gs.scale_model<half_normal>}
+  %s2 = gs.grad_stats %dx : tensor<4x8xf16>
+  return %dx, %counts, %s2 : tensor<4x8xf16>, tensor<4xi64>, !gs.stats
+}
+
+// -----
+
+// Transposed operands and gs.matmul of matrices fuse too; without
+// telemetry there are no counts to replace.
+// CHECK-LABEL: func.func @transposed
+// CHECK: gs.fused_gemm %{{.+}}, %{{.+}} scale %{{.+}} {transA, transB} : tensor<3x4xf16>, tensor<8x3xf16> -> tensor<4x8xf16>
+// CHECK: gs.fused_gemm %{{.+}}, %{{.+}} scale %{{.+}} : tensor<4x3xf16>, tensor<3x8xf16> -> tensor<4x8xf16>
+// CHECK-NOT: gs.rescale
+func.func @transposed(%a: tensor<3x4xf16>, %b: tensor<8x3xf16>, %c: tensor<4x3xf16>, %d: tensor<3x8xf16>, %beta: f32) -> (tensor<4x8xf16>, tensor<4x8xf16>) {
+  %acc = gs.gemm %a, %b {transA, transB} : tensor<3x4xf16>, tensor<8x3xf16> -> tensor<4x8xf32>
+  %r = gs.rescale %acc, %beta : tensor<4x8xf32>
+  %x = gs.cast %r : tensor<4x8xf32> to tensor<4x8xf16>
+  %acc2 = gs.matmul %c, %d : tensor<4x3xf16>, tensor<3x8xf16> -> tensor<4x8xf32>
+  %r2 = gs.rescale %acc2, %beta : tensor<4x8xf32>
+  %y = gs.cast %r2 : tensor<4x8xf32> to tensor<4x8xf16>
+  return %x, %y : tensor<4x8xf16>, tensor<4x8xf16>
+}
+
+// -----
+
+// Left alone: an accumulator something else reads (the exponent-histogram
+// model measures it), rescaled values something else reads, a GEMM with C,
+// FP32 operands.
+// CHECK-LABEL: func.func @not_fused
+// CHECK-NOT: gs.fused_gemm
+// CHECK-COUNT-4: gs.rescale
+func.func @not_fused(%a: tensor<4x3xf16>, %b: tensor<3x8xf16>, %c: tensor<8xf32>, %fa: tensor<4x3xf32>, %fb: tensor<3x8xf32>, %beta: f32) -> (tensor<4x8xf16>, tensor<256xi64>, tensor<4x8xf16>, tensor<4x8xf32>, tensor<4x8xf16>, tensor<4x8xf16>) {
+  %acc = gs.gemm %a, %b : tensor<4x3xf16>, tensor<3x8xf16> -> tensor<4x8xf32>
+  %h = gs.exponent_histogram %acc : tensor<4x8xf32>
+  %r = gs.rescale %acc, %beta : tensor<4x8xf32>
+  %x = gs.cast %r : tensor<4x8xf32> to tensor<4x8xf16>
+  %acc2 = gs.gemm %a, %b : tensor<4x3xf16>, tensor<3x8xf16> -> tensor<4x8xf32>
+  %r2 = gs.rescale %acc2, %beta : tensor<4x8xf32>
+  %y = gs.cast %r2 : tensor<4x8xf32> to tensor<4x8xf16>
+  %acc3 = gs.gemm %a, %b, %c : tensor<4x3xf16>, tensor<3x8xf16>, tensor<8xf32> -> tensor<4x8xf32>
+  %r3 = gs.rescale %acc3, %beta : tensor<4x8xf32>
+  %z = gs.cast %r3 : tensor<4x8xf32> to tensor<4x8xf16>
+  %acc4 = gs.gemm %fa, %fb : tensor<4x3xf32>, tensor<3x8xf32> -> tensor<4x8xf32>
+  %r4 = gs.rescale %acc4, %beta : tensor<4x8xf32>
+  %u = gs.cast %r4 : tensor<4x8xf32> to tensor<4x8xf16>
+  return %x, %h, %y, %r2, %z, %u : tensor<4x8xf16>, tensor<256xi64>, tensor<4x8xf16>, tensor<4x8xf32>, tensor<4x8xf16>, tensor<4x8xf16>
+}
