@@ -50,14 +50,19 @@ def ConvertGSParamsToMemRef
 }
 
 def ConvertGSToGPU : Pass<"convert-gs-to-gpu", "::mlir::ModuleOp"> {
-  let summary = "Compute the FP16 GEMMs in fused Tensor Core kernels";
+  let summary = "Compute the FP16 GEMMs and convolutions in fused Tensor "
+                "Core kernels";
   let description = [{
     Rewrites every 2-D contraction with FP16 operands into a call of a
     fused Tensor Core GEMM kernel (gs-gpu-gemm-kernel's, built once per
     shape and epilogue and named after them): `gs.fused_gemm`, with its
     scale, bias, rounding and both statistics in the kernel's epilogue;
     `gs.gemm` with alpha and beta 1 and no C or a bias of one value per
-    column; and `gs.matmul` of two matrices. The call stays at the tensor
+    column; `gs.matmul` of two matrices; and `gs.conv` and
+    `gs.conv_transpose` without groups (forward convolutions, their weight
+    gradients and their data gradients), as implicit GEMMs that gather
+    their operands from the input and weight as the tiles fill and scatter
+    the result into the output, summing in the CPU lowering's order. The call stays at the tensor
     level, through the kernel's entry function (tensors in and out, the
     buffers inside), so that bufferization sees what each call reads; the
     statistics of a `gs.fused_gemm` come back as the lowered `!gs.stats`

@@ -36,6 +36,7 @@ namespace {
 /// A contraction a kernel computes, and what of its epilogue it needs.
 struct GemmSite {
   Operation *op;
+  /// A and B: a convolution's weight and input.
   Value a, b;
   /// Null: 1.
   Value scale;
@@ -57,6 +58,35 @@ std::optional<ElementType> elementTypeOf(Value value) {
 bool isF16Matrix(Value value) {
   auto type = cast<RankedTensorType>(value.getType());
   return type.getRank() == 2 && type.getElementType().isF16();
+}
+
+/// A convolution without groups of FP16 tensors as a kernel site (its
+/// implicit GEMM), or nullopt.
+template <typename ConvOpTy>
+std::optional<GemmSite> matchConvolution(ConvOpTy op, bool transposed) {
+  Value input = op.getInput(), weight = op.getWeight();
+  auto inType = cast<RankedTensorType>(input.getType());
+  auto wType = cast<RankedTensorType>(weight.getType());
+  auto outType = cast<RankedTensorType>(op.getType());
+  if (op.getGroup() != 1 || !inType.getElementType().isF16() ||
+      !wType.getElementType().isF16())
+    return std::nullopt;
+  WindowGeometry g = op.getGeometry();
+  ConvolutionGeometry conv;
+  conv.transposed = transposed;
+  conv.batch = inType.getDimSize(0);
+  conv.inChannels = inType.getDimSize(1);
+  conv.outChannels = outType.getDimSize(1);
+  llvm::append_range(conv.inSpatial, inType.getShape().drop_front(2));
+  llvm::append_range(conv.kernel, wType.getShape().drop_front(2));
+  llvm::append_range(conv.outSpatial, outType.getShape().drop_front(2));
+  llvm::append_range(conv.strides, g.strides);
+  llvm::append_range(conv.dilations, g.dilations);
+  llvm::append_range(conv.padsBegin, g.padsBegin);
+  GemmSite site{op, weight, input, Value(), op.getBias(), {}};
+  setConvolution(site.config, std::move(conv));
+  site.config.statistics = false;
+  return site;
 }
 
 /// The contraction `op` as a kernel site, or nullopt where the kernel does
@@ -87,25 +117,37 @@ std::optional<GemmSite> matchSite(Operation *op) {
     site.a = matmul.getLhs();
     site.b = matmul.getRhs();
     config.statistics = false;
+  } else if (auto conv = dyn_cast<ConvOp>(op)) {
+    std::optional<GemmSite> convSite = matchConvolution(conv, false);
+    if (!convSite)
+      return std::nullopt;
+    site = *convSite;
+  } else if (auto conv = dyn_cast<ConvTransposeOp>(op)) {
+    std::optional<GemmSite> convSite = matchConvolution(conv, true);
+    if (!convSite)
+      return std::nullopt;
+    site = *convSite;
   } else {
     return std::nullopt;
   }
-  if (!isF16Matrix(site.a) || !isF16Matrix(site.b))
-    return std::nullopt;
-  ArrayRef<int64_t> a = cast<RankedTensorType>(site.a.getType()).getShape();
-  ArrayRef<int64_t> b = cast<RankedTensorType>(site.b.getType()).getShape();
-  config.m = config.transA ? a[1] : a[0];
-  config.k = config.transA ? a[0] : a[1];
-  config.n = config.transB ? b[0] : b[1];
+  if (!config.conv) {
+    if (!isF16Matrix(site.a) || !isF16Matrix(site.b))
+      return std::nullopt;
+    ArrayRef<int64_t> a = cast<RankedTensorType>(site.a.getType()).getShape();
+    ArrayRef<int64_t> b = cast<RankedTensorType>(site.b.getType()).getShape();
+    config.m = config.transA ? a[1] : a[0];
+    config.k = config.transA ? a[0] : a[1];
+    config.n = config.transB ? b[0] : b[1];
+  }
   std::optional<ElementType> output = elementTypeOf(op->getResult(0));
   if (!output)
     return std::nullopt;
   config.output = *output;
   if (site.bias) {
-    // One value per column.
+    // One value per column; a convolution's per output channel.
     std::optional<ElementType> biasType = elementTypeOf(site.bias);
     if (!biasType || cast<RankedTensorType>(site.bias.getType()).getShape() !=
-                         ArrayRef<int64_t>{config.n})
+                         ArrayRef<int64_t>{config.conv ? config.m : config.n})
       return std::nullopt;
     config.bias = true;
     config.biasType = *biasType;
@@ -121,7 +163,26 @@ std::string kernelName(const GemmKernelConfig &config) {
   auto typeName = [](ElementType type) {
     return type == ElementType::F16 ? "f16" : "f32";
   };
-  os << "gs_gemm_" << config.m << "x" << config.n << "x" << config.k;
+  auto sizes = [&](StringRef prefix, ArrayRef<int64_t> values) {
+    os << "_" << prefix;
+    llvm::interleave(values, os, "x");
+  };
+  if (const std::optional<ConvolutionGeometry> &conv = config.conv) {
+    // gs_conv[t]_<N>x<C>x<D...>_k<M>x<K...>_s.._d.._p.._<out>
+    os << (conv->transposed ? "gs_convt_" : "gs_conv_") << conv->batch << "x"
+       << conv->inChannels;
+    for (int64_t size : conv->inSpatial)
+      os << "x" << size;
+    os << "_k" << conv->outChannels;
+    for (int64_t size : conv->kernel)
+      os << "x" << size;
+    sizes("o", conv->outSpatial);
+    sizes("s", conv->strides);
+    sizes("d", conv->dilations);
+    sizes("p", conv->padsBegin);
+  } else {
+    os << "gs_gemm_" << config.m << "x" << config.n << "x" << config.k;
+  }
   if (config.transA)
     os << "_ta";
   if (config.transB)
@@ -205,7 +266,7 @@ struct ConvertGSToGPUPass
     ModuleOp module = getOperation();
     SmallVector<Operation *> contractions;
     module.walk([&](Operation *op) {
-      if (isa<FusedGemmOp, GemmOp, MatMulOp>(op))
+      if (isa<FusedGemmOp, GemmOp, MatMulOp, ConvOp, ConvTransposeOp>(op))
         contractions.push_back(op);
     });
     GemmRewriter rewriter(module);

@@ -50,6 +50,14 @@ public:
 private:
   struct Arguments {
     Value a, bMatrix, scale, bias, mask, c, partials, gradStats, castStats;
+    /// A forward convolution's weight as the M x K matrix A.
+    Value weightMatrix;
+  };
+  /// Where an element of a GEMM operand lives: the memref indices (valid,
+  /// clamped, where it lies outside) and whether it lies inside.
+  struct Access {
+    Value inside;
+    SmallVector<Value> indices;
   };
   struct Shared {
     Value a, b, reduction;
@@ -108,6 +116,20 @@ private:
   }
 
   void buildMainKernel(const Arguments &args);
+  /// `flat` as coordinates of a row-major array of `sizes`.
+  SmallVector<Value> unflatten(Value flat, ArrayRef<int64_t> sizes);
+  /// The elements of a convolution's implicit GEMM: B (k x n) from the
+  /// input, A (m x k) from a transposed convolution's weight, C (m x n) in
+  /// the output.
+  Access convInput(Value row, Value col);
+  Access transposedWeight(Value row, Value col);
+  Access convOutput(Value row, Value col);
+  /// Copies a tileRows x tileCols tile at (rowBase, colBase) of an operand
+  /// read through `access`, element by element.
+  void buildGatherCopy(Value shared, Value slot, Value tid, Value rowBase,
+                       Value colBase, int64_t tileRows, int64_t tileCols,
+                       Value source,
+                       function_ref<Access(Value row, Value col)> access);
   void buildTileCopy(Value source, Value shared, Value slot, Value tid,
                      Value rowBase, Value colBase, int64_t tileRows,
                      int64_t tileCols, int64_t rows, int64_t cols,
@@ -156,19 +178,33 @@ std::pair<int64_t, int64_t> sharedTileB(const GemmKernelConfig &cfg) {
 } // namespace
 
 func::FuncOp GemmKernelBuilder::build() {
-  auto matrix = [&](bool transposed, int64_t rows, int64_t cols) {
-    if (transposed)
-      std::swap(rows, cols);
-    return MemRefType::get({rows, cols}, f16);
-  };
-  SmallVector<Type> inputs = {matrix(cfg.transA, cfg.m, cfg.k),
-                              matrix(cfg.transB, cfg.k, cfg.n),
+  SmallVector<int64_t> aShape, bShape, cShape;
+  if (const std::optional<ConvolutionGeometry> &conv = cfg.conv) {
+    aShape = conv->transposed
+                 ? SmallVector<int64_t>{conv->inChannels, conv->outChannels}
+                 : SmallVector<int64_t>{conv->outChannels, conv->inChannels};
+    llvm::append_range(aShape, conv->kernel);
+    bShape = {conv->batch, conv->inChannels};
+    llvm::append_range(bShape, conv->inSpatial);
+    cShape = {conv->batch, conv->outChannels};
+    llvm::append_range(cShape, conv->outSpatial);
+  } else {
+    aShape = cfg.transA ? SmallVector<int64_t>{cfg.k, cfg.m}
+                        : SmallVector<int64_t>{cfg.m, cfg.k};
+    bShape = cfg.transB ? SmallVector<int64_t>{cfg.n, cfg.k}
+                        : SmallVector<int64_t>{cfg.k, cfg.n};
+    cShape = {cfg.m, cfg.n};
+  }
+  // The bias holds one value per column, or per output channel (row).
+  int64_t biasSize = cfg.conv ? cfg.m : cfg.n;
+  SmallVector<Type> inputs = {MemRefType::get(aShape, f16),
+                              MemRefType::get(bShape, f16),
                               MemRefType::get({1}, f32)};
   if (cfg.bias)
-    inputs.push_back(MemRefType::get({cfg.n}, typeOf(cfg.biasType)));
+    inputs.push_back(MemRefType::get({biasSize}, typeOf(cfg.biasType)));
   if (cfg.reluMask)
-    inputs.push_back(MemRefType::get({cfg.m, cfg.n}, f16));
-  inputs.push_back(MemRefType::get({cfg.m, cfg.n}, typeOf(cfg.output)));
+    inputs.push_back(MemRefType::get(cShape, f16));
+  inputs.push_back(MemRefType::get(cShape, typeOf(cfg.output)));
   if (cfg.statistics) {
     inputs.push_back(MemRefType::get({cfg.numBlocks(), NumPartialStats}, f32));
     inputs.push_back(
@@ -196,6 +232,15 @@ func::FuncOp GemmKernelBuilder::build() {
     args.partials = *next++;
     args.gradStats = *next++;
     args.castStats = *next++;
+  }
+  if (cfg.conv && !cfg.conv->transposed) {
+    // M x C x K... is the row-major M x K matrix A.
+    SmallVector<ReassociationIndices> groups = {{0}, {}};
+    for (int64_t d = 1; d < 2 + static_cast<int64_t>(cfg.conv->kernel.size());
+         ++d)
+      groups[1].push_back(d);
+    args.weightMatrix =
+        memref::CollapseShapeOp::create(b, loc, args.a, groups);
   }
 
   buildMainKernel(args);
@@ -346,23 +391,152 @@ void GemmKernelBuilder::buildTileCopy(Value source, Value shared, Value slot,
   }
 }
 
+void GemmKernelBuilder::buildGatherCopy(
+    Value shared, Value slot, Value tid, Value rowBase, Value colBase,
+    int64_t tileRows, int64_t tileCols, Value source,
+    function_ref<Access(Value row, Value col)> access) {
+  int64_t elementsPerThread = tileRows * tileCols / cfg.numThreads();
+  Value zero = arith::ConstantOp::create(b, loc, b.getF16FloatAttr(0.0f));
+  for (int64_t i = 0; i < elementsPerThread; ++i) {
+    // Consecutive threads take consecutive columns: neighbouring output
+    // positions, mostly neighbouring addresses.
+    Value offset = index(i * cfg.numThreads());
+    Value element = add(tid, offset);
+    Value tileRow = div(element, tileCols);
+    Value tileCol = rem(element, tileCols);
+    Value row = add(rowBase, tileRow);
+    Value col = add(colBase, tileCol);
+    Access where = access(row, col);
+    Value value = memref::LoadOp::create(b, loc, source, where.indices);
+    Value kept = select(where.inside, value, zero);
+    memref::StoreOp::create(b, loc, kept, shared,
+                            ValueRange{slot, tileRow, tileCol});
+  }
+}
+
+SmallVector<Value> GemmKernelBuilder::unflatten(Value flat,
+                                                ArrayRef<int64_t> sizes) {
+  SmallVector<Value> coordinates(sizes.size());
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    coordinates[d] = d == 0 ? flat : rem(flat, sizes[d]);
+    if (d > 0)
+      flat = div(flat, sizes[d]);
+  }
+  return coordinates;
+}
+
+GemmKernelBuilder::Access GemmKernelBuilder::convInput(Value row, Value col) {
+  const ConvolutionGeometry &conv = *cfg.conv;
+  int64_t rank = conv.kernel.size();
+  // row = (input channel, kernel offsets), col = (image, output position).
+  SmallVector<int64_t> kSizes = {conv.inChannels};
+  llvm::append_range(kSizes, conv.kernel);
+  SmallVector<int64_t> nSizes = {conv.batch};
+  llvm::append_range(nSizes, conv.outSpatial);
+  // Clamped first, so that the coordinates of an element past k or n stay
+  // in range.
+  Value inside = both(below(row, cfg.k), below(col, cfg.n));
+  SmallVector<Value> k = unflatten(clampBelow(row, cfg.k - 1), kSizes);
+  SmallVector<Value> n = unflatten(clampBelow(col, cfg.n - 1), nSizes);
+  Value zero = index(0);
+  Access access{inside, {n[0], k[0]}};
+  for (int64_t d = 0; d < rank; ++d) {
+    Value offset = k[1 + d], position = n[1 + d];
+    Value at;
+    if (!conv.transposed) {
+      // Input position o * stride + offset * dilation - pad.
+      Value reach = add(mul(position, conv.strides[d]),
+                        mul(offset, conv.dilations[d]));
+      Value low = index(conv.padsBegin[d]);
+      Value notBefore = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::uge, reach, low);
+      Value notAfter = below(reach, conv.padsBegin[d] + conv.inSpatial[d]);
+      access.inside = both(access.inside, both(notBefore, notAfter));
+      Value shifted = arith::SubIOp::create(b, loc, reach, low);
+      at = select(both(notBefore, notAfter), shifted, zero);
+    } else {
+      // The kernel runs backwards (offset K-1-k); input position
+      // (o + pad - offset * dilation) / stride where that divides.
+      Value flipped = arith::SubIOp::create(b, loc, index(conv.kernel[d] - 1),
+                                            offset);
+      Value reach = add(position, index(conv.padsBegin[d]));
+      Value back = mul(flipped, conv.dilations[d]);
+      Value notBefore = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::uge, reach, back);
+      Value shifted = arith::SubIOp::create(
+          b, loc, select(notBefore, reach, back), back);
+      Value onStride = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq, rem(shifted, conv.strides[d]),
+          zero);
+      Value source = div(shifted, conv.strides[d]);
+      Value valid = both(both(notBefore, onStride),
+                         below(source, conv.inSpatial[d]));
+      access.inside = both(access.inside, valid);
+      at = select(valid, source, zero);
+    }
+    access.indices.push_back(at);
+  }
+  return access;
+}
+
+GemmKernelBuilder::Access GemmKernelBuilder::transposedWeight(Value row,
+                                                              Value col) {
+  const ConvolutionGeometry &conv = *cfg.conv;
+  // row = output channel, col = (input channel, flipped kernel offsets).
+  SmallVector<int64_t> kSizes = {conv.inChannels};
+  llvm::append_range(kSizes, conv.kernel);
+  Value inside = both(below(row, cfg.m), below(col, cfg.k));
+  SmallVector<Value> k = unflatten(clampBelow(col, cfg.k - 1), kSizes);
+  Access access{inside, {k[0], clampBelow(row, cfg.m - 1)}};
+  for (int64_t d = 0; d < static_cast<int64_t>(conv.kernel.size()); ++d)
+    access.indices.push_back(arith::SubIOp::create(
+        b, loc, index(conv.kernel[d] - 1), k[1 + d]));
+  return access;
+}
+
+GemmKernelBuilder::Access GemmKernelBuilder::convOutput(Value row, Value col) {
+  const ConvolutionGeometry &conv = *cfg.conv;
+  SmallVector<int64_t> nSizes = {conv.batch};
+  llvm::append_range(nSizes, conv.outSpatial);
+  Value inside = both(below(row, cfg.m), below(col, cfg.n));
+  SmallVector<Value> n = unflatten(clampBelow(col, cfg.n - 1), nSizes);
+  Access access{inside, {n[0], clampBelow(row, cfg.m - 1)}};
+  access.indices.append(n.begin() + 1, n.end());
+  return access;
+}
+
 Value GemmKernelBuilder::buildStageCopy(const Arguments &args,
                                         const Shared &smem, Value slot,
                                         Value k0, Value tid, Value rowBase,
                                         Value colBase) {
   SmallVector<Value> tokens;
-  if (cfg.transA)
-    buildTileCopy(args.a, smem.a, slot, tid, k0, rowBase, cfg.blockK,
-                  cfg.blockM, cfg.k, cfg.m, tokens);
-  else
-    buildTileCopy(args.a, smem.a, slot, tid, rowBase, k0, cfg.blockM,
-                  cfg.blockK, cfg.m, cfg.k, tokens);
-  if (cfg.transB)
-    buildTileCopy(args.bMatrix, smem.b, slot, tid, colBase, k0, cfg.blockN,
-                  cfg.blockK, cfg.n, cfg.k, tokens);
-  else
-    buildTileCopy(args.bMatrix, smem.b, slot, tid, k0, colBase, cfg.blockK,
-                  cfg.blockN, cfg.k, cfg.n, tokens);
+  if (cfg.conv) {
+    // A convolution's weight, as a matrix or gathered; its input gathered.
+    if (cfg.conv->transposed)
+      buildGatherCopy(smem.a, slot, tid, rowBase, k0, cfg.blockM, cfg.blockK,
+                      args.a, [&](Value row, Value col) {
+                        return transposedWeight(row, col);
+                      });
+    else
+      buildTileCopy(args.weightMatrix, smem.a, slot, tid, rowBase, k0,
+                    cfg.blockM, cfg.blockK, cfg.m, cfg.k, tokens);
+    buildGatherCopy(
+        smem.b, slot, tid, k0, colBase, cfg.blockK, cfg.blockN, args.bMatrix,
+        [&](Value row, Value col) { return convInput(row, col); });
+  } else {
+    if (cfg.transA)
+      buildTileCopy(args.a, smem.a, slot, tid, k0, rowBase, cfg.blockK,
+                    cfg.blockM, cfg.k, cfg.m, tokens);
+    else
+      buildTileCopy(args.a, smem.a, slot, tid, rowBase, k0, cfg.blockM,
+                    cfg.blockK, cfg.m, cfg.k, tokens);
+    if (cfg.transB)
+      buildTileCopy(args.bMatrix, smem.b, slot, tid, colBase, k0, cfg.blockN,
+                    cfg.blockK, cfg.n, cfg.k, tokens);
+    else
+      buildTileCopy(args.bMatrix, smem.b, slot, tid, k0, colBase, cfg.blockK,
+                    cfg.blockN, cfg.k, cfg.n, tokens);
+  }
   if (tokens.empty())
     return nullptr;
   return nvgpu::DeviceAsyncCreateGroupOp::create(
@@ -458,24 +632,31 @@ GemmKernelBuilder::buildEpilogue(const Arguments &args, ValueRange accumulators,
       for (int64_t e = 0; e < layout.elementsPerRegister; ++e) {
         Value row = add(tileRow, layout.row.build(b, loc, lane, reg, e));
         Value col = add(tileCol, layout.col.build(b, loc, lane, reg, e));
-        Value rowInside = below(row, cfg.m);
-        Value colInside = below(col, cfg.n);
-        Value inside = both(rowInside, colInside);
         Value clampedRow = clampBelow(row, cfg.m - 1);
         Value clampedCol = clampBelow(col, cfg.n - 1);
+        // Where the element goes: C[row][col], or the convolution's output.
+        Access target =
+            cfg.conv ? convOutput(row, col)
+                     : Access{both(below(row, cfg.m), below(col, cfg.n)),
+                              {row, col}};
+        Value inside = target.inside;
         Value value = vector::ExtractOp::create(b, loc, acc,
                                                 ArrayRef<int64_t>{reg, e});
         value = arith::MulFOp::create(b, loc, value, scale);
         if (cfg.bias) {
-          Value bias =
-              memref::LoadOp::create(b, loc, args.bias, ValueRange{clampedCol});
+          Value bias = memref::LoadOp::create(
+              b, loc, args.bias,
+              ValueRange{cfg.conv ? clampedRow : clampedCol});
           if (cfg.biasType == ElementType::F16)
             bias = arith::ExtFOp::create(b, loc, f32, bias);
           value = arith::AddFOp::create(b, loc, value, bias);
         }
         if (cfg.reluMask) {
-          Value forward = memref::LoadOp::create(
-              b, loc, args.mask, ValueRange{clampedRow, clampedCol});
+          SmallVector<Value> maskIndices = {clampedRow, clampedCol};
+          if (cfg.conv)
+            maskIndices = target.indices;
+          Value forward =
+              memref::LoadOp::create(b, loc, args.mask, maskIndices);
           Value active = compare(arith::CmpFPredicate::OGT, forward, 0.0);
           value = select(active, value, zero);
         }
@@ -486,8 +667,7 @@ GemmKernelBuilder::buildEpilogue(const Arguments &args, ValueRange accumulators,
         {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(store.thenBlock());
-          memref::StoreOp::create(b, loc, stored, args.c,
-                                  ValueRange{row, col});
+          memref::StoreOp::create(b, loc, stored, args.c, target.indices);
         }
         if (!cfg.statistics)
           continue;
@@ -669,6 +849,29 @@ void GemmKernelBuilder::buildFinalReduction(const Arguments &args) {
   gpu::TerminatorOp::create(b, loc);
 }
 
+int64_t ConvolutionGeometry::outPositions() const {
+  int64_t positions = 1;
+  for (int64_t size : outSpatial)
+    positions *= size;
+  return positions;
+}
+
+int64_t ConvolutionGeometry::kernelOffsets() const {
+  int64_t offsets = 1;
+  for (int64_t size : kernel)
+    offsets *= size;
+  return offsets;
+}
+
+void mlir::gs::tensorcore::setConvolution(GemmKernelConfig &config,
+                                          ConvolutionGeometry conv) {
+  config.m = conv.outChannels;
+  config.n = conv.batch * conv.outPositions();
+  config.k = conv.inChannels * conv.kernelOffsets();
+  config.transA = config.transB = false;
+  config.conv = std::move(conv);
+}
+
 llvm::cl::ValuesClass mlir::gs::tensorcore::elementTypeValues() {
   return llvm::cl::values(clEnumValN(ElementType::F16, "f16", "FP16"),
                           clEnumValN(ElementType::F32, "f32", "FP32"));
@@ -708,6 +911,24 @@ mlir::gs::tensorcore::buildGemmKernel(OpBuilder &builder, Location loc,
   };
   if (config.m <= 0 || config.n <= 0 || config.k <= 0)
     return fail("m, n and k must be positive");
+  if (const std::optional<ConvolutionGeometry> &conv = config.conv) {
+    size_t rank = conv->kernel.size();
+    if (rank < 1 || rank > 3 || conv->inSpatial.size() != rank ||
+        conv->outSpatial.size() != rank || conv->strides.size() != rank ||
+        conv->dilations.size() != rank || conv->padsBegin.size() != rank)
+      return fail("a convolution needs 1 to 3 spatial dimensions, each with "
+                  "its sizes, stride, dilation and padding");
+    if (config.transA || config.transB ||
+        config.m != conv->outChannels ||
+        config.n != conv->batch * conv->outPositions() ||
+        config.k != conv->inChannels * conv->kernelOffsets())
+      return fail("a convolution's GEMM is the one setConvolution makes");
+    if (llvm::any_of(conv->strides, [](int64_t s) { return s < 1; }) ||
+        llvm::any_of(conv->dilations, [](int64_t d) { return d < 1; }) ||
+        llvm::any_of(conv->padsBegin, [](int64_t p) { return p < 0; }))
+      return fail("strides and dilations must be positive, pads not "
+                  "negative");
+  }
   if (config.warpsM <= 0 || config.warpsN <= 0 ||
       config.blockM % (16 * config.warpsM) != 0 ||
       config.blockN % (16 * config.warpsN) != 0 || config.blockK % 16 != 0)

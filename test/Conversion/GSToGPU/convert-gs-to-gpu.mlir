@@ -29,12 +29,6 @@
 // CHECK: gs.matmul %{{.+}}, %{{.+}} : tensor<2x64x10xf16>
 // CHECK: return %[[DX]]#0, %[[DX]]#2
 
-// The kernels and their entries, private.
-// CHECK-DAG: func.func private @gs_gemm_64x128x784_tb_bias_f16_f16_nostats(%{{.+}}: memref<64x784xf16>, %{{.+}}: memref<128x784xf16>, %{{.+}}: memref<1xf32>, %{{.+}}: memref<128xf16>, %{{.+}}: memref<64x128xf16>)
-// CHECK-DAG: func.func private @gs_gemm_64x128x10_f16(%{{.+}}: memref<64x10xf16>, %{{.+}}: memref<10x128xf16>, %{{.+}}: memref<1xf32>, %{{.+}}: memref<64x128xf16>, %{{.+}}: memref<2x10xf32>, %{{.+}}: memref<7xf64>, %{{.+}}: memref<4xi64>)
-// CHECK-DAG: func.func private @gs_gemm_10x128x64_ta_f32_nostats(%{{.+}}: memref<64x10xf16>, %{{.+}}: memref<64x128xf16>, %{{.+}}: memref<1xf32>, %{{.+}}: memref<10x128xf32>)
-// CHECK-DAG: func.func private @gs_gemm_64x128x10_f16_entry(
-// CHECK-NOT: func.func private @gs_gemm_10x128x64_ta_f32_nostats_0
 func.func @step(%x: tensor<64x784xf16>, %w: tensor<128x784xf16>, %b: tensor<128xf16>, %dy: tensor<64x10xf16>, %w2: tensor<10x128xf16>, %beta: f32, %f: tensor<64x784xf32>) -> (tensor<64x128xf16>, tensor<4xi64>, f32, tensor<10x128xf32>, tensor<10x128xf32>, tensor<64x128xf32>, tensor<64x128xf16>, tensor<2x64x128xf16>) {
   %h = gs.gemm %x, %w, %b {transB} : tensor<64x784xf16>, tensor<128x784xf16>, tensor<128xf16> -> tensor<64x128xf16>
   %dx, %stats, %counts = gs.fused_gemm %dy, %w2 scale %beta : tensor<64x10xf16>, tensor<10x128xf16> -> tensor<64x128xf16>
@@ -50,3 +44,27 @@ func.func @step(%x: tensor<64x784xf16>, %w: tensor<128x784xf16>, %b: tensor<128x
   %bm = gs.matmul %dyb, %w2 : tensor<2x64x10xf16>, tensor<10x128xf16> -> tensor<2x64x128xf16>
   return %dx, %counts, %next, %dw, %dw2, %g, %a, %bm : tensor<64x128xf16>, tensor<4xi64>, f32, tensor<10x128xf32>, tensor<10x128xf32>, tensor<64x128xf32>, tensor<64x128xf16>, tensor<2x64x128xf16>
 }
+
+// Convolutions without groups as implicit GEMMs (the kernel takes the
+// weight, the input and the output in their own shapes); a grouped one
+// stays.
+// CHECK-LABEL: func.func @convolutions
+// CHECK: call @gs_conv_2x3x9x9_k8x3x3_o5x5_s2x2_d1x1_p1x1_bias_f16_f16_nostats_entry(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) : (tensor<8x3x3x3xf16>, tensor<2x3x9x9xf16>, tensor<1xf32>, tensor<8xf16>) -> tensor<2x8x5x5xf16>
+// CHECK: call @gs_convt_2x8x5x5_k3x3x3_o9x9_s2x2_d1x1_p1x1_f32_nostats_entry(%{{.+}}, %{{.+}}, %{{.+}}) : (tensor<8x3x3x3xf16>, tensor<2x8x5x5xf16>, tensor<1xf32>) -> tensor<2x3x9x9xf32>
+// CHECK: gs.conv %{{.+}}, %{{.+}} {group = 2 : i64}
+func.func @convolutions(%x: tensor<2x3x9x9xf16>, %w: tensor<8x3x3x3xf16>, %b: tensor<8xf16>, %g: tensor<2x4x5x5xf16>, %gw: tensor<4x2x3x3xf16>) -> (tensor<2x8x5x5xf16>, tensor<2x3x9x9xf32>, tensor<2x4x3x3xf16>) {
+  %y = gs.conv %x, %w, %b {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<2x3x9x9xf16>, tensor<8x3x3x3xf16>, tensor<8xf16> -> tensor<2x8x5x5xf16>
+  %dx = gs.conv_transpose %y, %w {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<2x8x5x5xf16>, tensor<8x3x3x3xf16> -> tensor<2x3x9x9xf32>
+  %z = gs.conv %g, %gw {group = 2 : i64} : tensor<2x4x5x5xf16>, tensor<4x2x3x3xf16> -> tensor<2x4x3x3xf16>
+  return %y, %dx, %z : tensor<2x8x5x5xf16>, tensor<2x3x9x9xf32>, tensor<2x4x3x3xf16>
+}
+
+// The kernels and their entries, private, after the functions (both
+// functions' kernels).
+// CHECK-DAG: func.func private @gs_gemm_64x128x784_tb_bias_f16_f16_nostats(%{{.+}}: memref<64x784xf16>, %{{.+}}: memref<128x784xf16>, %{{.+}}: memref<1xf32>, %{{.+}}: memref<128xf16>, %{{.+}}: memref<64x128xf16>)
+// CHECK-DAG: func.func private @gs_gemm_64x128x10_f16(%{{.+}}: memref<64x10xf16>, %{{.+}}: memref<10x128xf16>, %{{.+}}: memref<1xf32>, %{{.+}}: memref<64x128xf16>, %{{.+}}: memref<2x10xf32>, %{{.+}}: memref<7xf64>, %{{.+}}: memref<4xi64>)
+// CHECK-DAG: func.func private @gs_gemm_10x128x64_ta_f32_nostats(%{{.+}}: memref<64x10xf16>, %{{.+}}: memref<64x128xf16>, %{{.+}}: memref<1xf32>, %{{.+}}: memref<10x128xf32>)
+// CHECK-DAG: func.func private @gs_gemm_64x128x10_f16_entry(
+// CHECK-DAG: func.func private @gs_conv_2x3x9x9_k8x3x3_o5x5_s2x2_d1x1_p1x1_bias_f16_f16_nostats(%{{.+}}: memref<8x3x3x3xf16>, %{{.+}}: memref<2x3x9x9xf16>, %{{.+}}: memref<1xf32>, %{{.+}}: memref<8xf16>, %{{.+}}: memref<2x8x5x5xf16>)
+// CHECK-DAG: func.func private @gs_convt_2x8x5x5_k3x3x3_o9x9_s2x2_d1x1_p1x1_f32_nostats(%{{.+}}: memref<8x3x3x3xf16>, %{{.+}}: memref<2x8x5x5xf16>, %{{.+}}: memref<1xf32>, %{{.+}}: memref<2x3x9x9xf32>)
+// CHECK-NOT: func.func private @gs_gemm_10x128x64_ta_f32_nostats_0

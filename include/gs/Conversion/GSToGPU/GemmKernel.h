@@ -13,9 +13,11 @@
 #define GS_CONVERSION_GSTOGPU_GEMMKERNEL_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/CommandLine.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace mlir::gs::tensorcore {
@@ -41,6 +43,25 @@ enum class ElementType { F16, F32 };
 /// The command-line spellings of ElementType (f16, f32).
 llvm::cl::ValuesClass elementTypeValues();
 
+/// A convolution without groups, computed as a GEMM over its output
+/// channels (m), its images and output positions (n) and its input
+/// channels and kernel offsets (k), in that k order: an implicit GEMM, the
+/// operands gathered from the input and weight as the tiles are filled,
+/// the result scattered into the output.
+struct ConvolutionGeometry {
+  /// A transposed convolution (gs.conv_transpose: a convolution's data
+  /// gradient), whose k order runs over the kernel's offsets backwards, as
+  /// the CPU lowering's flipped kernel does.
+  bool transposed = false;
+  int64_t batch = 0, inChannels = 0, outChannels = 0;
+  /// Per spatial dimension (1 to 3 of them).
+  llvm::SmallVector<int64_t, 3> inSpatial, kernel, outSpatial, strides,
+      dilations, padsBegin;
+
+  int64_t outPositions() const;
+  int64_t kernelOffsets() const;
+};
+
 struct GemmKernelConfig {
   std::string name = "gemm";
   /// C is m x n, A m x k (k x m with transA), B k x n (n x k with transB),
@@ -57,6 +78,10 @@ struct GemmKernelConfig {
   /// Gathers the statistics (off: the same GEMM without them, the baseline
   /// of their cost; the kernel then takes no statistics buffers).
   bool statistics = true;
+  /// Set: the kernel is this convolution's implicit GEMM (see
+  /// setConvolution); A is its weight, B its input, C its output, the bias
+  /// one value per output channel (row).
+  std::optional<ConvolutionGeometry> conv;
   /// The thread-block tile, the warps that share it, and the k tiles in
   /// shared memory at once (the cp.async pipeline's depth); 0: chosen by
   /// chooseTiles.
@@ -69,6 +94,9 @@ struct GemmKernelConfig {
   int64_t numBlocks() const { return gridM() * gridN(); }
   int64_t numThreads() const { return 32 * warpsM * warpsN; }
 };
+
+/// Makes `config` the implicit GEMM of `conv`: its m, n and k.
+void setConvolution(GemmKernelConfig &config, ConvolutionGeometry conv);
 
 /// Fills in the tile sizes left 0 for the shape: 128 x 128 blocks of 8 warps
 /// for large matrices, 64 x 64 (or 32 where m or n is at most 32) blocks of
@@ -86,8 +114,11 @@ void chooseTiles(GemmKernelConfig &config);
 /// in f32, rounded once to C's type. %grad_stats are the statistics of C as
 /// stored, %cast_stats the counts of the f32 values' rounding to f16 (what
 /// it did to an f16 C, what it would do to an f32 one), laid out as the CPU
-/// lowering of !gs.stats and gs.cast_stats. Fails (with a diagnostic at
-/// `loc`) on a configuration the kernel cannot run.
+/// lowering of !gs.stats and gs.cast_stats. A convolution's kernel takes
+/// its weight (M x C x K... forward, C x M x K... transposed), input
+/// (N x C x D...) and output (N x M x O..., the mask's shape too) instead
+/// of A, B and C. Fails (with a diagnostic at `loc`) on a configuration the
+/// kernel cannot run.
 FailureOr<func::FuncOp> buildGemmKernel(OpBuilder &builder, Location loc,
                                         const GemmKernelConfig &config);
 

@@ -7,8 +7,9 @@ lowering of the same step.
 
 Exports the PyTorch model with its loss, builds its train step with
 gs-train, and trains it N steps on one Fashion-MNIST batch twice with
-gs-run: as the CPU lowers it, and with its FP16 GEMMs in the Tensor Core
-kernels (gs-fuse-epilogues, convert-gs-to-gpu) run by gs-emulate-gpu.
+gs-run: as the CPU lowers it, and with its FP16 GEMMs and convolutions in
+the Tensor Core kernels (gs-fuse-epilogues, convert-gs-to-gpu) run by
+gs-emulate-gpu.
 
 Both accumulate every product in the same k order and round it once, so
 every parameter and optimizer state must be bit-identical after every
@@ -126,15 +127,18 @@ def main():
          "--convert-gs-to-gpu", "-o", kernels_ir])
     with open(kernels_ir) as f:
         ir = f.read()
-    calls = len(re.findall(r"call @gs_gemm_\w+_entry\(", ir))
-    fused = len(re.findall(r"call @gs_gemm_\w+_entry\(.*-> \(tensor<[^>]*>, "
+    kernel = r"gs_(?:gemm|conv|convt)_\w+"
+    calls = len(re.findall(r"call @" + kernel + r"_entry\(", ir))
+    fused = len(re.findall(r"call @" + kernel + r"_entry\(.*-> \(tensor<[^>]*>, "
                            r"tensor<7xf64>", ir))
-    kernels = len(set(re.findall(r"func\.func private @(gs_gemm_\w+)_entry",
-                                 ir)))
+    convolutions = len(re.findall(r"call @gs_convt?_\w+_entry\(", ir))
+    kernels = len(set(re.findall(r"func\.func private @(" + kernel +
+                                 r")_entry", ir)))
     emulated_ir = os.path.join(args.work, "train_step_emulated.mlir")
     run([args.gs_opt, kernels_ir, "--gs-emulate-gpu", "-o", emulated_ir])
-    print(f"{args.model} {args.scaling}: {calls} GEMMs on {kernels} kernels, "
-          f"{fused} with the scaling epilogue fused")
+    print(f"{args.model} {args.scaling}: {calls} contractions "
+          f"({convolutions} convolutions) on {kernels} kernels, {fused} with "
+          "the scaling epilogue fused")
 
     cpu_losses, cpu = train(args, step_ir, inputs, "cpu")
     gpu_losses, gpu = train(args, emulated_ir, inputs, "gpu")

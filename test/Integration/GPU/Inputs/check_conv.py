@@ -1,0 +1,237 @@
+"""Inputs for, and checks of, convolutions on the fused GEMM kernel
+(convert-gs-to-gpu's implicit GEMMs).
+
+  check_conv.py inputs DIR --kind conv|convt --n N --c C --size H[xW...]
+                --m M --kernel K[xK...] [--stride S...] [--pad P...]
+                [--pad-end P...] [--dilation D...] [--output-padding P...]
+                [--bias] [--output f16|f32] [--values integers|normal]
+      writes DIR/x.npy, w.npy (f16), (bias.npy) and DIR/conv.mlir, one
+      function @conv computing the gs.conv (or gs.conv_transpose) on them.
+  check_conv.py check DIR
+      compares DIR/gpu/output_0.npy (the emulated kernel) with
+      DIR/cpu/output_0.npy (the CPU lowering) bit for bit, and both with
+      NumPy's float64 convolution within the bound of f32 accumulation
+      (exact for integer values).
+  check_conv.py case DIR --gs-opt PATH --gs-run PATH [inputs' options]
+      all of it: the inputs, @conv run by gs-run as the CPU lowers it and
+      after convert-gs-to-gpu and gs-emulate-gpu, and the check.
+
+The kernel sums each output's products (exact in f32: f16 x f16) in the
+order of the CPU lowering, (input channel, kernel offsets), with the
+transposed convolution's kernel run backwards as the CPU lowering's
+flipped kernel is; both round once. So the two agree exactly.
+"""
+
+import argparse
+import itertools
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+U32 = 2.0**-24
+DTYPES = {"f16": np.float16, "f32": np.float32}
+
+
+def ints(text):
+    return [int(v) for v in text.split("x")]
+
+
+def per_dim(values, rank, default):
+    values = values or [default]
+    return values * rank if len(values) == 1 else values
+
+
+def geometry(cfg):
+    rank = len(cfg["size"])
+    g = {name: per_dim(cfg[name], rank, default) for name, default in
+         (("stride", 1), ("pad", 0), ("dilation", 1), ("output_padding", 0))}
+    g["pad_end"] = per_dim(cfg["pad_end"], rank, None) if cfg["pad_end"] \
+        else g["pad"]
+    kernel, size = cfg["kernel"], cfg["size"]
+    if cfg["kind"] == "conv":
+        g["out"] = [(size[i] + g["pad"][i] + g["pad_end"][i]
+                     - g["dilation"][i] * (kernel[i] - 1) - 1)
+                    // g["stride"][i] + 1 for i in range(rank)]
+    else:
+        g["out"] = [g["stride"][i] * (size[i] - 1) + g["output_padding"][i]
+                    + g["dilation"][i] * (kernel[i] - 1) + 1 - g["pad"][i]
+                    - g["pad_end"][i] for i in range(rank)]
+    return g
+
+
+def shape_text(shape, element):
+    return "tensor<" + "x".join(map(str, shape)) + "x" + element + ">"
+
+
+def make_inputs(args):
+    cfg = {k: v for k, v in vars(args).items() if k not in ("gs_opt", "gs_run")}
+    g = geometry(cfg)
+    rng = np.random.default_rng(sum(cfg["size"]) * 7919 + cfg["m"])
+    x_shape = [cfg["n"], cfg["c"], *cfg["size"]]
+    w_shape = ([cfg["m"], cfg["c"], *cfg["kernel"]] if cfg["kind"] == "conv"
+               else [cfg["c"], cfg["m"], *cfg["kernel"]])
+    if cfg["values"] == "integers":
+        x = rng.integers(-4, 5, x_shape)
+        w = rng.integers(-4, 5, w_shape)
+    else:
+        x = rng.standard_normal(x_shape)
+        w = rng.standard_normal(w_shape)
+    os.makedirs(args.dir, exist_ok=True)
+    np.save(os.path.join(args.dir, "x.npy"), x.astype(np.float16))
+    np.save(os.path.join(args.dir, "w.npy"), w.astype(np.float16))
+    out = cfg["output"]
+    out_shape = [cfg["n"], cfg["m"], *g["out"]]
+    operands = ["%x", "%w"]
+    types = [shape_text(x_shape, "f16"), shape_text(w_shape, "f16")]
+    if cfg["bias"]:
+        np.save(os.path.join(args.dir, "bias.npy"),
+                rng.integers(-4, 5, cfg["m"]).astype(DTYPES[out]))
+        operands.append("%b")
+        types.append(shape_text([cfg["m"]], out))
+    attrs = [f"strides = array<i64: {', '.join(map(str, g['stride']))}>",
+             f"dilations = array<i64: {', '.join(map(str, g['dilation']))}>",
+             f"pads = array<i64: {', '.join(map(str, g['pad'] + g['pad_end']))}>"]
+    if cfg["kind"] == "convt":
+        attrs.append("output_padding = array<i64: "
+                     f"{', '.join(map(str, g['output_padding']))}>")
+    op = "gs.conv" if cfg["kind"] == "conv" else "gs.conv_transpose"
+    args_text = ", ".join(f"{o}: {t}" for o, t in zip(operands, types))
+    result = shape_text(out_shape, out)
+    with open(os.path.join(args.dir, "conv.mlir"), "w") as f:
+        f.write(f"func.func @conv({args_text}) -> {result} {{\n"
+                f"  %y = {op} {', '.join(operands)} {{{', '.join(attrs)}}} : "
+                f"{', '.join(types)} -> {result}\n"
+                f"  return %y : {result}\n}}\n")
+    with open(os.path.join(args.dir, "config.json"), "w") as f:
+        json.dump(cfg, f)
+
+
+def reference(cfg, x, w, bias):
+    """float64 output and the f32 accumulation bound, by the definition."""
+    g = geometry(cfg)
+    rank = len(cfg["size"])
+    n, c, m = cfg["n"], cfg["c"], cfg["m"]
+    out = np.zeros([n, m, *g["out"]])
+    bound = np.zeros_like(out)
+    terms = c * int(np.prod(cfg["kernel"]))
+    for k in itertools.product(*(range(v) for v in cfg["kernel"])):
+        for o in itertools.product(*(range(v) for v in g["out"])):
+            if cfg["kind"] == "conv":
+                i = [o[d] * g["stride"][d] + k[d] * g["dilation"][d]
+                     - g["pad"][d] for d in range(rank)]
+                if not all(0 <= i[d] < cfg["size"][d] for d in range(rank)):
+                    continue
+                xs = x[(slice(None), slice(None), *i)]      # n x c
+                ws = w[(slice(None), slice(None), *k)]      # m x c
+                out[(slice(None), slice(None), *o)] += xs @ ws.T
+                bound[(slice(None), slice(None), *o)] += np.abs(xs) @ np.abs(ws).T
+            else:
+                t = [o[d] + g["pad"][d] - k[d] * g["dilation"][d]
+                     for d in range(rank)]
+                if not all(t[d] >= 0 and t[d] % g["stride"][d] == 0 and
+                           t[d] // g["stride"][d] < cfg["size"][d]
+                           for d in range(rank)):
+                    continue
+                i = [t[d] // g["stride"][d] for d in range(rank)]
+                xs = x[(slice(None), slice(None), *i)]      # n x c
+                ws = w[(slice(None), slice(None), *k)]      # c x m
+                out[(slice(None), slice(None), *o)] += xs @ ws
+                bound[(slice(None), slice(None), *o)] += np.abs(xs) @ np.abs(ws)
+    if bias is not None:
+        out += bias.astype(np.float64).reshape([1, m] + [1] * rank)
+    return out, terms * U32 * bound
+
+
+def check(args):
+    with open(os.path.join(args.dir, "config.json")) as f:
+        cfg = json.load(f)
+    load = lambda *p: np.load(os.path.join(args.dir, *p))
+    gpu, cpu = load("gpu", "output_0.npy"), load("cpu", "output_0.npy")
+    x, w = load("x.npy").astype(np.float64), load("w.npy").astype(np.float64)
+    bias = load("bias.npy") if cfg["bias"] else None
+    failures = []
+    if gpu.dtype != cpu.dtype or gpu.shape != cpu.shape:
+        sys.exit(f"FAIL: {gpu.dtype}{gpu.shape} vs {cpu.dtype}{cpu.shape}")
+    if gpu.tobytes() != cpu.tobytes():
+        bad = gpu != cpu
+        i = tuple(int(v) for v in np.argwhere(bad)[0])
+        failures.append(f"kernel and CPU lowering differ at {bad.sum()} "
+                        f"elements, first {i}: {gpu[i]} vs {cpu[i]}")
+    exact, bound = reference(cfg, x, w, bias)
+    # Rounded once to the output type, from within `bound` of exact.
+    ulp = np.spacing(np.abs(exact).astype(gpu.dtype)).astype(np.float64)
+    error = np.abs(gpu.astype(np.float64) - exact)
+    if not (error <= bound + ulp).all():
+        i = tuple(int(v) for v in np.argwhere(error > bound + ulp)[0])
+        failures.append(f"off the float64 convolution at {i}: {gpu[i]} vs "
+                        f"{exact[i]}")
+    if failures:
+        print("FAIL:", *failures, sep="\n  ")
+        sys.exit(1)
+    print(f"PASS {cfg['kind']} {gpu.shape} {cfg['values']}: the kernel equals "
+          "the CPU lowering bit for bit, both within f32 accumulation of "
+          "float64")
+
+
+def run_both(args):
+    """@conv as the CPU lowers it (DIR/cpu) and on the emulated kernel
+    (DIR/gpu)."""
+    operands = ["x.npy", "w.npy"] + (["bias.npy"] if args.bias else [])
+    inputs = [a for name in operands
+              for a in ("-i", os.path.join(args.dir, name))]
+    source = os.path.join(args.dir, "conv.mlir")
+    emulated = os.path.join(args.dir, "gpu.mlir")
+    for command in (
+            [args.gs_run, source, "--entry=conv", *inputs,
+             "--output-dir=" + os.path.join(args.dir, "cpu")],
+            [args.gs_opt, source, "--convert-gs-to-gpu", "--gs-emulate-gpu",
+             "-o", emulated],
+            [args.gs_run, emulated, "--entry=conv", *inputs,
+             "--output-dir=" + os.path.join(args.dir, "gpu")]):
+        result = subprocess.run(command, capture_output=True, text=True)
+        if result.returncode != 0:
+            sys.exit(f"FAIL: {' '.join(command)}:\n{result.stderr}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    inputs = sub.add_parser("inputs")
+    case = sub.add_parser("case")
+    case.add_argument("--gs-opt", required=True)
+    case.add_argument("--gs-run", required=True)
+    add_input_options(inputs)
+    add_input_options(case)
+    checks = sub.add_parser("check")
+    checks.add_argument("dir")
+    args = parser.parse_args()
+    if args.command == "inputs":
+        make_inputs(args)
+    elif args.command == "case":
+        make_inputs(args)
+        run_both(args)
+        check(args)
+    else:
+        check(args)
+
+
+def add_input_options(inputs):
+    inputs.add_argument("dir")
+    inputs.add_argument("--kind", choices=["conv", "convt"], required=True)
+    for name in ("n", "c", "m"):
+        inputs.add_argument(f"--{name}", type=int, required=True)
+    inputs.add_argument("--size", type=ints, required=True)
+    inputs.add_argument("--kernel", type=ints, required=True)
+    for name in ("stride", "pad", "pad-end", "dilation", "output-padding"):
+        inputs.add_argument(f"--{name}", type=ints)
+    inputs.add_argument("--bias", action="store_true")
+    inputs.add_argument("--output", choices=sorted(DTYPES), default="f32")
+    inputs.add_argument("--values", choices=["integers", "normal"],
+                        default="normal")
+
+
+if __name__ == "__main__":
+    main()
