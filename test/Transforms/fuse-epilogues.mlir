@@ -5,7 +5,10 @@
 // statistics of the cast result that the next scale reads. One op.
 // CHECK-LABEL: func.func @data_gradient
 // CHECK-SAME: (%[[DY:.+]]: tensor<4x3xf16>, %[[W:.+]]: tensor<3x8xf16>, %[[BETA:.+]]: f32)
-// CHECK:      %[[DX:.+]], %[[S:.+]], %[[C:.+]] = gs.fused_gemm %[[DY]], %[[W]] scale %[[BETA]] : tensor<4x3xf16>, tensor<3x8xf16> -> tensor<4x8xf16>
+// CHECK:      %[[DX:.+]], %[[S:.+]], %[[C:.+]] = gs.scaled_contraction scale %[[BETA]] : tensor<4x8xf16> {
+// CHECK-NEXT:   %[[P:.+]] = gs.gemm %[[DY]], %[[W]] : tensor<4x3xf16>, tensor<3x8xf16> -> tensor<4x8xf32>
+// CHECK-NEXT:   gs.yield %[[P]] : tensor<4x8xf32>
+// CHECK-NEXT: }
 // CHECK-NEXT: %[[SW:.+]] = gs.grad_stats %[[W]]
 // CHECK-NEXT: %{{.+}}, %{{.+}} = gs.compute_scale %[[S]], %[[SW]]
 // CHECK-NEXT: return %[[DX]], %[[C]], %[[S]]
@@ -23,31 +26,39 @@ func.func @data_gradient(%dy: tensor<4x3xf16>, %w: tensor<3x8xf16>, %beta: f32) 
 
 // -----
 
-// Transposed operands and gs.matmul of matrices fuse too; without
-// telemetry there are no counts to replace.
-// CHECK-LABEL: func.func @transposed
-// CHECK: gs.fused_gemm %{{.+}}, %{{.+}} scale %{{.+}} {transA, transB} : tensor<3x4xf16>, tensor<8x3xf16> -> tensor<4x8xf16>
-// CHECK: gs.fused_gemm %{{.+}}, %{{.+}} scale %{{.+}} : tensor<4x3xf16>, tensor<3x8xf16> -> tensor<4x8xf16>
+// Transposed operands, gs.matmul and a convolution's data gradient
+// (gs.conv_transpose) fuse too; without telemetry there are no counts to
+// replace.
+// CHECK-LABEL: func.func @contractions
+// CHECK: gs.scaled_contraction scale %{{.+}} : tensor<4x8xf16> {
+// CHECK-NEXT: gs.gemm %{{.+}}, %{{.+}} {transA, transB} : tensor<3x4xf16>, tensor<8x3xf16> -> tensor<4x8xf32>
+// CHECK: gs.scaled_contraction scale %{{.+}} : tensor<4x8xf16> {
+// CHECK-NEXT: gs.matmul
+// CHECK: gs.scaled_contraction scale %{{.+}} : tensor<2x3x9x9xf16> {
+// CHECK-NEXT: gs.conv_transpose
 // CHECK-NOT: gs.rescale
-func.func @transposed(%a: tensor<3x4xf16>, %b: tensor<8x3xf16>, %c: tensor<4x3xf16>, %d: tensor<3x8xf16>, %beta: f32) -> (tensor<4x8xf16>, tensor<4x8xf16>) {
+func.func @contractions(%a: tensor<3x4xf16>, %b: tensor<8x3xf16>, %c: tensor<4x3xf16>, %d: tensor<3x8xf16>, %g: tensor<2x8x5x5xf16>, %k: tensor<8x3x3x3xf16>, %beta: f32) -> (tensor<4x8xf16>, tensor<4x8xf16>, tensor<2x3x9x9xf16>) {
   %acc = gs.gemm %a, %b {transA, transB} : tensor<3x4xf16>, tensor<8x3xf16> -> tensor<4x8xf32>
   %r = gs.rescale %acc, %beta : tensor<4x8xf32>
   %x = gs.cast %r : tensor<4x8xf32> to tensor<4x8xf16>
   %acc2 = gs.matmul %c, %d : tensor<4x3xf16>, tensor<3x8xf16> -> tensor<4x8xf32>
   %r2 = gs.rescale %acc2, %beta : tensor<4x8xf32>
   %y = gs.cast %r2 : tensor<4x8xf32> to tensor<4x8xf16>
-  return %x, %y : tensor<4x8xf16>, tensor<4x8xf16>
+  %acc3 = gs.conv_transpose %g, %k {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<2x8x5x5xf16>, tensor<8x3x3x3xf16> -> tensor<2x3x9x9xf32>
+  %r3 = gs.rescale %acc3, %beta : tensor<2x3x9x9xf32>
+  %z = gs.cast %r3 : tensor<2x3x9x9xf32> to tensor<2x3x9x9xf16>
+  return %x, %y, %z : tensor<4x8xf16>, tensor<4x8xf16>, tensor<2x3x9x9xf16>
 }
 
 // -----
 
 // Left alone: an accumulator something else reads (the exponent-histogram
 // model measures it), rescaled values something else reads, a GEMM with C,
-// FP32 operands.
+// a rescale that is not of a contraction.
 // CHECK-LABEL: func.func @not_fused
-// CHECK-NOT: gs.fused_gemm
+// CHECK-NOT: gs.scaled_contraction
 // CHECK-COUNT-4: gs.rescale
-func.func @not_fused(%a: tensor<4x3xf16>, %b: tensor<3x8xf16>, %c: tensor<8xf32>, %fa: tensor<4x3xf32>, %fb: tensor<3x8xf32>, %beta: f32) -> (tensor<4x8xf16>, tensor<256xi64>, tensor<4x8xf16>, tensor<4x8xf32>, tensor<4x8xf16>, tensor<4x8xf16>) {
+func.func @not_fused(%a: tensor<4x3xf16>, %b: tensor<3x8xf16>, %c: tensor<8xf32>, %fa: tensor<4x3xf32>, %beta: f32) -> (tensor<4x8xf16>, tensor<256xi64>, tensor<4x8xf16>, tensor<4x8xf32>, tensor<4x8xf16>, tensor<4x3xf16>) {
   %acc = gs.gemm %a, %b : tensor<4x3xf16>, tensor<3x8xf16> -> tensor<4x8xf32>
   %h = gs.exponent_histogram %acc : tensor<4x8xf32>
   %r = gs.rescale %acc, %beta : tensor<4x8xf32>
@@ -58,8 +69,8 @@ func.func @not_fused(%a: tensor<4x3xf16>, %b: tensor<3x8xf16>, %c: tensor<8xf32>
   %acc3 = gs.gemm %a, %b, %c : tensor<4x3xf16>, tensor<3x8xf16>, tensor<8xf32> -> tensor<4x8xf32>
   %r3 = gs.rescale %acc3, %beta : tensor<4x8xf32>
   %z = gs.cast %r3 : tensor<4x8xf32> to tensor<4x8xf16>
-  %acc4 = gs.gemm %fa, %fb : tensor<4x3xf32>, tensor<3x8xf32> -> tensor<4x8xf32>
-  %r4 = gs.rescale %acc4, %beta : tensor<4x8xf32>
-  %u = gs.cast %r4 : tensor<4x8xf32> to tensor<4x8xf16>
-  return %x, %h, %y, %r2, %z, %u : tensor<4x8xf16>, tensor<256xi64>, tensor<4x8xf16>, tensor<4x8xf32>, tensor<4x8xf16>, tensor<4x8xf16>
+  %acc4 = gs.relu %fa : tensor<4x3xf32>
+  %r4 = gs.rescale %acc4, %beta : tensor<4x3xf32>
+  %u = gs.cast %r4 : tensor<4x3xf32> to tensor<4x3xf16>
+  return %x, %h, %y, %r2, %z, %u : tensor<4x8xf16>, tensor<256xi64>, tensor<4x8xf16>, tensor<4x8xf32>, tensor<4x8xf16>, tensor<4x3xf16>
 }

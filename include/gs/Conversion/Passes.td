@@ -53,21 +53,22 @@ def ConvertGSToGPU : Pass<"convert-gs-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Compute the FP16 GEMMs and convolutions in fused Tensor "
                 "Core kernels";
   let description = [{
-    Rewrites every 2-D contraction with FP16 operands into a call of a
-    fused Tensor Core GEMM kernel (gs-gpu-gemm-kernel's, built once per
-    shape and epilogue and named after them): `gs.fused_gemm`, with its
-    scale, bias, rounding and both statistics in the kernel's epilogue;
-    `gs.gemm` with alpha and beta 1 and no C or a bias of one value per
-    column; `gs.matmul` of two matrices; and `gs.conv` and
+    Rewrites every contraction with FP16 operands that the fused Tensor
+    Core GEMM kernel computes into a call of that kernel
+    (gs-gpu-gemm-kernel's, built once per shape and epilogue and named
+    after them): `gs.gemm` with alpha and beta 1 and no C or a bias of one
+    value per column; `gs.matmul` of two matrices; `gs.conv` and
     `gs.conv_transpose` without groups (forward convolutions, their weight
-    gradients and their data gradients), as implicit GEMMs that gather
+    gradients and their data gradients) as implicit GEMMs, which gather
     their operands from the input and weight as the tiles fill and scatter
-    the result into the output, summing in the CPU lowering's order. The call stays at the tensor
+    the result into the output, summing in the CPU lowering's order; and a
+    `gs.scaled_contraction` of any of these, with its scale, rounding and
+    both statistics in the kernel's epilogue. The call stays at the tensor
     level, through the kernel's entry function (tensors in and out, the
     buffers inside), so that bufferization sees what each call reads; the
-    statistics of a `gs.fused_gemm` come back as the lowered `!gs.stats`
-    (tensor<7xf64>, through an unrealized cast that convert-gs-to-linalg
-    resolves). A kernel gathers statistics only where a result reads them.
+    statistics come back as the lowered `!gs.stats` (tensor<7xf64>,
+    through an unrealized cast that convert-gs-to-linalg resolves). A
+    kernel gathers statistics only where a result reads them.
 
     The rest of the step is left to convert-gs-to-linalg. The kernels'
     gpu.launch ops become CUDA kernels through gpu-kernel-outlining and the

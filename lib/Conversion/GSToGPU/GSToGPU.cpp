@@ -45,9 +45,9 @@ struct GemmSite {
   GemmKernelConfig config;
 };
 
-/// The kernel's element type of an f16 or f32 tensor.
-std::optional<ElementType> elementTypeOf(Value value) {
-  Type element = cast<RankedTensorType>(value.getType()).getElementType();
+/// The kernel's element type of an f16 or f32 tensor type.
+std::optional<ElementType> elementTypeOf(Type type) {
+  Type element = cast<RankedTensorType>(type).getElementType();
   if (element.isF16())
     return ElementType::F16;
   if (element.isF32())
@@ -89,21 +89,14 @@ std::optional<GemmSite> matchConvolution(ConvOpTy op, bool transposed) {
   return site;
 }
 
-/// The contraction `op` as a kernel site, or nullopt where the kernel does
+/// The contraction `op` as a kernel site without statistics, its result
+/// rounded to `resultType` (f16 or f32), or nullopt where the kernel does
 /// not compute it.
-std::optional<GemmSite> matchSite(Operation *op) {
+std::optional<GemmSite> matchContraction(Operation *op, Type resultType) {
   GemmSite site{op, Value(), Value(), Value(), Value(), {}};
   GemmKernelConfig &config = site.config;
-  if (auto fused = dyn_cast<FusedGemmOp>(op)) {
-    site.a = fused.getA();
-    site.b = fused.getB();
-    site.scale = fused.getScale();
-    site.bias = fused.getBias();
-    config.transA = fused.getTransA();
-    config.transB = fused.getTransB();
-    config.statistics =
-        !fused.getStats().use_empty() || !fused.getCastCounts().use_empty();
-  } else if (auto gemm = dyn_cast<GemmOp>(op)) {
+  config.statistics = false;
+  if (auto gemm = dyn_cast<GemmOp>(op)) {
     if (!gemm.getAlpha().isExactlyValue(1.0) ||
         !gemm.getBeta().isExactlyValue(1.0))
       return std::nullopt;
@@ -112,11 +105,9 @@ std::optional<GemmSite> matchSite(Operation *op) {
     site.bias = gemm.getC();
     config.transA = gemm.getTransA();
     config.transB = gemm.getTransB();
-    config.statistics = false;
   } else if (auto matmul = dyn_cast<MatMulOp>(op)) {
     site.a = matmul.getLhs();
     site.b = matmul.getRhs();
-    config.statistics = false;
   } else if (auto conv = dyn_cast<ConvOp>(op)) {
     std::optional<GemmSite> convSite = matchConvolution(conv, false);
     if (!convSite)
@@ -139,13 +130,13 @@ std::optional<GemmSite> matchSite(Operation *op) {
     config.k = config.transA ? a[0] : a[1];
     config.n = config.transB ? b[0] : b[1];
   }
-  std::optional<ElementType> output = elementTypeOf(op->getResult(0));
+  std::optional<ElementType> output = elementTypeOf(resultType);
   if (!output)
     return std::nullopt;
   config.output = *output;
   if (site.bias) {
     // One value per column; a convolution's per output channel.
-    std::optional<ElementType> biasType = elementTypeOf(site.bias);
+    std::optional<ElementType> biasType = elementTypeOf(site.bias.getType());
     if (!biasType || cast<RankedTensorType>(site.bias.getType()).getShape() !=
                          ArrayRef<int64_t>{config.conv ? config.m : config.n})
       return std::nullopt;
@@ -153,6 +144,23 @@ std::optional<GemmSite> matchSite(Operation *op) {
     config.biasType = *biasType;
   }
   chooseTiles(config);
+  return site;
+}
+
+/// `op` (a contraction, or a gs.scaled_contraction with its scale,
+/// rounding and statistics in the epilogue) as a kernel site, or nullopt.
+std::optional<GemmSite> matchSite(Operation *op) {
+  auto scaled = dyn_cast<ScaledContractionOp>(op);
+  if (!scaled)
+    return matchContraction(op, op->getResult(0).getType());
+  std::optional<GemmSite> site =
+      matchContraction(scaled.getContraction(), scaled.getResult().getType());
+  if (!site)
+    return std::nullopt;
+  site->op = op;
+  site->scale = scaled.getScale();
+  site->config.statistics =
+      !scaled.getStats().use_empty() || !scaled.getCastCounts().use_empty();
   return site;
 }
 
@@ -248,7 +256,7 @@ LogicalResult GemmRewriter::rewrite(GemmSite &site) {
   op->getResult(0).replaceAllUsesWith(call.getResult(0));
   if (site.config.statistics) {
     // The lowered !gs.stats, seen as one until convert-gs-to-linalg.
-    auto fused = cast<FusedGemmOp>(op);
+    auto fused = cast<ScaledContractionOp>(op);
     Value stats = UnrealizedConversionCastOp::create(
                       b, loc, fused.getStats().getType(), call.getResult(1))
                       .getResult(0);
@@ -266,7 +274,10 @@ struct ConvertGSToGPUPass
     ModuleOp module = getOperation();
     SmallVector<Operation *> contractions;
     module.walk([&](Operation *op) {
-      if (isa<FusedGemmOp, GemmOp, MatMulOp, ConvOp, ConvTransposeOp>(op))
+      // A scaled contraction's own contraction goes with it.
+      if (isa<ScaledContractionOp>(op) ||
+          (isa<GemmOp, MatMulOp, ConvOp, ConvTransposeOp>(op) &&
+           !isa<ScaledContractionOp>(op->getParentOp())))
         contractions.push_back(op);
     });
     GemmRewriter rewriter(module);

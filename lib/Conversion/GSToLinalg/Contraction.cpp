@@ -2,8 +2,8 @@
 //
 // Contractions accumulate in f32 for f16 operands (the named linalg ops
 // extend their inputs to the accumulator's type) and round once in an
-// epilogue that also applies alpha, beta, C or the bias. gs.fused_gemm
-// becomes the gs ops it fused. GEMMs and
+// epilogue that also applies alpha, beta, C or the bias.
+// gs.scaled_contraction becomes the gs ops it fused. GEMMs and
 // ungrouped convolutions become named linalg ops, which the CPU kernel
 // schedule tiles and vectorizes; grouped convolutions a linalg.generic.
 //
@@ -392,30 +392,24 @@ struct ConvTransposeLowering : OpConversionPattern<ConvTransposeOp> {
 } // namespace
 
 namespace {
-/// gs.fused_gemm as the ops it fused (which lower in turn): the GEMM into
-/// f32, the rescale, the bias, the rounding and the two statistics. The
+/// gs.scaled_contraction as the ops it fused (which lower in turn): its
+/// contraction, the rescale, the rounding and the two statistics. The
 /// numbers are those of the unfused step, bit for bit.
-struct FusedGemmLowering : OpConversionPattern<FusedGemmOp> {
+struct ScaledContractionLowering : OpConversionPattern<ScaledContractionOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
-  matchAndRewrite(FusedGemmOp op, OpAdaptor adaptor,
+  matchAndRewrite(ScaledContractionOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType resultType = op.getResult().getType();
-    Type f32 = rewriter.getF32Type();
-    Value product = GemmOp::create(
-        rewriter, loc, resultType.clone(f32), adaptor.getA(), adaptor.getB(),
-        /*c=*/Value(), op.getTransAAttr(), op.getTransBAttr(),
-        rewriter.getF32FloatAttr(1.0), rewriter.getF32FloatAttr(1.0));
+    Block &body = op.getBody().front();
+    auto yield = cast<YieldOp>(body.getTerminator());
+    Value product = yield.getGradients()[0];
+    rewriter.inlineBlockBefore(&body, op);
+    rewriter.eraseOp(yield);
     Value value = RescaleOp::create(rewriter, loc, product, adaptor.getScale());
-    if (Value bias = adaptor.getBias()) {
-      RankedTensorType biasType = tensorTypeOf(bias);
-      if (!biasType.getElementType().isF32())
-        bias = CastOp::create(rewriter, loc, biasType.clone(f32), bias);
-      value = AddOp::create(rewriter, loc, value, bias);
-    }
+    RankedTensorType resultType = op.getResult().getType();
     Value result = value;
-    if (resultType.getElementType() != f32)
+    if (!resultType.getElementType().isF32())
       result = CastOp::create(rewriter, loc, resultType, value);
     Value stats = GradStatsOp::create(rewriter, loc, result);
     Value counts = CastStatsOp::create(rewriter, loc, value);
@@ -428,6 +422,6 @@ struct FusedGemmLowering : OpConversionPattern<FusedGemmOp> {
 void to_linalg::populateContractionPatterns(TypeConverter &converter,
                                             RewritePatternSet &patterns) {
   patterns.add<GemmLowering, MatMulLowering, ConvLowering,
-               ConvTransposeLowering, FusedGemmLowering>(converter,
-                                                         patterns.getContext());
+               ConvTransposeLowering, ScaledContractionLowering>(
+      converter, patterns.getContext());
 }

@@ -31,7 +31,10 @@
 
 func.func @step(%x: tensor<64x784xf16>, %w: tensor<128x784xf16>, %b: tensor<128xf16>, %dy: tensor<64x10xf16>, %w2: tensor<10x128xf16>, %beta: f32, %f: tensor<64x784xf32>) -> (tensor<64x128xf16>, tensor<4xi64>, f32, tensor<10x128xf32>, tensor<10x128xf32>, tensor<64x128xf32>, tensor<64x128xf16>, tensor<2x64x128xf16>) {
   %h = gs.gemm %x, %w, %b {transB} : tensor<64x784xf16>, tensor<128x784xf16>, tensor<128xf16> -> tensor<64x128xf16>
-  %dx, %stats, %counts = gs.fused_gemm %dy, %w2 scale %beta : tensor<64x10xf16>, tensor<10x128xf16> -> tensor<64x128xf16>
+  %dx, %stats, %counts = gs.scaled_contraction scale %beta : tensor<64x128xf16> {
+    %p = gs.gemm %dy, %w2 : tensor<64x10xf16>, tensor<10x128xf16> -> tensor<64x128xf32>
+    gs.yield %p : tensor<64x128xf32>
+  }
   %sw = gs.grad_stats %w2 : tensor<10x128xf16>
   %next, %e = gs.compute_scale %stats, %sw {accum_length = 10 : i64, model = #gs.scale_model<half_normal>}
   %dw = gs.gemm %dy, %h {transA} : tensor<64x10xf16>, tensor<64x128xf16> -> tensor<10x128xf32>
@@ -46,17 +49,23 @@ func.func @step(%x: tensor<64x784xf16>, %w: tensor<128x784xf16>, %b: tensor<128x
 }
 
 // Convolutions without groups as implicit GEMMs (the kernel takes the
-// weight, the input and the output in their own shapes); a grouped one
-// stays.
+// weight, the input and the output in their own shapes), a data gradient
+// with its scaling epilogue; a grouped one stays.
 // CHECK-LABEL: func.func @convolutions
 // CHECK: call @gs_conv_2x3x9x9_k8x3x3_o5x5_s2x2_d1x1_p1x1_bias_f16_f16_nostats_entry(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) : (tensor<8x3x3x3xf16>, tensor<2x3x9x9xf16>, tensor<1xf32>, tensor<8xf16>) -> tensor<2x8x5x5xf16>
 // CHECK: call @gs_convt_2x8x5x5_k3x3x3_o9x9_s2x2_d1x1_p1x1_f32_nostats_entry(%{{.+}}, %{{.+}}, %{{.+}}) : (tensor<8x3x3x3xf16>, tensor<2x8x5x5xf16>, tensor<1xf32>) -> tensor<2x3x9x9xf32>
+// CHECK: %[[DG:.+]]:3 = call @gs_convt_2x8x5x5_k3x3x3_o9x9_s2x2_d1x1_p1x1_f16_entry(%{{.+}}, %{{.+}}, %{{.+}}) : (tensor<8x3x3x3xf16>, tensor<2x8x5x5xf16>, tensor<1xf32>) -> (tensor<2x3x9x9xf16>, tensor<7xf64>, tensor<4xi64>)
 // CHECK: gs.conv %{{.+}}, %{{.+}} {group = 2 : i64}
-func.func @convolutions(%x: tensor<2x3x9x9xf16>, %w: tensor<8x3x3x3xf16>, %b: tensor<8xf16>, %g: tensor<2x4x5x5xf16>, %gw: tensor<4x2x3x3xf16>) -> (tensor<2x8x5x5xf16>, tensor<2x3x9x9xf32>, tensor<2x4x3x3xf16>) {
+// CHECK: return %{{.+}}, %{{.+}}, %{{.+}}, %[[DG]]#0, %[[DG]]#2
+func.func @convolutions(%x: tensor<2x3x9x9xf16>, %w: tensor<8x3x3x3xf16>, %b: tensor<8xf16>, %g: tensor<2x4x5x5xf16>, %gw: tensor<4x2x3x3xf16>, %beta: f32) -> (tensor<2x8x5x5xf16>, tensor<2x3x9x9xf32>, tensor<2x4x3x3xf16>, tensor<2x3x9x9xf16>, tensor<4xi64>) {
   %y = gs.conv %x, %w, %b {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<2x3x9x9xf16>, tensor<8x3x3x3xf16>, tensor<8xf16> -> tensor<2x8x5x5xf16>
   %dx = gs.conv_transpose %y, %w {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<2x8x5x5xf16>, tensor<8x3x3x3xf16> -> tensor<2x3x9x9xf32>
+  %scaled, %stats, %counts = gs.scaled_contraction scale %beta : tensor<2x3x9x9xf16> {
+    %p = gs.conv_transpose %y, %w {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<2x8x5x5xf16>, tensor<8x3x3x3xf16> -> tensor<2x3x9x9xf32>
+    gs.yield %p : tensor<2x3x9x9xf32>
+  }
   %z = gs.conv %g, %gw {group = 2 : i64} : tensor<2x4x5x5xf16>, tensor<4x2x3x3xf16> -> tensor<2x4x3x3xf16>
-  return %y, %dx, %z : tensor<2x8x5x5xf16>, tensor<2x3x9x9xf32>, tensor<2x4x3x3xf16>
+  return %y, %dx, %z, %scaled, %counts : tensor<2x8x5x5xf16>, tensor<2x3x9x9xf32>, tensor<2x4x3x3xf16>, tensor<2x3x9x9xf16>, tensor<4xi64>
 }
 
 // The kernels and their entries, private, after the functions (both

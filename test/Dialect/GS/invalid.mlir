@@ -768,7 +768,7 @@ func.func @backward_yield(%l: tensor<f32>, %w: tensor<3xf32>) {
 // -----
 
 func.func @yield_parent(%w: tensor<3xf32>) {
-  // expected-error @+1 {{'gs.yield' op expects parent op 'gs.backward'}}
+  // expected-error @+1 {{'gs.yield' op expects parent op to be one of 'gs.backward, gs.scaled_contraction'}}
   gs.yield %w : tensor<3xf32>
 }
 
@@ -911,25 +911,35 @@ func.func @scale_accum(%s: !gs.stats) {
 
 // -----
 
-func.func @fused_gemm_k(%a: tensor<32x10xf16>, %b: tensor<12x256xf16>, %s: f32) {
-  // expected-error @+1 {{'gs.fused_gemm' op contraction dimensions disagree: op(a) is 32x10 and op(b) is 12x256}}
-  %0:3 = gs.fused_gemm %a, %b scale %s : tensor<32x10xf16>, tensor<12x256xf16> -> tensor<32x256xf16>
+func.func @scaled_two_ops(%a: tensor<32x10xf16>, %b: tensor<10x256xf16>, %s: f32) {
+  // expected-error @+1 {{'gs.scaled_contraction' op expects its region to compute one contraction (gs.gemm, gs.matmul, gs.conv or gs.conv_transpose) and yield its result}}
+  %0:3 = gs.scaled_contraction scale %s : tensor<32x256xf16> {
+    %p = gs.gemm %a, %b : tensor<32x10xf16>, tensor<10x256xf16> -> tensor<32x256xf32>
+    %q = gs.relu %p : tensor<32x256xf32>
+    gs.yield %q : tensor<32x256xf32>
+  }
   return
 }
 
 // -----
 
-func.func @fused_gemm_result(%a: tensor<32x10xf16>, %b: tensor<10x256xf16>, %s: f32) {
-  // expected-error @+1 {{'gs.fused_gemm' op expects a result of shape 32x256, got 256x32}}
-  %0:3 = gs.fused_gemm %a, %b scale %s : tensor<32x10xf16>, tensor<10x256xf16> -> tensor<256x32xf16>
+func.func @scaled_with_c(%a: tensor<32x10xf16>, %b: tensor<10x256xf16>, %c: tensor<256xf32>, %s: f32) {
+  // expected-error @+1 {{'gs.scaled_contraction' op expects a contraction without C, alpha, beta or bias: the scale is the epilogue's}}
+  %0:3 = gs.scaled_contraction scale %s : tensor<32x256xf16> {
+    %p = gs.gemm %a, %b, %c : tensor<32x10xf16>, tensor<10x256xf16>, tensor<256xf32> -> tensor<32x256xf32>
+    gs.yield %p : tensor<32x256xf32>
+  }
   return
 }
 
 // -----
 
-func.func @fused_gemm_bias(%a: tensor<32x10xf16>, %b: tensor<10x256xf16>, %s: f32, %bias: tensor<32xf32>) {
-  // expected-error @+1 {{'gs.fused_gemm' op expects a bias of shape 256, got 32}}
-  %0:3 = gs.fused_gemm %a, %b scale %s bias %bias : tensor<32x10xf16>, tensor<10x256xf16>, tensor<32xf32> -> tensor<32x256xf16>
+func.func @scaled_product_type(%a: tensor<32x10xf16>, %b: tensor<10x256xf16>, %s: f32) {
+  // expected-error @+1 {{'gs.scaled_contraction' op expects an FP32 product of the result's shape, got 'tensor<32x256xf16>'}}
+  %0:3 = gs.scaled_contraction scale %s : tensor<32x256xf16> {
+    %p = gs.gemm %a, %b : tensor<32x10xf16>, tensor<10x256xf16> -> tensor<32x256xf16>
+    gs.yield %p : tensor<32x256xf16>
+  }
   return
 }
 

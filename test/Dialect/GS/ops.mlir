@@ -276,15 +276,22 @@ func.func @scaling(%dy: tensor<32x10xf16>, %w: tensor<10x256xf16>,
   return %c, %ok : f32, i1
 }
 
-// CHECK-LABEL: func.func @fused_gemm
-func.func @fused_gemm(%dy: tensor<32x10xf16>, %w: tensor<10x256xf16>, %x: tensor<32x256xf16>, %beta: f32, %bias: tensor<10xf16>) -> (tensor<32x256xf16>, !gs.stats, tensor<4xi64>, tensor<256x10xf32>, tensor<32x10xf16>) {
-  // CHECK: gs.fused_gemm %{{.*}}, %{{.*}} scale %{{.*}} : tensor<32x10xf16>, tensor<10x256xf16> -> tensor<32x256xf16>
-  %dx, %s, %counts = gs.fused_gemm %dy, %w scale %beta : tensor<32x10xf16>, tensor<10x256xf16> -> tensor<32x256xf16>
-  // CHECK: gs.fused_gemm %{{.*}}, %{{.*}} scale %{{.*}} {transA} : tensor<32x256xf16>, tensor<32x10xf16> -> tensor<256x10xf32>
-  %dw, %s2, %c2 = gs.fused_gemm %x, %dy scale %beta {transA} : tensor<32x256xf16>, tensor<32x10xf16> -> tensor<256x10xf32>
-  // CHECK: gs.fused_gemm %{{.*}}, %{{.*}} scale %{{.*}} bias %{{.*}} {transB} : tensor<32x256xf16>, tensor<10x256xf16>, tensor<10xf16> -> tensor<32x10xf16>
-  %y, %s3, %c3 = gs.fused_gemm %x, %w scale %beta bias %bias {transB} : tensor<32x256xf16>, tensor<10x256xf16>, tensor<10xf16> -> tensor<32x10xf16>
-  return %dx, %s, %counts, %dw, %y : tensor<32x256xf16>, !gs.stats, tensor<4xi64>, tensor<256x10xf32>, tensor<32x10xf16>
+// CHECK-LABEL: func.func @scaled_contraction
+func.func @scaled_contraction(%dy: tensor<32x10xf16>, %w: tensor<10x256xf16>, %g: tensor<2x8x5x5xf16>, %k: tensor<8x3x3x3xf16>, %beta: f32) -> (tensor<32x256xf16>, !gs.stats, tensor<4xi64>, tensor<2x3x9x9xf32>) {
+  // CHECK: gs.scaled_contraction scale %{{.*}} : tensor<32x256xf16> {
+  // CHECK-NEXT: gs.gemm
+  // CHECK-NEXT: gs.yield %{{.*}} : tensor<32x256xf32>
+  %dx, %s, %counts = gs.scaled_contraction scale %beta : tensor<32x256xf16> {
+    %p = gs.gemm %dy, %w : tensor<32x10xf16>, tensor<10x256xf16> -> tensor<32x256xf32>
+    gs.yield %p : tensor<32x256xf32>
+  }
+  // CHECK: gs.scaled_contraction scale %{{.*}} : tensor<2x3x9x9xf32> {
+  // CHECK-NEXT: gs.conv_transpose
+  %d, %s2, %c2 = gs.scaled_contraction scale %beta : tensor<2x3x9x9xf32> {
+    %p = gs.conv_transpose %g, %k {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<2x8x5x5xf16>, tensor<8x3x3x3xf16> -> tensor<2x3x9x9xf32>
+    gs.yield %p : tensor<2x3x9x9xf32>
+  }
+  return %dx, %s, %counts, %d : tensor<32x256xf16>, !gs.stats, tensor<4xi64>, tensor<2x3x9x9xf32>
 }
 
 {-#

@@ -7,6 +7,7 @@
 #include "gs/Support/Telemetry.h"
 
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::gs;
@@ -86,20 +87,32 @@ LogicalResult AllFiniteOp::verify() {
   return success();
 }
 
-LogicalResult FusedGemmOp::verify() {
-  ArrayRef<int64_t> a = shapeOf(getA()), b = shapeOf(getB());
-  int64_t m = getTransA() ? a[1] : a[0];
-  int64_t k = getTransA() ? a[0] : a[1];
-  int64_t kb = getTransB() ? b[1] : b[0];
-  int64_t n = getTransB() ? b[0] : b[1];
-  if (k != kb)
-    return emitOpError("contraction dimensions disagree: op(a) is ")
-           << m << "x" << k << " and op(b) is " << kb << "x" << n;
-  if (shapeOf(getResult()) != ArrayRef<int64_t>{m, n})
-    return emitOpError("expects a result of shape ")
-           << m << "x" << n << ", got " << formatShape(shapeOf(getResult()));
-  if (Value bias = getBias(); bias && shapeOf(bias) != ArrayRef<int64_t>{n})
-    return emitOpError("expects a bias of shape ")
-           << n << ", got " << formatShape(shapeOf(bias));
+LogicalResult ScaledContractionOp::verifyRegions() {
+  Block &body = getBody().front();
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  Operation *contraction = &body.front();
+  if (!yield || !llvm::hasNItems(body, 2) ||
+      !isa<GemmOp, MatMulOp, ConvOp, ConvTransposeOp>(contraction) ||
+      yield.getGradients() != contraction->getResults())
+    return emitOpError("expects its region to compute one contraction "
+                       "(gs.gemm, gs.matmul, gs.conv or gs.conv_transpose) "
+                       "and yield its result");
+  bool plain = TypeSwitch<Operation *, bool>(contraction)
+                   .Case([](GemmOp gemm) {
+                     return !gemm.getC() &&
+                            gemm.getAlpha().isExactlyValue(1.0) &&
+                            gemm.getBeta().isExactlyValue(1.0);
+                   })
+                   .Case([](ConvOp conv) { return !conv.getBias(); })
+                   .Case([](ConvTransposeOp conv) { return !conv.getBias(); })
+                   .Default(true);
+  if (!plain)
+    return emitOpError("expects a contraction without C, alpha, beta or bias: "
+                       "the scale is the epilogue's");
+  auto product = cast<RankedTensorType>(contraction->getResult(0).getType());
+  if (!product.getElementType().isF32() ||
+      product.getShape() != getResult().getType().getShape())
+    return emitOpError("expects an FP32 product of the result's shape, got ")
+           << product;
   return success();
 }

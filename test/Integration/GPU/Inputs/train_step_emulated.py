@@ -17,9 +17,9 @@ step, and so must the scales chosen, the skipped steps and the counts of
 every rounding. Only the model's underflow estimate in the telemetry may
 differ: the kernels sum the statistics it is computed from in f32 per
 thread block (then f64), the CPU lowering in f64, so it is checked within
-a relative 1e-5. A third run lowers the fused GEMMs for the CPU
-(gs.fused_gemm without the kernels): that is the unfused step exactly,
-estimates included. Prints one line per step and a verdict; exits 1 on a
+a relative 1e-5. A third run lowers the fused contractions for the CPU
+(gs.scaled_contraction without the kernels): that is the unfused step
+exactly, estimates included. Prints one line per step and a verdict; exits 1 on a
 difference. Run with Debian's Python (torch 1.13).
 """
 
@@ -144,8 +144,8 @@ def main():
     gpu_losses, gpu = train(args, emulated_ir, inputs, "gpu")
     failed = False
 
-    # gs.fused_gemm's CPU lowering rebuilds what was fused: the same step,
-    # estimates included.
+    # gs.scaled_contraction's CPU lowering rebuilds what was fused: the
+    # same step, estimates included.
     fused_ir = os.path.join(args.work, "train_step_fused.mlir")
     run([args.gs_opt, step_ir, "--gs-fuse-epilogues", "-o", fused_ir])
     fused_losses, fused_cpu = train(args, fused_ir, inputs, "cpu-fused")

@@ -198,36 +198,42 @@ def GS_CastCounts : 1DTensorOf<[I64]>, BuildableType<
     "::mlir::RankedTensorType::get({::mlir::gs::telemetry::NumCastCounts}, "
     "$_builder.getI64Type())">;
 
-def GS_FusedGemmOp : GS_Op<"fused_gemm", [Pure]> {
-  let summary = "an FP16 GEMM with its scale, rounding and statistics";
+def GS_ScaledContractionOp : GS_Op<"scaled_contraction", [
+    RecursiveMemoryEffects, RecursivelySpeculatable, NoRegionArguments]> {
+  let summary = "a contraction with its scale, rounding and statistics";
   let description = [{
-    `result = round(scale * op(a) op(b) + bias)` for FP16 `a` and `b`
-    (`op` transposes where `transA` / `transB` is set: `a` is MxK or KxM,
-    `b` KxN or NxK): the products accumulate in FP32, the optional `bias`
-    (N, one per column) is added in FP32, and the sum is rounded once to the
-    result type, f16 or f32. Also returns the `gs.grad_stats` of the result
-    and the `gs.cast_stats` counts of the FP32 values' rounding to FP16.
+    `result = round(scale * product)`, where `product` is the FP32 result
+    of the one contraction its region computes and yields (`gs.gemm`
+    without C, alpha or beta, `gs.matmul`, or `gs.conv` /
+    `gs.conv_transpose` without a bias), rounded once to the result type
+    (f16 or f32). Also returns the `gs.grad_stats` of the result and the
+    `gs.cast_stats` counts of `scale * product`'s rounding to FP16.
 
-    What gs-fuse-epilogues makes of a backward GEMM, the rescale by the
-    scale gs-gradient-scaling chose for it, the cast to FP16 and the
-    statistics of both: convert-gs-to-gpu turns it into one Tensor Core
-    kernel with all of that in the epilogue; the CPU lowering rebuilds what
-    was fused.
+    What gs-fuse-epilogues makes of a backward contraction, the rescale by
+    the scale gs-gradient-scaling chose for it, the cast to FP16 and the
+    statistics of both: convert-gs-to-gpu computes it in one Tensor Core
+    kernel with all of that in the epilogue; the CPU lowering rebuilds
+    what was fused.
 
     ```mlir
-    %dx, %stats, %counts = gs.fused_gemm %dy, %w scale %beta : tensor<32x10xf16>, tensor<10x256xf16> -> tensor<32x256xf16>
+    %dx, %stats, %counts = gs.scaled_contraction scale %beta : tensor<32x256xf16> {
+      %p = gs.gemm %dy, %w : tensor<32x10xf16>, tensor<10x256xf16> -> tensor<32x256xf32>
+      gs.yield %p : tensor<32x256xf32>
+    }
     ```
   }];
-  let arguments = (ins 2DTensorOf<[F16]>:$a, 2DTensorOf<[F16]>:$b, F32:$scale,
-                   Optional<1DTensorOf<[F16, F32]>>:$bias,
-                   UnitAttr:$transA, UnitAttr:$transB);
+  let arguments = (ins F32:$scale);
   let results = (outs StaticShapeTensorOf<[F16, F32]>:$result,
                  GS_StatsType:$stats, GS_CastCounts:$cast_counts);
-  let assemblyFormat = [{
-    $a `,` $b `scale` $scale (`bias` $bias^)? attr-dict `:` type($a) `,`
-    type($b) (`,` type($bias)^)? `->` type($result)
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "`scale` $scale attr-dict `:` type($result) $body";
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The contraction the region computes (valid once the op verifies).
+    ::mlir::Operation *getContraction() {
+      return &getBody().front().front();
+    }
   }];
-  let hasVerifier = 1;
 }
 
 #endif // GS_DIALECT_GS_IR_GSSCALINGOPS_TD

@@ -137,9 +137,13 @@ def GS_BackwardOp : GS_Op<"backward", [RecursiveMemoryEffects,
 }
 
 def GS_YieldOp : GS_Op<"yield", [Pure, Terminator, ReturnLike,
-    HasParent<"::mlir::gs::BackwardOp">]> {
-  let summary = "terminates a gs.backward region with the gradients";
+    ParentOneOf<["::mlir::gs::BackwardOp",
+                 "::mlir::gs::ScaledContractionOp"]>]> {
+  let summary = "terminates a gs region with its values";
   let description = [{
+    The gradients of a gs.backward region; the product of a
+    gs.scaled_contraction.
+
     ```mlir
     gs.yield %g1, %g2 : tensor<64x32xf32>, tensor<10x64xf32>
     ```

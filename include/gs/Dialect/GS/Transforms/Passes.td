@@ -127,17 +127,17 @@ def InlineBackward : Pass<"gs-inline-backward"> {
 }
 
 def FuseEpilogues : Pass<"gs-fuse-epilogues"> {
-  let summary = "Fuse each FP16 backward GEMM with its scale, cast and "
+  let summary = "Fuse each backward contraction with its scale, cast and "
                 "statistics";
   let description = [{
-    Where gs-gradient-scaling left a 2-D FP16 contraction into FP32
-    (`gs.gemm` without C, alpha and beta 1, or `gs.matmul` of matrices)
-    whose only user is a `gs.rescale` by the scale it chose, rescaled
-    values that only a `gs.cast` to FP16 and `gs.cast_stats` read, the
-    four become one `gs.fused_gemm`, whose statistics also replace the
-    `gs.grad_stats` of the cast's result. The numbers do not change; a
-    target that computes the GEMM in one kernel (convert-gs-to-gpu) then
-    computes the rest in its epilogue.
+    Where gs-gradient-scaling left a contraction into FP32 (`gs.gemm`
+    without C, alpha or beta, `gs.matmul`, `gs.conv` or `gs.conv_transpose`
+    without a bias) whose only user is a `gs.rescale` by the scale it chose,
+    rescaled values that only a `gs.cast` to FP16 and `gs.cast_stats` read,
+    the four become one `gs.scaled_contraction` holding the contraction,
+    whose statistics also replace the `gs.grad_stats` of the cast's result.
+    The numbers do not change; a target that computes the contraction in
+    one kernel (convert-gs-to-gpu) then computes the rest in its epilogue.
   }];
 }
 
