@@ -28,6 +28,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::gs {
 #define GEN_PASS_DEF_EMULATEGPU
@@ -64,7 +65,7 @@ private:
   Location loc() { return launch.getLoc(); }
 
   LogicalResult checkStructure();
-  void hoistConstants();
+  void hoistUniformValues();
   void lowerAsyncCopies();
   LogicalResult demoteLoopCarriedValues(scf::ForOp loop);
   LogicalResult emulateBlock(Block *block);
@@ -163,15 +164,26 @@ LogicalResult LaunchEmulator::checkStructure() {
   return failure(result.wasInterrupted());
 }
 
-/// Constants are uniform: defined before the launch, every phase sees them.
-void LaunchEmulator::hoistConstants() {
-  SmallVector<Operation *> constants;
-  launch.getBody().walk([&](Operation *op) {
-    if (op->hasTrait<OpTrait::ConstantLike>())
-      constants.push_back(op);
+/// Values every thread computes alike (constants, views of the kernel's
+/// arguments: pure ops of values from before the launch, not terminators
+/// nor the gpu dialect's ids) are computed once before it, where every
+/// phase sees them.
+void LaunchEmulator::hoistUniformValues() {
+  SmallVector<Operation *> candidates;
+  launch.getBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
+        !op->hasTrait<OpTrait::IsTerminator>() &&
+        !isa<gpu::GPUDialect, nvgpu::NVGPUDialect>(op->getDialect()))
+      candidates.push_back(op);
   });
-  for (Operation *op : constants)
-    op->moveBefore(launch);
+  Region &body = launch.getBody();
+  for (Operation *op : candidates) {
+    bool uniform = llvm::none_of(op->getOperands(), [&](Value operand) {
+      return body.isAncestor(operand.getParentRegion());
+    });
+    if (uniform)
+      op->moveBefore(launch);
+  }
 }
 
 /// cp.async copies `dstElements` elements, those past `srcElements`
@@ -664,7 +676,7 @@ void LaunchEmulator::emulateMma(nvgpu::MmaSyncOp op) {
 LogicalResult LaunchEmulator::run() {
   if (failed(checkStructure()))
     return failure();
-  hoistConstants();
+  hoistUniformValues();
   lowerAsyncCopies();
 
   // Thread ids as ops, which each phase replaces by its own.

@@ -115,7 +115,7 @@ private:
     return MemRefType::get(shape, element, MemRefLayoutAttrInterface(), space);
   }
 
-  void buildMainKernel(const Arguments &args);
+  void buildMainKernel(Arguments args);
   /// `flat` as coordinates of a row-major array of `sizes`.
   SmallVector<Value> unflatten(Value flat, ArrayRef<int64_t> sizes);
   /// The elements of a convolution's implicit GEMM: B (k x n) from the
@@ -233,15 +233,6 @@ func::FuncOp GemmKernelBuilder::build() {
     args.gradStats = *next++;
     args.castStats = *next++;
   }
-  if (cfg.conv && !cfg.conv->transposed) {
-    // M x C x K... is the row-major M x K matrix A.
-    SmallVector<ReassociationIndices> groups = {{0}, {}};
-    for (int64_t d = 1; d < 2 + static_cast<int64_t>(cfg.conv->kernel.size());
-         ++d)
-      groups[1].push_back(d);
-    args.weightMatrix =
-        memref::CollapseShapeOp::create(b, loc, args.a, groups);
-  }
 
   buildMainKernel(args);
   if (cfg.statistics)
@@ -250,7 +241,7 @@ func::FuncOp GemmKernelBuilder::build() {
   return function;
 }
 
-void GemmKernelBuilder::buildMainKernel(const Arguments &args) {
+void GemmKernelBuilder::buildMainKernel(Arguments args) {
   Value gridN = index(cfg.gridN());
   Value gridM = index(cfg.gridM());
   Value one = index(1);
@@ -275,6 +266,16 @@ void GemmKernelBuilder::buildMainKernel(const Arguments &args) {
               cfg.statistics ? Value(launch.getWorkgroupAttributions()[2])
                              : Value()};
 
+  if (cfg.conv && !cfg.conv->transposed) {
+    // M x C x K... is the row-major M x K matrix A (inside the launch, so
+    // that the kernel takes the weight as it is).
+    SmallVector<ReassociationIndices> groups = {{0}, {}};
+    for (int64_t d = 1; d < 2 + static_cast<int64_t>(cfg.conv->kernel.size());
+         ++d)
+      groups[1].push_back(d);
+    args.weightMatrix =
+        memref::CollapseShapeOp::create(b, loc, args.a, groups);
+  }
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value blockCol = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value blockRow = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
