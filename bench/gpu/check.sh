@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The GPU check of the fused GEMM kernels, for a machine with an NVIDIA GPU.
+# The GPU check of the fused GEMM and convolution kernels, for a machine
+# with an NVIDIA GPU.
 #
 #   bench/gpu/check.sh [ARTIFACTS]      (default: build/gpu-check)
 #
@@ -8,7 +9,8 @@
 # NVIDIA driver, and python3 with NumPy and PyTorch for CUDA. Prints
 # PASS/FAIL lines: each kernel on the device against float64 references,
 # a second run for determinism, compute-sanitizer's memcheck and racecheck
-# on small shapes (where installed), and PERF lines against cuBLAS.
+# on small shapes (where installed), and PERF lines against cuBLAS and
+# cuDNN.
 # Exits 0 if all passed, 1 if a check failed, 2 on missing inputs, and 77
 # (skipped) where there is no GPU.
 set -uo pipefail
@@ -44,8 +46,10 @@ if [ -n "$sanitizer" ]; then
     log=$(mktemp)
     if timeout 150 "$sanitizer" --tool "$tool" --error-exitcode 1 \
          "$python" "$here/check_kernels.py" --artifacts "$artifacts" \
-         --configs ragged,special,guarded --no-perf > "$log" 2>&1; then
-      echo "PASS compute-sanitizer $tool (ragged, special, guarded)"
+         --configs ragged,special,guarded,conv_small_bias,convt_small_scaled \
+         --no-perf > "$log" 2>&1; then
+      echo "PASS compute-sanitizer $tool (ragged, special, guarded," \
+           "conv_small_bias, convt_small_scaled)"
     else
       echo "FAIL compute-sanitizer $tool:"; tail -40 "$log"; status=1
     fi

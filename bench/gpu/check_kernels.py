@@ -1,4 +1,5 @@
-"""Runs the fused GEMM kernels on an NVIDIA GPU and checks and times them.
+"""Runs the fused GEMM and convolution kernels on an NVIDIA GPU and checks
+and times them.
 
   check_kernels.py --artifacts build/gpu-check [--configs a,b] [--no-perf]
   check_kernels.py --artifacts build/gpu-check --dry-run
@@ -15,7 +16,10 @@ the cuBLAS baseline. Per configuration:
   PERF (timed ones): TFLOP/s of the fused kernel, of cuBLAS FP16 GEMM
     (torch.matmul, f32 accumulation), and of cuBLAS followed by the same
     statistics computed by PyTorch ops; for 4096^3 the cost of the
-    statistics over the same kernel without them.
+    statistics over the same kernel without them; for convolutions (the
+    implicit GEMMs convert-gs-to-gpu builds) against cuDNN's FP16
+    convolution (torch.nn.functional), their references cuDNN's in
+    float64.
 --dry-run needs neither a GPU nor PyTorch: it checks that each kernel's
 argument packing matches the parameters its PTX declares.
 """
@@ -32,6 +36,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "Integration", "GPU",
                                 "Inputs"))
+import check_conv  # noqa: E402
 import check_gemm  # noqa: E402  (the reference rules the CPU tests use)
 
 U32 = 2.0**-24
@@ -124,8 +129,15 @@ class Driver:
         return launch
 
 
+def is_conv(cfg):
+    return cfg.get("type") == "conv"
+
+
 def make_arrays(cfg):
-    """The configuration's inputs, A and B as m x k and k x n."""
+    """The configuration's inputs: A and B as m x k and k x n, or a
+    convolution's x and w."""
+    if is_conv(cfg):
+        return check_conv.make_arrays(cfg["conv"])
     return check_gemm.make_arrays(cfg["m"], cfg["n"], cfg["k"], cfg["kind"],
                                   cfg["bias"], cfg["mask"], cfg["bias_type"])
 
@@ -134,7 +146,10 @@ def make_buffers(torch, cfg):
     dtypes = {"f16": torch.float16, "f32": torch.float32,
               "f64": torch.float64, "i64": torch.int64}
     arrays = make_arrays(cfg)
-    a, b = check_gemm.stored(arrays, cfg["trans_a"], cfg["trans_b"])
+    if is_conv(cfg):
+        a, b = arrays["w"], arrays["x"]
+    else:
+        a, b = check_gemm.stored(arrays, cfg["trans_a"], cfg["trans_b"])
     inputs = [a, b, np.array([cfg["scale"]], np.float32)]
     if cfg["bias"]:
         inputs.append(arrays["bias"])
@@ -165,9 +180,38 @@ def prepare_kernels(driver, torch, cfg, root, chip, buffers):
     return run
 
 
+def convolution(torch, cfg):
+    """f(x, w) computing the configuration's convolution with PyTorch in
+    the inputs' type (cuDNN on the GPU)."""
+    conv = cfg["conv"]
+    g = check_conv.geometry(conv)
+    if g["pad"] != g["pad_end"]:
+        sys.exit(f"{cfg['name']}: PyTorch takes symmetric padding only")
+    rank = len(conv["size"])
+    functional = torch.nn.functional
+    if conv["kind"] == "conv":
+        fn = (functional.conv1d, functional.conv2d, functional.conv3d)[rank - 1]
+        return lambda x, w: fn(x, w, stride=g["stride"], padding=g["pad"],
+                               dilation=g["dilation"])
+    fn = (functional.conv_transpose1d, functional.conv_transpose2d,
+          functional.conv_transpose3d)[rank - 1]
+    return lambda x, w: fn(x, w, stride=g["stride"], padding=g["pad"],
+                           output_padding=g["output_padding"],
+                           dilation=g["dilation"])
+
+
 def reference(torch, cfg, arrays):
     """The float64 product and its f32 accumulation bound (on the GPU, or
     with NumPy where torch is None)."""
+    if is_conv(cfg):
+        x, w = (arrays[n].astype(np.float64) for n in ("x", "w"))
+        if torch is None:
+            return check_conv.reference(cfg["conv"], x, w, None)
+        conv = convolution(torch, cfg)
+        x, w = torch.from_numpy(x).cuda(), torch.from_numpy(w).cuda()
+        exact = conv(x, w).cpu().numpy()
+        bound = cfg["k"] * U32 * conv(x.abs(), w.abs()).cpu().numpy()
+        return exact, bound
     if torch is None:
         a, b = (arrays[n].astype(np.float64) for n in ("a", "b"))
         with np.errstate(invalid="ignore", over="ignore"):
@@ -180,11 +224,16 @@ def reference(torch, cfg, arrays):
 
 
 def check_correct(torch, cfg, arrays, outputs):
+    """Failures of C, and of the statistics where the kernel has them."""
     exact, bound = reference(torch, cfg, arrays)
-    c, grad, cast = outputs[:3]
+    c, grad, cast = (outputs + [None, None])[:3]
     output = cfg["output"]
-    x = check_gemm.epilogue(exact.astype(np.float32), cfg["scale"],
-                            arrays.get("bias"), arrays.get("mask"))
+    bias = arrays.get("bias")
+    if bias is not None and is_conv(cfg):
+        # One value per output channel.
+        bias = bias.reshape([1, -1] + [1] * (exact.ndim - 2))
+    x = check_gemm.epilogue(exact.astype(np.float32), cfg["scale"], bias,
+                            arrays.get("mask"))
     if cfg["kind"] != "normal":
         return check_gemm.compare_exact(c, grad, cast, x, output)
     # Normal values: the Tensor Cores sum in their own order.
@@ -200,6 +249,8 @@ def check_correct(torch, cfg, arrays, outputs):
         i = tuple(int(v) for v in
                   np.unravel_index(np.argmax(error - allowed), error.shape))
         failures.append(f"C at {i}: {c[i]} vs {x[i]} (allowed {allowed[i]:.3g})")
+    if grad is None:
+        return failures
     # The statistics are of C, which may be any value within `allowed` of
     # x rounded.
     want_grad, want_cast, bounds = check_gemm.expected_stats(x, output)
@@ -281,7 +332,7 @@ def main():
             arrays = make_arrays(cfg)
             outputs = [np.load(os.path.join(args.check_outputs,
                                             f"output_{i}.npy"))
-                       for i in range(3)]
+                       for i in range(3 if cfg["statistics"] else 1)]
             failures = check_correct(None, cfg, arrays, outputs)
             failed |= bool(failures)
             print(f"{'FAIL' if failures else 'PASS'} correct {cfg['name']}"
@@ -306,12 +357,11 @@ def main():
         run()
         torch.cuda.synchronize()
         first = outputs_of(cfg, buffers)
-        if cfg["statistics"]:
-            failures = check_correct(torch, cfg, arrays, first)
-            failed |= bool(failures)
-            print(f"{'FAIL' if failures else 'PASS'} correct {name} "
-                  f"{cfg['m']}x{cfg['n']}x{cfg['k']} {cfg['kind']}"
-                  + "".join(f"\n    {f}" for f in failures))
+        failures = check_correct(torch, cfg, arrays, first)
+        failed |= bool(failures)
+        print(f"{'FAIL' if failures else 'PASS'} correct {name} "
+              f"{cfg['m']}x{cfg['n']}x{cfg['k']} {cfg['kind']}"
+              + "".join(f"\n    {f}" for f in failures))
         for t in buffers[len(buffers) - (4 if cfg["statistics"] else 1):]:
             t.zero_()
         run()
@@ -326,18 +376,26 @@ def main():
         flops = 2.0 * cfg["m"] * cfg["n"] * cfg["k"]
         fused = time_ms(torch, run)
         times[name] = fused
-        a = buffers[0].t() if cfg["trans_a"] else buffers[0]
-        b = buffers[1].t() if cfg["trans_b"] else buffers[1]
-        cublas = time_ms(torch, lambda: torch.matmul(a, b))
+        if is_conv(cfg):
+            conv = convolution(torch, cfg)
+            w, x = buffers[0], buffers[1]
+            product = lambda: conv(x, w)
+            library = "cuDNN"
+        else:
+            a = buffers[0].t() if cfg["trans_a"] else buffers[0]
+            b = buffers[1].t() if cfg["trans_b"] else buffers[1]
+            product = lambda: torch.matmul(a, b)
+            library = "cuBLAS"
+        baseline = time_ms(torch, product)
         scale = float(cfg["scale"])
         with_stats = time_ms(torch, lambda: torch_statistics(
-            torch, torch.matmul(a, b), scale))
+            torch, product(), scale))
         tf = lambda ms: flops / ms / 1e9
         print(f"PERF {name} {cfg['m']}x{cfg['n']}x{cfg['k']}: fused "
-              f"{tf(fused):.1f} TFLOP/s ({fused:.3f} ms), cuBLAS FP16 "
-              f"{tf(cublas):.1f} ({cublas:.3f} ms), cuBLAS + PyTorch "
-              f"statistics {with_stats:.3f} ms; fused / cuBLAS "
-              f"{cublas / fused:.2f}x throughput, fused vs cuBLAS + "
+              f"{tf(fused):.1f} TFLOP/s ({fused:.3f} ms), {library} FP16 "
+              f"{tf(baseline):.1f} ({baseline:.3f} ms), {library} + PyTorch "
+              f"statistics {with_stats:.3f} ms; fused / {library} "
+              f"{baseline / fused:.2f}x throughput, fused vs {library} + "
               f"statistics {with_stats / fused:.2f}x faster")
     if "gemm4096" in times and "gemm4096_nostats" in times:
         cost = times["gemm4096"] / times["gemm4096_nostats"] - 1

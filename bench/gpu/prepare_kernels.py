@@ -2,21 +2,29 @@
 
   prepare_kernels.py --gs-opt build/bin/gs-opt --out build/gpu-check
 
-For each configuration below, gs-gpu-gemm-kernel builds the fused GEMM,
-gpu-kernel-outlining splits off its kernels, and the NVVM pipeline lowers
-them to PTX for sm_80 and sm_90 (the driver compiles PTX for the GPU it
-runs on, so no CUDA toolkit is needed there). manifest.json records, per
-configuration, the kernel function's arguments and, per launch, the PTX
-files, the grid, the block and which arguments it takes: what
-check_kernels.py needs to launch them through the CUDA driver API.
+For each GEMM configuration below, gs-gpu-gemm-kernel builds the fused
+GEMM; for each convolution, convert-gs-to-gpu builds its implicit GEMM
+from a function computing it (check_conv.py's). gpu-kernel-outlining
+splits off the kernels, and the NVVM pipeline lowers them to PTX for sm_80
+and sm_90 (the driver compiles PTX for the GPU it runs on, so no CUDA
+toolkit is needed there). manifest.json records, per configuration, the
+kernel function's arguments and, per launch, the PTX files, the grid, the
+block and which arguments it takes: what check_kernels.py needs to launch
+them through the CUDA driver API.
 """
 
 import argparse
 import json
+import math
 import os
 import re
 import subprocess
 import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "Integration", "GPU",
+                                "Inputs"))
+import check_conv  # noqa: E402  (the convolutions the CPU tests run)
 
 # name, m, n, k, kind (check_gemm.py's), scale, bias, mask, options, timed
 CONFIGS = [
@@ -49,6 +57,43 @@ CONFIGS = [
 CHIPS = ["sm_80", "sm_90"]
 
 
+def conv(kind, n, c, size, m, kernel, values="normal", output="f32", **rest):
+    """A check_conv.py configuration."""
+    cfg = {"kind": kind, "n": n, "c": c, "size": size, "m": m,
+           "kernel": kernel, "values": values, "output": output,
+           "bias": False, "stride": None, "pad": None, "pad_end": None,
+           "dilation": None, "output_padding": None}
+    cfg.update(rest)
+    return cfg
+
+
+# Convolutions: name, configuration, the scale of a gs.scaled_contraction
+# (its statistics checked too) or None for a plain convolution, timed.
+CONV_CONFIGS = [
+    ("conv_small_bias", conv("conv", 2, 3, [9, 9], 8, [3, 3], "integers",
+                             "f16", pad=[1], bias=True), None, False),
+    ("convt_small_scaled", conv("convt", 2, 8, [5, 5], 3, [3, 3], "integers",
+                                "f16", stride=[2], pad=[1]), 0.25, False),
+    ("conv_1d", conv("conv", 2, 3, [20], 5, [4], stride=[3], pad=[2]), None,
+     False),
+    ("conv_3d_dilated", conv("conv", 1, 2, [5, 6, 7], 3, [2, 3, 2],
+                             dilation=[2], pad=[1]), None, False),
+    # ResNet-18 at batch 8: a 64-channel 3x3 convolution, its data gradient
+    # (scaled, as gs-fuse-epilogues leaves it) and weight gradient (the
+    # input correlated with the output gradient, as the autodiff builds
+    # it), and the strided 3x3 into 128 channels.
+    ("resnet_conv3x3", conv("conv", 8, 64, [56, 56], 64, [3, 3], "normal",
+                            "f16", pad=[1]), None, True),
+    ("resnet_conv3x3_data_grad", conv("convt", 8, 64, [56, 56], 64, [3, 3],
+                                      "normal", "f16", pad=[1]), 1.0, True),
+    ("resnet_conv3x3_weight_grad", conv("conv", 64, 8, [56, 56], 64,
+                                        [56, 56], pad=[1]), None, True),
+    ("resnet_conv3x3_strided", conv("conv", 8, 64, [56, 56], 128, [3, 3],
+                                    "normal", "f16", stride=[2], pad=[1]),
+     None, True),
+]
+
+
 def run(command):
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
@@ -67,8 +112,8 @@ def memref_type(text):
 
 def parse_outlined(ir, name):
     """The kernel function's arguments and its launches, in order."""
-    signature = re.search(r"func\.func @" + re.escape(name) + r"\((.*?)\)\s*\{",
-                          ir)
+    signature = re.search(r"func\.func (?:private )?@" + re.escape(name) +
+                          r"\((.*?)\)\s*\{", ir)
     if not signature:
         sys.exit(f"error: no function @{name} in the outlined IR")
     arguments = []
@@ -103,6 +148,49 @@ def parse_outlined(ir, name):
     return arguments, launches
 
 
+def lower(args, directory, outlined, name):
+    """PTX for each chip of the kernels in `outlined`; the arguments and
+    launches of its function @name."""
+    with open(outlined) as f:
+        arguments, launches = parse_outlined(f.read(), name)
+    for chip in CHIPS:
+        out = os.path.join(directory, chip)
+        os.makedirs(out, exist_ok=True)
+        run([args.gs_opt, outlined,
+             "--gpu-lower-to-nvvm-pipeline=cubin-chip=" + chip +
+             " cubin-features=+ptx80 cubin-format=isa opt-level=3",
+             f"--gs-dump-gpu-binaries=output-dir={out}", "-o", os.devnull])
+    relative = os.path.relpath(directory, args.out)
+    for launch in launches:
+        launch["ptx"] = {
+            chip: os.path.join(relative, chip,
+                               f"{launch['module']}.{chip}.ptx")
+            for chip in CHIPS}
+        for path in launch["ptx"].values():
+            if not os.path.exists(os.path.join(args.out, path)):
+                sys.exit(f"error: {path} was not written")
+    return [{"shape": s, "dtype": t} for s, t in arguments], launches
+
+
+def prepare_conv(args, name, cfg, scale):
+    """The kernel convert-gs-to-gpu builds for the convolution."""
+    directory = os.path.join(args.out, name)
+    os.makedirs(directory, exist_ok=True)
+    source = os.path.join(directory, "conv.mlir")
+    with open(source, "w") as f:
+        f.write(check_conv.conv_mlir(cfg, scaled=scale is not None))
+    outlined = os.path.join(directory, "outlined.mlir")
+    run([args.gs_opt, source, "--convert-gs-to-gpu", "--gpu-kernel-outlining",
+         "-o", outlined])
+    with open(outlined) as f:
+        kernels = re.findall(r"func\.func private @(gs_convt?_\w+)\(", f.read())
+    kernel = [k for k in kernels if not k.endswith("_entry")]
+    if len(kernel) != 1:
+        sys.exit(f"error: {name}: expected one convolution kernel, got "
+                 f"{kernels}")
+    return lower(args, directory, outlined, kernel[0])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gs-opt", required=True)
@@ -126,22 +214,7 @@ def main():
         outlined = os.path.join(directory, "outlined.mlir")
         run([args.gs_opt, empty, f"--gs-gpu-gemm-kernel={kernel}",
              "--gpu-kernel-outlining", "-o", outlined])
-        with open(outlined) as f:
-            arguments, launches = parse_outlined(f.read(), "gemm")
-        for chip in CHIPS:
-            out = os.path.join(directory, chip)
-            os.makedirs(out, exist_ok=True)
-            run([args.gs_opt, outlined,
-                 "--gpu-lower-to-nvvm-pipeline=cubin-chip=" + chip +
-                 " cubin-features=+ptx80 cubin-format=isa opt-level=3",
-                 f"--gs-dump-gpu-binaries=output-dir={out}", "-o", os.devnull])
-        for launch in launches:
-            launch["ptx"] = {
-                chip: os.path.join(name, chip, f"{launch['module']}.{chip}.ptx")
-                for chip in CHIPS}
-            for path in launch["ptx"].values():
-                if not os.path.exists(os.path.join(args.out, path)):
-                    sys.exit(f"error: {path} was not written")
+        arguments, launches = lower(args, directory, outlined, "gemm")
         flags = dict(o.split("=", 1) for o in options.split())
         manifest.append({
             "name": name, "m": m, "n": n, "k": k, "kind": kind,
@@ -151,8 +224,21 @@ def main():
             "output": flags.get("output", "f16"),
             "bias_type": flags.get("bias-type", "f32"),
             "statistics": flags.get("statistics") != "false", "timed": timed,
-            "arguments": [{"shape": s, "dtype": t} for s, t in arguments],
-            "launches": launches})
+            "arguments": arguments, "launches": launches})
+        print(f"prepared {name}: {len(launches)} kernel(s)")
+    for name, cfg, scale, timed in CONV_CONFIGS:
+        if only and name not in only:
+            continue
+        arguments, launches = prepare_conv(args, name, cfg, scale)
+        x_shape, _, out_shape = check_conv.shapes(cfg)
+        manifest.append({
+            "name": name, "type": "conv", "conv": cfg, "kind": cfg["values"],
+            "m": out_shape[1], "n": out_shape[0] * math.prod(out_shape[2:]),
+            "k": x_shape[1] * math.prod(cfg["kernel"]),
+            "scale": 1.0 if scale is None else scale, "bias": cfg["bias"],
+            "mask": False, "output": cfg["output"],
+            "statistics": scale is not None, "timed": timed,
+            "arguments": arguments, "launches": launches})
         print(f"prepared {name}: {len(launches)} kernel(s)")
     with open(os.path.join(args.out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)

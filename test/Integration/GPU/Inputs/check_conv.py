@@ -29,10 +29,10 @@ import os
 import subprocess
 import sys
 
-import numpy as np
+# NumPy is imported where arrays are made or checked: building the IR
+# (conv_mlir, for bench/gpu/prepare_kernels.py) needs none.
 
 U32 = 2.0**-24
-DTYPES = {"f16": np.float16, "f32": np.float32}
 
 
 def ints(text):
@@ -66,29 +66,48 @@ def shape_text(shape, element):
     return "tensor<" + "x".join(map(str, shape)) + "x" + element + ">"
 
 
-def make_inputs(args):
-    cfg = {k: v for k, v in vars(args).items() if k not in ("gs_opt", "gs_run")}
+def shapes(cfg):
+    """The input, weight and output shapes."""
     g = geometry(cfg)
+    x = [cfg["n"], cfg["c"], *cfg["size"]]
+    w = ([cfg["m"], cfg["c"], *cfg["kernel"]] if cfg["kind"] == "conv"
+         else [cfg["c"], cfg["m"], *cfg["kernel"]])
+    return x, w, [cfg["n"], cfg["m"], *g["out"]]
+
+
+def dtypes():
+    import numpy as np
+    return {"f16": np.float16, "f32": np.float32}
+
+
+def make_arrays(cfg):
+    """x and w (f16), and the bias (of the output type) if asked for."""
+    import numpy as np
+    x_shape, w_shape, _ = shapes(cfg)
     rng = np.random.default_rng(sum(cfg["size"]) * 7919 + cfg["m"])
-    x_shape = [cfg["n"], cfg["c"], *cfg["size"]]
-    w_shape = ([cfg["m"], cfg["c"], *cfg["kernel"]] if cfg["kind"] == "conv"
-               else [cfg["c"], cfg["m"], *cfg["kernel"]])
     if cfg["values"] == "integers":
         x = rng.integers(-4, 5, x_shape)
         w = rng.integers(-4, 5, w_shape)
     else:
         x = rng.standard_normal(x_shape)
         w = rng.standard_normal(w_shape)
-    os.makedirs(args.dir, exist_ok=True)
-    np.save(os.path.join(args.dir, "x.npy"), x.astype(np.float16))
-    np.save(os.path.join(args.dir, "w.npy"), w.astype(np.float16))
+    arrays = {"x": x.astype(np.float16), "w": w.astype(np.float16)}
+    if cfg["bias"]:
+        arrays["bias"] = rng.integers(-4, 5, cfg["m"]).astype(
+            dtypes()[cfg["output"]])
+    return arrays
+
+
+def conv_mlir(cfg, scaled=False):
+    """@conv(x, w[, bias]) computing the convolution; `scaled`: also a scale
+    argument, the convolution in a gs.scaled_contraction whose statistics
+    it returns too."""
+    g = geometry(cfg)
+    x_shape, w_shape, out_shape = shapes(cfg)
     out = cfg["output"]
-    out_shape = [cfg["n"], cfg["m"], *g["out"]]
     operands = ["%x", "%w"]
     types = [shape_text(x_shape, "f16"), shape_text(w_shape, "f16")]
     if cfg["bias"]:
-        np.save(os.path.join(args.dir, "bias.npy"),
-                rng.integers(-4, 5, cfg["m"]).astype(DTYPES[out]))
         operands.append("%b")
         types.append(shape_text([cfg["m"]], out))
     attrs = [f"strides = array<i64: {', '.join(map(str, g['stride']))}>",
@@ -100,17 +119,38 @@ def make_inputs(args):
     op = "gs.conv" if cfg["kind"] == "conv" else "gs.conv_transpose"
     args_text = ", ".join(f"{o}: {t}" for o, t in zip(operands, types))
     result = shape_text(out_shape, out)
-    with open(os.path.join(args.dir, "conv.mlir"), "w") as f:
-        f.write(f"func.func @conv({args_text}) -> {result} {{\n"
-                f"  %y = {op} {', '.join(operands)} {{{', '.join(attrs)}}} : "
-                f"{', '.join(types)} -> {result}\n"
+    conv = (f"{op} {', '.join(operands)} {{{', '.join(attrs)}}} : "
+            f"{', '.join(types)}")
+    if not scaled:
+        return (f"func.func @conv({args_text}) -> {result} {{\n"
+                f"  %y = {conv} -> {result}\n"
                 f"  return %y : {result}\n}}\n")
+    product = shape_text(out_shape, "f32")
+    return (f"func.func @conv({args_text}, %s: f32) -> ({result}, !gs.stats, "
+            f"tensor<4xi64>) {{\n"
+            f"  %y, %stats, %counts = gs.scaled_contraction scale %s : "
+            f"{result} {{\n"
+            f"    %p = {conv} -> {product}\n"
+            f"    gs.yield %p : {product}\n  }}\n"
+            f"  return %y, %stats, %counts : {result}, !gs.stats, "
+            f"tensor<4xi64>\n}}\n")
+
+
+def make_inputs(args):
+    import numpy as np
+    cfg = {k: v for k, v in vars(args).items() if k not in ("gs_opt", "gs_run")}
+    os.makedirs(args.dir, exist_ok=True)
+    for name, array in make_arrays(cfg).items():
+        np.save(os.path.join(args.dir, name + ".npy"), array)
+    with open(os.path.join(args.dir, "conv.mlir"), "w") as f:
+        f.write(conv_mlir(cfg))
     with open(os.path.join(args.dir, "config.json"), "w") as f:
         json.dump(cfg, f)
 
 
 def reference(cfg, x, w, bias):
     """float64 output and the f32 accumulation bound, by the definition."""
+    import numpy as np
     g = geometry(cfg)
     rank = len(cfg["size"])
     n, c, m = cfg["n"], cfg["c"], cfg["m"]
@@ -146,6 +186,7 @@ def reference(cfg, x, w, bias):
 
 
 def check(args):
+    import numpy as np
     with open(os.path.join(args.dir, "config.json")) as f:
         cfg = json.load(f)
     load = lambda *p: np.load(os.path.join(args.dir, *p))
@@ -228,7 +269,7 @@ def add_input_options(inputs):
     for name in ("stride", "pad", "pad-end", "dilation", "output-padding"):
         inputs.add_argument(f"--{name}", type=ints)
     inputs.add_argument("--bias", action="store_true")
-    inputs.add_argument("--output", choices=sorted(DTYPES), default="f32")
+    inputs.add_argument("--output", choices=["f16", "f32"], default="f32")
     inputs.add_argument("--values", choices=["integers", "normal"],
                         default="normal")
 
