@@ -115,6 +115,17 @@ Coordinate loaded(const LaneAddress &address, bool transpose, int64_t lane,
   return {row, col + inMatrix.second};
 }
 
+/// Element `e` of register `m` of the B fragments of two adjacent n8
+/// tiles: registers 0, 1 are tile 0's fragment, 2, 3 tile 1's (columns 8
+/// to 15).
+Coordinate bPairCoordinate(int64_t lane, int64_t m, int64_t e) {
+  Coordinate c = mmaM16N8K16OperandB().coordinate(lane, m % 2, e);
+  c.second += 8 * (m / 2);
+  return c;
+}
+
+Coordinate transposed(Coordinate c) { return {c.second, c.first}; }
+
 TEST(FragmentLayout, LdmatrixAtTheKernelsAddressesGivesOperandA) {
   const FragmentLayout &a = mmaM16N8K16OperandA();
   for (int64_t lane = 0; lane < 32; ++lane)
@@ -126,19 +137,13 @@ TEST(FragmentLayout, LdmatrixAtTheKernelsAddressesGivesOperandA) {
 }
 
 TEST(FragmentLayout, LdmatrixTransAtTheKernelsAddressesGivesOperandBPair) {
-  // Registers 0, 1 are the fragment of n tile 0, registers 2, 3 of n tile 1
-  // (columns 8 to 15). The transposed load reads a K x N tile by rows of k.
-  const FragmentLayout &b = mmaM16N8K16OperandB();
+  // The transposed load reads a K x N tile by rows of k.
   for (int64_t lane = 0; lane < 32; ++lane)
     for (int64_t m = 0; m < 4; ++m)
-      for (int64_t e = 0; e < 2; ++e) {
-        Coordinate want = b.coordinate(lane, m % 2, e);
-        want.second += 8 * (m / 2);
-        Coordinate got =
-            loaded(ldmatrixAddressOfOperandBPair(), true, lane, m, e);
-        EXPECT_EQ(got, want)
+      for (int64_t e = 0; e < 2; ++e)
+        EXPECT_EQ(loaded(ldmatrixAddressOfOperandBPair(), true, lane, m, e),
+                  bPairCoordinate(lane, m, e))
             << "lane " << lane << " reg " << m << " elem " << e;
-      }
 }
 
 TEST(FragmentLayout, LdmatrixTransAtTheKernelsAddressesGivesTransposedA) {
@@ -147,27 +152,21 @@ TEST(FragmentLayout, LdmatrixTransAtTheKernelsAddressesGivesTransposedA) {
   const FragmentLayout &a = mmaM16N8K16OperandA();
   for (int64_t lane = 0; lane < 32; ++lane)
     for (int64_t m = 0; m < 4; ++m)
-      for (int64_t e = 0; e < 2; ++e) {
-        Coordinate want = a.coordinate(lane, m, e);
+      for (int64_t e = 0; e < 2; ++e)
         EXPECT_EQ(
             loaded(ldmatrixAddressOfTransposedOperandA(), true, lane, m, e),
-            Coordinate(want.second, want.first))
+            transposed(a.coordinate(lane, m, e)))
             << "lane " << lane << " reg " << m << " elem " << e;
-      }
 }
 
 TEST(FragmentLayout, LdmatrixAtTheKernelsAddressesGivesTransposedBPair) {
   // B stored N x K, read by rows of n without .trans.
-  const FragmentLayout &b = mmaM16N8K16OperandB();
   for (int64_t lane = 0; lane < 32; ++lane)
     for (int64_t m = 0; m < 4; ++m)
-      for (int64_t e = 0; e < 2; ++e) {
-        Coordinate want = b.coordinate(lane, m % 2, e);
-        want.second += 8 * (m / 2);
+      for (int64_t e = 0; e < 2; ++e)
         EXPECT_EQ(loaded(ldmatrixAddressOfTransposedOperandBPair(), false,
                          lane, m, e),
-                  Coordinate(want.second, want.first))
+                  transposed(bPairCoordinate(lane, m, e)))
             << "lane " << lane << " reg " << m << " elem " << e;
-      }
 }
 } // namespace

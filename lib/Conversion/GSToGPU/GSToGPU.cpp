@@ -33,6 +33,9 @@ using namespace mlir::gs;
 using namespace mlir::gs::tensorcore;
 
 namespace {
+/// The most thread blocks along a CUDA grid's y dimension.
+constexpr int64_t kMaxGridY = 65535;
+
 /// A contraction a kernel computes, and what of its epilogue it needs.
 struct GemmSite {
   Operation *op;
@@ -143,7 +146,13 @@ std::optional<GemmSite> matchContraction(Operation *op, Type resultType) {
     config.bias = true;
     config.biasType = *biasType;
   }
+  // Empty contractions stay; so do those whose rows would need more thread
+  // blocks than a grid's y dimension holds.
+  if (config.m <= 0 || config.n <= 0 || config.k <= 0)
+    return std::nullopt;
   chooseTiles(config);
+  if (config.gridM() > kMaxGridY)
+    return std::nullopt;
   return site;
 }
 

@@ -68,7 +68,18 @@ func.func @convolutions(%x: tensor<2x3x9x9xf16>, %w: tensor<8x3x3x3xf16>, %b: te
   return %y, %dx, %z, %scaled, %counts : tensor<2x8x5x5xf16>, tensor<2x3x9x9xf32>, tensor<2x4x3x3xf16>, tensor<2x3x9x9xf16>, tensor<4xi64>
 }
 
-// The kernels and their entries, private, after the functions (both
+// Left for the CPU: an empty batch, and more rows than a grid's y dimension
+// takes in blocks (65535 x 64).
+// CHECK-LABEL: func.func @too_small_or_tall
+// CHECK: gs.gemm %{{.+}}, %{{.+}} : tensor<0x8xf16>
+// CHECK: gs.gemm %{{.+}}, %{{.+}} : tensor<4194305x8xf16>
+func.func @too_small_or_tall(%e: tensor<0x8xf16>, %t: tensor<4194305x8xf16>, %w: tensor<8x16xf16>) -> (tensor<0x16xf32>, tensor<4194305x16xf32>) {
+  %0 = gs.gemm %e, %w : tensor<0x8xf16>, tensor<8x16xf16> -> tensor<0x16xf32>
+  %1 = gs.gemm %t, %w : tensor<4194305x8xf16>, tensor<8x16xf16> -> tensor<4194305x16xf32>
+  return %0, %1 : tensor<0x16xf32>, tensor<4194305x16xf32>
+}
+
+// The kernels and their entries, private, after the functions (all the
 // functions' kernels).
 // CHECK-DAG: func.func private @gs_gemm_64x128x784_tb_bias_f16_f16_nostats(%{{.+}}: memref<64x784xf16>, %{{.+}}: memref<128x784xf16>, %{{.+}}: memref<1xf32>, %{{.+}}: memref<128xf16>, %{{.+}}: memref<64x128xf16>)
 // CHECK-DAG: func.func private @gs_gemm_64x128x10_f16(%{{.+}}: memref<64x10xf16>, %{{.+}}: memref<10x128xf16>, %{{.+}}: memref<1xf32>, %{{.+}}: memref<64x128xf16>, %{{.+}}: memref<2x10xf32>, %{{.+}}: memref<7xf64>, %{{.+}}: memref<4xi64>)
