@@ -166,6 +166,48 @@ TEST_F(ScalingLowering, LogNormalMatchesTheModel) {
   }
 }
 
+TEST_F(ScalingLowering, PowerOfTwoRoundingIsExactNextToAPowerOfTwo) {
+  // An overflow cap one f64 ulp below 2^11 rounds down to 2^10 and one
+  // just above 2^-3 up to 2^-2, as the C++ model's frexp does; log2
+  // rounds both to the power of two itself.
+  auto function = compile(R"mlir(
+    func.func @f(%dy: tensor<4xf64>) -> (tensor<f32>, tensor<f64>) {
+      %s = gs.grad_stats %dy : tensor<4xf64>
+      %down, %r1 = gs.compute_scale %s {model = #gs.scale_model<log_normal>}
+      %up, %r2 = gs.compute_scale %s {model = #gs.scale_model<log_normal>, overflow_rounding = #gs.rounding<up>, min_scale = 1.0e-3 : f64}
+      %t = tensor.from_elements %down : tensor<f32>
+      %uu = arith.extf %up : f32 to f64
+      %v = tensor.from_elements %uu : tensor<f64>
+      return %t, %v : tensor<f32>, tensor<f64>
+    })mlir");
+  ASSERT_TRUE(function);
+  // max|x| = 65504 / nextafter(2^11, 0): the cap 65504 / max|x| lands one
+  // ulp below 2^11. The tiny values make the underflow scale huge, so the
+  // cap decides.
+  auto inputs = [](double maxAbs) {
+    std::vector<Tensor> inputs;
+    Tensor &t = inputs.emplace_back(DType::F64, std::vector<int64_t>{4});
+    t.as<double>()[0] = maxAbs;
+    for (int i = 1; i < 4; ++i)
+      t.as<double>()[i] = 1e-12;
+    return inputs;
+  };
+  double maxAbs = kHalfMax / std::nextafter(2048.0, 0.0);
+  ASSERT_LT(kHalfMax / maxAbs, 2048.0);
+  auto [down, up] = runAll(*function, inputs(maxAbs));
+  EXPECT_EQ(down, 1024.0f);
+  EXPECT_EQ(down, static_cast<float>(roundToPowerOfTwo(kHalfMax / maxAbs,
+                                                       Rounding::Down)));
+  // Rounded up, the cap stays 2^11 (one ulp below it).
+  EXPECT_EQ(up, 2048.0);
+  // A cap one ulp above 2^-3 rounds up to 2^-2.
+  double bigMax = kHalfMax / std::nextafter(0.125, 1.0);
+  ASSERT_GT(kHalfMax / bigMax, 0.125);
+  double upAbove = runAll(*function, inputs(bigMax)).second;
+  EXPECT_EQ(upAbove, 0.25);
+  EXPECT_EQ(upAbove, roundToPowerOfTwo(kHalfMax / bigMax, Rounding::Up));
+}
+
 TEST_F(ScalingLowering, ExponentHistogramMatchesTheModel) {
   auto function = compile(R"mlir(
     func.func @f(%dy: tensor<32x10xf32>) -> (tensor<f32>, tensor<f64>) {

@@ -89,6 +89,12 @@ private:
     return arith::MinUIOp::create(b, loc, x, limit);
   }
   Value both(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+  /// row < rows and col < cols.
+  Value inBounds(Value row, int64_t rows, Value col, int64_t cols) {
+    Value rowInside = below(row, rows);
+    Value colInside = below(col, cols);
+    return both(rowInside, colInside);
+  }
   Value compare(arith::CmpFPredicate predicate, Value x, double y) {
     Value constant = arith::ConstantOp::create(
         b, loc, b.getFloatAttr(x.getType(), y));
@@ -436,7 +442,7 @@ GemmKernelBuilder::Access GemmKernelBuilder::convInput(Value row, Value col) {
   llvm::append_range(nSizes, conv.outSpatial);
   // Clamped first, so that the coordinates of an element past k or n stay
   // in range.
-  Value inside = both(below(row, cfg.k), below(col, cfg.n));
+  Value inside = inBounds(row, cfg.k, col, cfg.n);
   SmallVector<Value> k = unflatten(clampBelow(row, cfg.k - 1), kSizes);
   SmallVector<Value> n = unflatten(clampBelow(col, cfg.n - 1), nSizes);
   Value zero = index(0);
@@ -446,8 +452,9 @@ GemmKernelBuilder::Access GemmKernelBuilder::convInput(Value row, Value col) {
     Value at;
     if (!conv.transposed) {
       // Input position o * stride + offset * dilation - pad.
-      Value reach = add(mul(position, conv.strides[d]),
-                        mul(offset, conv.dilations[d]));
+      Value strided = mul(position, conv.strides[d]);
+      Value dilated = mul(offset, conv.dilations[d]);
+      Value reach = add(strided, dilated);
       Value low = index(conv.padsBegin[d]);
       Value notBefore = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::uge, reach, low);
@@ -470,8 +477,8 @@ GemmKernelBuilder::Access GemmKernelBuilder::convInput(Value row, Value col) {
           b, loc, arith::CmpIPredicate::eq, rem(shifted, conv.strides[d]),
           zero);
       Value source = div(shifted, conv.strides[d]);
-      Value valid = both(both(notBefore, onStride),
-                         below(source, conv.inSpatial[d]));
+      Value notAfter = below(source, conv.inSpatial[d]);
+      Value valid = both(both(notBefore, onStride), notAfter);
       access.inside = both(access.inside, valid);
       at = select(valid, source, zero);
     }
@@ -486,7 +493,7 @@ GemmKernelBuilder::Access GemmKernelBuilder::transposedWeight(Value row,
   // row = output channel, col = (input channel, flipped kernel offsets).
   SmallVector<int64_t> kSizes = {conv.inChannels};
   llvm::append_range(kSizes, conv.kernel);
-  Value inside = both(below(row, cfg.m), below(col, cfg.k));
+  Value inside = inBounds(row, cfg.m, col, cfg.k);
   SmallVector<Value> k = unflatten(clampBelow(col, cfg.k - 1), kSizes);
   Access access{inside, {k[0], clampBelow(row, cfg.m - 1)}};
   for (int64_t d = 0; d < static_cast<int64_t>(conv.kernel.size()); ++d)
@@ -499,7 +506,7 @@ GemmKernelBuilder::Access GemmKernelBuilder::convOutput(Value row, Value col) {
   const ConvolutionGeometry &conv = *cfg.conv;
   SmallVector<int64_t> nSizes = {conv.batch};
   llvm::append_range(nSizes, conv.outSpatial);
-  Value inside = both(below(row, cfg.m), below(col, cfg.n));
+  Value inside = inBounds(row, cfg.m, col, cfg.n);
   SmallVector<Value> n = unflatten(clampBelow(col, cfg.n - 1), nSizes);
   Access access{inside, {n[0], clampBelow(row, cfg.m - 1)}};
   access.indices.append(n.begin() + 1, n.end());
@@ -638,8 +645,7 @@ GemmKernelBuilder::buildEpilogue(const Arguments &args, ValueRange accumulators,
         // Where the element goes: C[row][col], or the convolution's output.
         Access target =
             cfg.conv ? convOutput(row, col)
-                     : Access{both(below(row, cfg.m), below(col, cfg.n)),
-                              {row, col}};
+                     : Access{inBounds(row, cfg.m, col, cfg.n), {row, col}};
         Value inside = target.inside;
         Value value = vector::ExtractOp::create(b, loc, acc,
                                                 ArrayRef<int64_t>{reg, e});

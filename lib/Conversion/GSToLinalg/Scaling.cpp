@@ -32,17 +32,40 @@ public:
   ScalarBuilder(OpBuilder &b, Location loc)
       : ScalarArith(b, loc, b.getF64Type()) {}
 
-  /// 2^floor(log2 x) or 2^ceil(log2 x) for positive finite x; x itself
-  /// otherwise, and with Rounding::none.
+  /// 2^floor(log2 x) or 2^ceil(log2 x) for positive finite normal x, from
+  /// its bits (exact, and the same on every target, unlike log2 next to a
+  /// power of two); x itself otherwise, and with Rounding::none.
   Value roundToPowerOfTwo(Value x, Rounding rounding) {
     if (rounding == Rounding::none)
       return x;
-    Value log = math::Log2Op::create(b, loc, x);
-    Value whole = rounding == Rounding::up
-                      ? math::CeilOp::create(b, loc, log).getResult()
-                      : math::FloorOp::create(b, loc, log).getResult();
-    Value rounded = math::Exp2Op::create(b, loc, whole);
-    return select(isFinite(log), rounded, x);
+    Type i64 = b.getI64Type();
+    auto constant = [&](int64_t v) -> Value {
+      return arith::ConstantIntOp::create(b, loc, i64, v);
+    };
+    auto icmp = [&](arith::CmpIPredicate predicate, Value lhs, Value rhs) {
+      return arith::CmpIOp::create(b, loc, predicate, lhs, rhs);
+    };
+    constexpr int64_t kMantissaBits = 52;
+    Value bits = arith::BitcastOp::create(b, loc, i64, x);
+    Value mantissaMask = constant((int64_t(1) << kMantissaBits) - 1);
+    Value mantissa = arith::AndIOp::create(b, loc, bits, mantissaMask);
+    // The sign and exponent: x with its mantissa cleared, 2^floor(log2 x).
+    Value notMantissa = constant(~((int64_t(1) << kMantissaBits) - 1));
+    Value powerBits = arith::AndIOp::create(b, loc, bits, notMantissa);
+    Value zero = constant(0);
+    Value exact = icmp(arith::CmpIPredicate::eq, mantissa, zero);
+    if (rounding == Rounding::up) {
+      // The next binade's power, unless x is one already.
+      Value step = constant(int64_t(1) << kMantissaBits);
+      Value next = arith::AddIOp::create(b, loc, powerBits, step);
+      powerBits = arith::SelectOp::create(b, loc, exact, powerBits, next);
+    }
+    Value rounded = arith::BitcastOp::create(b, loc, x.getType(), powerBits);
+    // Positive, finite and normal: at least the smallest normal double.
+    Value normal = le(c(0x1p-1022), x);
+    Value finite = isFinite(x);
+    Value inRange = arith::AndIOp::create(b, loc, normal, finite);
+    return select(inRange, rounded, x);
   }
   Value field(Value stats, StatsField f) {
     Value index = arith::ConstantIndexOp::create(b, loc, f);
