@@ -46,16 +46,17 @@ public:
       return arith::CmpIOp::create(b, loc, predicate, lhs, rhs);
     };
     constexpr int64_t kMantissaBits = 52;
+    constexpr int64_t kMantissaMask = (int64_t(1) << kMantissaBits) - 1;
     Value bits = arith::BitcastOp::create(b, loc, i64, x);
-    Value mantissaMask = constant((int64_t(1) << kMantissaBits) - 1);
-    Value mantissa = arith::AndIOp::create(b, loc, bits, mantissaMask);
     // The sign and exponent: x with its mantissa cleared, 2^floor(log2 x).
-    Value notMantissa = constant(~((int64_t(1) << kMantissaBits) - 1));
+    Value notMantissa = constant(~kMantissaMask);
     Value powerBits = arith::AndIOp::create(b, loc, bits, notMantissa);
-    Value zero = constant(0);
-    Value exact = icmp(arith::CmpIPredicate::eq, mantissa, zero);
     if (rounding == Rounding::up) {
       // The next binade's power, unless x is one already.
+      Value mantissaMask = constant(kMantissaMask);
+      Value mantissa = arith::AndIOp::create(b, loc, bits, mantissaMask);
+      Value zero = constant(0);
+      Value exact = icmp(arith::CmpIPredicate::eq, mantissa, zero);
       Value step = constant(int64_t(1) << kMantissaBits);
       Value next = arith::AddIOp::create(b, loc, powerBits, step);
       powerBits = arith::SelectOp::create(b, loc, exact, powerBits, next);

@@ -31,8 +31,9 @@ func.func @grad_stats(%x: tensor<4x8xf16>) -> f32 {
 // The half-normal model: sigma = sqrt(N) * rms(dY) * rms(W) (times sqrt(1/2)
 // with a ReLU mask), beta_uf = 2^-24 / (sqrt(2) sigma erfinv(threshold))
 // with the constant folded at compile time, the overflow cap 65504 /
-// (N max|dY| max|W|), then rounding (up, down) through log2/ceil/floor/exp2,
-// the clamp at min_scale and the f32 result.
+// (N max|dY| max|W|), then rounding (up, down) on the f64 bits (the
+// mantissa cleared; up, the next binade unless it was 0), the clamp at
+// min_scale and the f32 result.
 
 // CHECK-LABEL: func.func @half_normal(
 // CHECK:         %[[FACTOR:.*]] = arith.constant 11.31370849{{[0-9]*}} : f64
@@ -41,11 +42,16 @@ func.func @grad_stats(%x: tensor<4x8xf16>) -> f32 {
 // CHECK:         %[[BUF:.*]] = arith.divf %[[UF]], %[[SIGMA]] : f64
 // CHECK:         %[[OF:.*]] = arith.constant 2.558750e+02 : f64
 // CHECK:         %[[BOF:.*]] = arith.divf %[[OF]], %{{.*}} : f64
-// CHECK:         %[[L1:.*]] = math.log2 %[[BUF]] : f64
-// CHECK:         math.ceil %[[L1]] : f64
-// CHECK:         math.exp2
-// CHECK:         %[[L2:.*]] = math.log2 %[[BOF]] : f64
-// CHECK:         math.floor %[[L2]] : f64
+// CHECK:         %[[B1:.*]] = arith.bitcast %[[BUF]] : f64 to i64
+// CHECK:         %[[P1:.*]] = arith.andi %[[B1]], %c-4503599627370496_i64{{.*}} : i64
+// CHECK:         %[[M1:.*]] = arith.andi %[[B1]], %c4503599627370495_i64{{.*}} : i64
+// CHECK:         %[[E1:.*]] = arith.cmpi eq, %[[M1]], %c0_i64{{.*}} : i64
+// CHECK:         %[[N1:.*]] = arith.addi %[[P1]], %c4503599627370496_i64{{.*}} : i64
+// CHECK:         %[[S1:.*]] = arith.select %[[E1]], %[[P1]], %[[N1]] : i64
+// CHECK:         arith.bitcast %[[S1]] : i64 to f64
+// CHECK:         %[[B2:.*]] = arith.bitcast %[[BOF]] : f64 to i64
+// CHECK:         %[[P2:.*]] = arith.andi %[[B2]], %c-4503599627370496_i64{{.*}} : i64
+// CHECK:         arith.bitcast %[[P2]] : i64 to f64
 // The estimate: erf(2^-24 / sqrt(2) / (beta sigma)).
 // CHECK:         %[[C:.*]] = arith.constant 4.21468485{{[0-9]*}}E-8 : f64
 // CHECK:         %[[BS:.*]] = arith.mulf %{{.*}}, %[[SIGMA]] : f64
@@ -72,8 +78,7 @@ func.func @half_normal(%dy: tensor<8x256xf16>, %w: tensor<256x64xf16>) -> (f32, 
 // CHECK:         %[[SPREAD:.*]] = arith.mulf %{{.*}}, %[[K]] : f64
 // CHECK:         %[[EXP:.*]] = arith.subf %[[SHIFT]], %[[SPREAD]] : f64
 // CHECK:         math.exp %[[EXP]] : f64
-// CHECK-NOT:     math.ceil
-// CHECK-NOT:     math.floor
+// CHECK-NOT:     arith.bitcast
 // The estimate: Phi(z) = erfc(-z / sqrt(2)) / 2.
 // CHECK:         math.log
 // CHECK:         math.erfc
