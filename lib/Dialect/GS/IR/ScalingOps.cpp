@@ -87,6 +87,18 @@ LogicalResult AllFiniteOp::verify() {
   return success();
 }
 
+bool ScaledContractionOp::canHold(Operation *op) {
+  return TypeSwitch<Operation *, bool>(op)
+      .Case([](GemmOp gemm) {
+        return !gemm.getC() && gemm.getAlpha().isExactlyValue(1.0) &&
+               gemm.getBeta().isExactlyValue(1.0);
+      })
+      .Case([](MatMulOp) { return true; })
+      .Case([](ConvOp conv) { return !conv.getBias(); })
+      .Case([](ConvTransposeOp conv) { return !conv.getBias(); })
+      .Default(false);
+}
+
 LogicalResult ScaledContractionOp::verifyRegions() {
   Block &body = getBody().front();
   auto yield = dyn_cast<YieldOp>(body.getTerminator());
@@ -97,16 +109,7 @@ LogicalResult ScaledContractionOp::verifyRegions() {
     return emitOpError("expects its region to compute one contraction "
                        "(gs.gemm, gs.matmul, gs.conv or gs.conv_transpose) "
                        "and yield its result");
-  bool plain = TypeSwitch<Operation *, bool>(contraction)
-                   .Case([](GemmOp gemm) {
-                     return !gemm.getC() &&
-                            gemm.getAlpha().isExactlyValue(1.0) &&
-                            gemm.getBeta().isExactlyValue(1.0);
-                   })
-                   .Case([](ConvOp conv) { return !conv.getBias(); })
-                   .Case([](ConvTransposeOp conv) { return !conv.getBias(); })
-                   .Default(true);
-  if (!plain)
+  if (!canHold(contraction))
     return emitOpError("expects a contraction without C, alpha, beta or bias: "
                        "the scale is the epilogue's");
   auto product = cast<RankedTensorType>(contraction->getResult(0).getType());

@@ -12,7 +12,6 @@
 #include "gs/Dialect/GS/Transforms/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::gs {
 #define GEN_PASS_DEF_FUSEEPILOGUES
@@ -23,23 +22,12 @@ using namespace mlir;
 using namespace mlir::gs;
 
 namespace {
-/// A contraction into FP32 that gs.scaled_contraction can hold: gs.gemm
-/// without C, alpha or beta, gs.matmul, gs.conv or gs.conv_transpose
-/// without a bias.
+/// A contraction into FP32 that gs.scaled_contraction can hold.
 bool isFusable(Operation *op) {
-  if (!op || !cast<RankedTensorType>(op->getResult(0).getType())
-                  .getElementType()
-                  .isF32())
-    return false;
-  return TypeSwitch<Operation *, bool>(op)
-      .Case([](GemmOp gemm) {
-        return !gemm.getC() && gemm.getAlpha().isExactlyValue(1.0) &&
-               gemm.getBeta().isExactlyValue(1.0);
-      })
-      .Case([](MatMulOp) { return true; })
-      .Case([](ConvOp conv) { return !conv.getBias(); })
-      .Case([](ConvTransposeOp conv) { return !conv.getBias(); })
-      .Default(false);
+  return op && ScaledContractionOp::canHold(op) &&
+         cast<RankedTensorType>(op->getResult(0).getType())
+             .getElementType()
+             .isF32();
 }
 
 /// Fuses cast(rescale(product, scale)) to FP16, with its gs.cast_stats and

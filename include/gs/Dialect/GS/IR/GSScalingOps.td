@@ -233,6 +233,9 @@ def GS_ScaledContractionOp : GS_Op<"scaled_contraction", [
     ::mlir::Operation *getContraction() {
       return &getBody().front().front();
     }
+    /// Whether the region may hold `op`: gs.gemm without C, alpha or beta,
+    /// gs.matmul, gs.conv or gs.conv_transpose without a bias.
+    static bool canHold(::mlir::Operation *op);
   }];
 }
 
