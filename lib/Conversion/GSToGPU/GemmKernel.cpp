@@ -17,6 +17,7 @@
 
 #include "gs/Conversion/GSToGPU/GemmKernel.h"
 #include "gs/Conversion/GSToGPU/FragmentLayout.h"
+#include "gs/Dialect/GS/IR/ShapeUtils.h"
 #include "gs/Support/Telemetry.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -436,15 +437,13 @@ GemmKernelBuilder::Access GemmKernelBuilder::convInput(Value row, Value col) {
   const ConvolutionGeometry &conv = *cfg.conv;
   int64_t rank = conv.kernel.size();
   // row = (input channel, kernel offsets), col = (image, output position).
-  SmallVector<int64_t> kSizes = {conv.inChannels};
-  llvm::append_range(kSizes, conv.kernel);
-  SmallVector<int64_t> nSizes = {conv.batch};
-  llvm::append_range(nSizes, conv.outSpatial);
   // Clamped first, so that the coordinates of an element past k or n stay
   // in range.
   Value inside = inBounds(row, cfg.k, col, cfg.n);
-  SmallVector<Value> k = unflatten(clampBelow(row, cfg.k - 1), kSizes);
-  SmallVector<Value> n = unflatten(clampBelow(col, cfg.n - 1), nSizes);
+  Value kIndex = clampBelow(row, cfg.k - 1);
+  Value nIndex = clampBelow(col, cfg.n - 1);
+  SmallVector<Value> k = unflatten(kIndex, conv.kSizes());
+  SmallVector<Value> n = unflatten(nIndex, conv.nSizes());
   Value zero = index(0);
   Access access{inside, {n[0], k[0]}};
   for (int64_t d = 0; d < rank; ++d) {
@@ -459,9 +458,10 @@ GemmKernelBuilder::Access GemmKernelBuilder::convInput(Value row, Value col) {
       Value notBefore = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::uge, reach, low);
       Value notAfter = below(reach, conv.padsBegin[d] + conv.inSpatial[d]);
-      access.inside = both(access.inside, both(notBefore, notAfter));
+      Value valid = both(notBefore, notAfter);
+      access.inside = both(access.inside, valid);
       Value shifted = arith::SubIOp::create(b, loc, reach, low);
-      at = select(both(notBefore, notAfter), shifted, zero);
+      at = select(valid, shifted, zero);
     } else {
       // The kernel runs backwards (offset K-1-k); input position
       // (o + pad - offset * dilation) / stride where that divides.
@@ -491,10 +491,9 @@ GemmKernelBuilder::Access GemmKernelBuilder::transposedWeight(Value row,
                                                               Value col) {
   const ConvolutionGeometry &conv = *cfg.conv;
   // row = output channel, col = (input channel, flipped kernel offsets).
-  SmallVector<int64_t> kSizes = {conv.inChannels};
-  llvm::append_range(kSizes, conv.kernel);
   Value inside = inBounds(row, cfg.m, col, cfg.k);
-  SmallVector<Value> k = unflatten(clampBelow(col, cfg.k - 1), kSizes);
+  Value kIndex = clampBelow(col, cfg.k - 1);
+  SmallVector<Value> k = unflatten(kIndex, conv.kSizes());
   Access access{inside, {k[0], clampBelow(row, cfg.m - 1)}};
   for (int64_t d = 0; d < static_cast<int64_t>(conv.kernel.size()); ++d)
     access.indices.push_back(arith::SubIOp::create(
@@ -504,10 +503,9 @@ GemmKernelBuilder::Access GemmKernelBuilder::transposedWeight(Value row,
 
 GemmKernelBuilder::Access GemmKernelBuilder::convOutput(Value row, Value col) {
   const ConvolutionGeometry &conv = *cfg.conv;
-  SmallVector<int64_t> nSizes = {conv.batch};
-  llvm::append_range(nSizes, conv.outSpatial);
   Value inside = inBounds(row, cfg.m, col, cfg.n);
-  SmallVector<Value> n = unflatten(clampBelow(col, cfg.n - 1), nSizes);
+  Value nIndex = clampBelow(col, cfg.n - 1);
+  SmallVector<Value> n = unflatten(nIndex, conv.nSizes());
   Access access{inside, {n[0], clampBelow(row, cfg.m - 1)}};
   access.indices.append(n.begin() + 1, n.end());
   return access;
@@ -532,18 +530,22 @@ Value GemmKernelBuilder::buildStageCopy(const Arguments &args,
         smem.b, slot, tid, k0, colBase, cfg.blockK, cfg.blockN, args.bMatrix,
         [&](Value row, Value col) { return convInput(row, col); });
   } else {
-    if (cfg.transA)
-      buildTileCopy(args.a, smem.a, slot, tid, k0, rowBase, cfg.blockK,
-                    cfg.blockM, cfg.k, cfg.m, tokens);
-    else
-      buildTileCopy(args.a, smem.a, slot, tid, rowBase, k0, cfg.blockM,
-                    cfg.blockK, cfg.m, cfg.k, tokens);
-    if (cfg.transB)
-      buildTileCopy(args.bMatrix, smem.b, slot, tid, colBase, k0, cfg.blockN,
-                    cfg.blockK, cfg.n, cfg.k, tokens);
-    else
-      buildTileCopy(args.bMatrix, smem.b, slot, tid, k0, colBase, cfg.blockK,
-                    cfg.blockN, cfg.k, cfg.n, tokens);
+    // Each tile in its operand's stored orientation.
+    auto copy = [&](Value source, Value shared, bool transposed, Value row,
+                    Value col, int64_t tileRows, int64_t tileCols,
+                    int64_t rows, int64_t cols) {
+      if (transposed) {
+        std::swap(row, col);
+        std::swap(tileRows, tileCols);
+        std::swap(rows, cols);
+      }
+      buildTileCopy(source, shared, slot, tid, row, col, tileRows, tileCols,
+                    rows, cols, tokens);
+    };
+    copy(args.a, smem.a, cfg.transA, rowBase, k0, cfg.blockM, cfg.blockK,
+         cfg.m, cfg.k);
+    copy(args.bMatrix, smem.b, cfg.transB, k0, colBase, cfg.blockK,
+         cfg.blockN, cfg.k, cfg.n);
   }
   if (tokens.empty())
     return nullptr;
@@ -856,25 +858,23 @@ void GemmKernelBuilder::buildFinalReduction(const Arguments &args) {
   gpu::TerminatorOp::create(b, loc);
 }
 
-int64_t ConvolutionGeometry::outPositions() const {
-  int64_t positions = 1;
-  for (int64_t size : outSpatial)
-    positions *= size;
-  return positions;
+SmallVector<int64_t> ConvolutionGeometry::kSizes() const {
+  SmallVector<int64_t> sizes = {inChannels};
+  llvm::append_range(sizes, kernel);
+  return sizes;
 }
 
-int64_t ConvolutionGeometry::kernelOffsets() const {
-  int64_t offsets = 1;
-  for (int64_t size : kernel)
-    offsets *= size;
-  return offsets;
+SmallVector<int64_t> ConvolutionGeometry::nSizes() const {
+  SmallVector<int64_t> sizes = {batch};
+  llvm::append_range(sizes, outSpatial);
+  return sizes;
 }
 
 void mlir::gs::tensorcore::setConvolution(GemmKernelConfig &config,
                                           ConvolutionGeometry conv) {
   config.m = conv.outChannels;
-  config.n = conv.batch * conv.outPositions();
-  config.k = conv.inChannels * conv.kernelOffsets();
+  config.n = numElements(conv.nSizes());
+  config.k = numElements(conv.kSizes());
   config.transA = config.transB = false;
   config.conv = std::move(conv);
 }
@@ -927,8 +927,8 @@ mlir::gs::tensorcore::buildGemmKernel(OpBuilder &builder, Location loc,
                   "its sizes, stride, dilation and padding");
     if (config.transA || config.transB ||
         config.m != conv->outChannels ||
-        config.n != conv->batch * conv->outPositions() ||
-        config.k != conv->inChannels * conv->kernelOffsets())
+        config.n != numElements(conv->nSizes()) ||
+        config.k != numElements(conv->kSizes()))
       return fail("a convolution's GEMM is the one setConvolution makes");
     if (llvm::any_of(conv->strides, [](int64_t s) { return s < 1; }) ||
         llvm::any_of(conv->dilations, [](int64_t d) { return d < 1; }) ||

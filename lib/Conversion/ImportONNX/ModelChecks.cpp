@@ -17,6 +17,8 @@
 #include "Importer.h"
 #include "OnnxFrontend.h"
 
+#include "gs/Dialect/GS/IR/ShapeUtils.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -331,12 +333,9 @@ std::string onnx_import::checkBeforeInference(const onnx::ModelProto &model) {
     *inferred.mutable_input() = graph.input();
     *inferred.mutable_value_info() = graph.value_info();
     for (const onnx::TensorProto &tensor : graph.initializer()) {
-      int64_t elements = 1;
-      for (int64_t d : tensor.dims())
-        elements = d < 0 || elements > kMaxCopiedInitializerElements
-                       ? kMaxCopiedInitializerElements + 1
-                       : elements * d;
-      if (elements <= kMaxCopiedInitializerElements) {
+      std::optional<int64_t> elements = checkedNumElements(
+          ArrayRef<int64_t>(tensor.dims().data(), tensor.dims_size()));
+      if (elements && *elements <= kMaxCopiedInitializerElements) {
         *inferred.add_initializer() = tensor;
         continue;
       }

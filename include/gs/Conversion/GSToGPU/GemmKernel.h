@@ -58,8 +58,10 @@ struct ConvolutionGeometry {
   llvm::SmallVector<int64_t, 3> inSpatial, kernel, outSpatial, strides,
       dilations, padsBegin;
 
-  int64_t outPositions() const;
-  int64_t kernelOffsets() const;
+  /// The sizes k and n flatten, in order: (input channel, kernel offsets)
+  /// and (image, output position).
+  llvm::SmallVector<int64_t> kSizes() const;
+  llvm::SmallVector<int64_t> nSizes() const;
 };
 
 struct GemmKernelConfig {
