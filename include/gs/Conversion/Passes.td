@@ -51,7 +51,7 @@ def ConvertGSParamsToMemRef
 
 def ConvertGSToGPU : Pass<"convert-gs-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Compute the FP16 GEMMs and convolutions in fused Tensor "
-                "Core kernels";
+                "Core kernels, the scale decisions in device kernels";
   let description = [{
     Rewrites every contraction with FP16 operands that the fused Tensor
     Core GEMM kernel computes into a call of that kernel
@@ -69,6 +69,15 @@ def ConvertGSToGPU : Pass<"convert-gs-to-gpu", "::mlir::ModuleOp"> {
     statistics come back as the lowered `!gs.stats` (tensor<7xf64>,
     through an unrealized cast that convert-gs-to-linalg resolves). A
     kernel gathers statistics only where a result reads them.
+
+    Every `gs.compute_scale` and `gs.unify_scales` becomes a call of a
+    kernel of one thread (one per distinct decision, e.g.
+    `gs_scale_half_normal_k10_relu`) that reads the statistics from device
+    memory, where the epilogues left them, and writes the scale where the
+    GEMM kernel that applies it reads it: the same scalar code as their CPU
+    lowering, so the scales agree bit for bit, and no host round trip
+    between a step's kernels. Statistics computed by host code reach these
+    kernels through the same kind of cast.
 
     The rest of the step is left to convert-gs-to-linalg. The kernels'
     gpu.launch ops become CUDA kernels through gpu-kernel-outlining and the

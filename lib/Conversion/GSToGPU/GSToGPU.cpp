@@ -1,16 +1,20 @@
-//===- GSToGPU.cpp - FP16 GEMMs to fused Tensor Core kernels ----*- C++ -*-===//
+//===- GSToGPU.cpp - FP16 GEMMs and scale decisions to kernels --*- C++ -*-===//
 //
-// Each 2-D FP16 contraction becomes a call of the fused GEMM kernel of
-// GemmKernel.h built for its shape, operand layouts and epilogue, through
-// the kernel's tensor-level entry, so that the step stays on tensors and
+// Each FP16 contraction becomes a call of the fused GEMM kernel of
+// GemmKernel.h built for its shape, operand layouts and epilogue, and each
+// scale decision a call of a one-thread kernel of ScaleKernel.h, through the
+// kernels' tensor-level entries, so that the step stays on tensors and
 // bufferization sees each call's reads and writes; kernels are shared by
-// the contractions that need the same one.
+// the sites that need the same one.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gs/Conversion/GSToGPU/GemmKernel.h"
+#include "gs/Conversion/GSToGPU/KernelEntry.h"
+#include "gs/Conversion/GSToGPU/ScaleKernel.h"
 #include "gs/Conversion/Passes.h"
 #include "gs/Dialect/GS/IR/GSOps.h"
+#include "gs/Support/Telemetry.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -212,6 +216,14 @@ std::string kernelName(const GemmKernelConfig &config) {
   return name;
 }
 
+/// Makes a kernel function and its entry private symbols of the module.
+void addPrivate(SymbolTable &symbols, ArrayRef<func::FuncOp> functions) {
+  for (func::FuncOp function : functions) {
+    function.setPrivate();
+    symbols.insert(function);
+  }
+}
+
 class GemmRewriter {
 public:
   explicit GemmRewriter(ModuleOp module) : module(module), symbols(module) {}
@@ -236,10 +248,7 @@ FailureOr<func::FuncOp> GemmRewriter::entryFor(GemmKernelConfig &config,
   if (failed(kernel))
     return failure();
   func::FuncOp entry = buildGemmKernelEntry(builder, loc, config, *kernel);
-  for (func::FuncOp function : {*kernel, entry}) {
-    function.setPrivate();
-    symbols.insert(function);
-  }
+  addPrivate(symbols, {*kernel, entry});
   return entry;
 }
 
@@ -277,6 +286,151 @@ LogicalResult GemmRewriter::rewrite(GemmSite &site) {
   return success();
 }
 
+/// A scalar as the one-element tensor a kernel entry takes.
+Value asBuffer(OpBuilder &b, Location loc, Value scalar) {
+  return tensor::FromElementsOp::create(
+      b, loc, RankedTensorType::get({1}, scalar.getType()), scalar);
+}
+
+/// The scalar of a one-element tensor a kernel entry returned.
+Value asScalar(OpBuilder &b, Location loc, Value buffer) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  return tensor::ExtractOp::create(b, loc, buffer, zero);
+}
+
+/// gs.compute_scale and gs.unify_scales into calls of one-thread kernels,
+/// one per distinct decision.
+class ScaleRewriter {
+public:
+  explicit ScaleRewriter(ModuleOp module) : module(module), symbols(module) {}
+
+  void rewrite(ComputeScaleOp op);
+  void rewrite(UnifyScalesOp op);
+
+private:
+  /// The lowered !gs.stats of `stats`: the tensor a kernel's statistics
+  /// came back in, or one cast, right after `stats` is defined, that
+  /// convert-gs-to-linalg resolves.
+  Value loweredStats(Value stats);
+
+  /// A module-unique name starting with `stem`.
+  std::string uniqueName(StringRef stem);
+
+  ModuleOp module;
+  SymbolTable symbols;
+  /// Entries by the attributes (model, threshold, bounds, roundings, which
+  /// operands) of the decisions they compute; unify_scales' by part count.
+  DenseMap<DictionaryAttr, func::FuncOp> computeEntries;
+  DenseMap<unsigned, func::FuncOp> unifyEntries;
+  DenseMap<Value, Value> loweredCasts;
+};
+
+Value ScaleRewriter::loweredStats(Value stats) {
+  auto lowered = RankedTensorType::get({telemetry::NumStatsFields},
+                                       Float64Type::get(stats.getContext()));
+  if (auto cast = stats.getDefiningOp<UnrealizedConversionCastOp>())
+    if (cast.getInputs().size() == 1 &&
+        cast.getInputs()[0].getType() == lowered)
+      return cast.getInputs()[0];
+  Value &cast = loweredCasts[stats];
+  if (!cast) {
+    OpBuilder b(stats.getContext());
+    b.setInsertionPointAfterValue(stats);
+    cast = UnrealizedConversionCastOp::create(b, stats.getLoc(), lowered, stats)
+               .getResult(0);
+  }
+  return cast;
+}
+
+std::string ScaleRewriter::uniqueName(StringRef stem) {
+  std::string name = stem.str();
+  for (int suffix = 1; symbols.lookup(name + "_entry"); ++suffix)
+    name = (stem + "_" + Twine(suffix)).str();
+  return name;
+}
+
+void ScaleRewriter::rewrite(ComputeScaleOp op) {
+  Location loc = op.getLoc();
+  func::FuncOp &entry = computeEntries[op->getAttrDictionary()];
+  if (!entry) {
+    // gs_scale_<model>[_k<accum_length>][_relu][_accum]
+    std::string stem;
+    llvm::raw_string_ostream os(stem);
+    os << "gs_scale_" << stringifyEnum(op.getModel());
+    if (std::optional<uint64_t> length = op.getAccumLength())
+      os << "_k" << *length;
+    if (op.getReluMask())
+      os << "_relu";
+    if (op.getAlpha())
+      os << "_accum";
+    OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+    func::FuncOp kernel =
+        buildComputeScaleKernel(builder, loc, op, uniqueName(stem));
+    entry = buildKernelEntry(builder, loc, kernel,
+                             kernel.getNumArguments() - 2);
+    addPrivate(symbols, {kernel, entry});
+  }
+  OpBuilder b(op);
+  SmallVector<Value> operands = {loweredStats(op.getGradStats())};
+  if (Value weight = op.getWeightStats())
+    operands.push_back(loweredStats(weight));
+  if (Value histogram = op.getHistogram())
+    operands.push_back(histogram);
+  if (Value alpha = op.getAlpha())
+    operands.push_back(asBuffer(b, loc, alpha));
+  auto call = func::CallOp::create(b, loc, entry, operands);
+  op.getScale().replaceAllUsesWith(asScalar(b, loc, call.getResult(0)));
+  if (!op.getUnderflowEstimate().use_empty())
+    op.getUnderflowEstimate().replaceAllUsesWith(
+        asScalar(b, loc, call.getResult(1)));
+  op.erase();
+}
+
+void ScaleRewriter::rewrite(UnifyScalesOp op) {
+  Location loc = op.getLoc();
+  unsigned numParts = op.getAlphas().size();
+  func::FuncOp &entry = unifyEntries[numParts];
+  if (!entry) {
+    OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+    func::FuncOp kernel = buildUnifyScalesKernel(
+        builder, loc, numParts,
+        uniqueName(("gs_unify_scales_" + Twine(numParts)).str()));
+    entry = buildKernelEntry(builder, loc, kernel, 2 * numParts);
+    addPrivate(symbols, {kernel, entry});
+  }
+  OpBuilder b(op);
+  SmallVector<Value> operands;
+  for (Value alpha : op.getAlphas())
+    operands.push_back(asBuffer(b, loc, alpha));
+  for (Value stats : op.getStats())
+    operands.push_back(loweredStats(stats));
+  auto call = func::CallOp::create(b, loc, entry, operands);
+  op.getScale().replaceAllUsesWith(asScalar(b, loc, call.getResult(0)));
+  op.erase();
+}
+
+/// A scalar taken out of a one-element tensor and put back into one is
+/// that tensor: a scale a kernel wrote goes to the kernel that reads it as
+/// it is. The statistics casts the decisions looked through go.
+void cleanUp(ModuleOp module) {
+  module.walk([](Operation *op) {
+    if (auto cast = dyn_cast<UnrealizedConversionCastOp>(op)) {
+      if (cast->use_empty())
+        cast.erase();
+      return;
+    }
+    auto fromElements = dyn_cast<tensor::FromElementsOp>(op);
+    if (!fromElements || fromElements.getElements().size() != 1)
+      return;
+    auto extract =
+        fromElements.getElements()[0].getDefiningOp<tensor::ExtractOp>();
+    if (!extract || extract.getTensor().getType() != fromElements.getType())
+      return;
+    fromElements.replaceAllUsesWith(extract.getTensor());
+    fromElements.erase();
+  });
+}
+
 struct ConvertGSToGPUPass
     : mlir::gs::impl::ConvertGSToGPUBase<ConvertGSToGPUPass> {
   void runOnOperation() override {
@@ -295,6 +449,15 @@ struct ConvertGSToGPUPass
       if (std::optional<GemmSite> site = matchSite(op))
         if (failed(rewriter.rewrite(*site)))
           return signalPassFailure();
+    // The decisions after the kernels: their statistics are tensors now.
+    ScaleRewriter scales(module);
+    module.walk([&](Operation *op) {
+      if (auto compute = dyn_cast<ComputeScaleOp>(op))
+        scales.rewrite(compute);
+      else if (auto unify = dyn_cast<UnifyScalesOp>(op))
+        scales.rewrite(unify);
+    });
+    cleanUp(module);
   }
 };
 } // namespace

@@ -17,11 +17,11 @@
 
 #include "gs/Conversion/GSToGPU/GemmKernel.h"
 #include "gs/Conversion/GSToGPU/FragmentLayout.h"
+#include "gs/Conversion/GSToGPU/KernelEntry.h"
 #include "gs/Dialect/GS/IR/ShapeUtils.h"
 #include "gs/Support/Telemetry.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -964,50 +964,10 @@ mlir::gs::tensorcore::buildGemmKernel(OpBuilder &builder, Location loc,
 func::FuncOp mlir::gs::tensorcore::buildGemmKernelEntry(
     OpBuilder &b, Location loc, const GemmKernelConfig &config,
     func::FuncOp kernel) {
-  FunctionType kernelType = kernel.getFunctionType();
   unsigned numInputs = 3 + config.bias + config.reluMask;
-  SmallVector<Type> inputs, outputs;
-  for (Type type : kernelType.getInputs().take_front(numInputs)) {
-    auto memref = cast<MemRefType>(type);
-    inputs.push_back(
-        RankedTensorType::get(memref.getShape(), memref.getElementType()));
-  }
-  for (Type type : kernelType.getInputs().drop_front(numInputs)) {
-    auto memref = cast<MemRefType>(type);
-    outputs.push_back(
-        RankedTensorType::get(memref.getShape(), memref.getElementType()));
-  }
-  // The partials are scratch, not a result.
+  // The partials (the output after C) are scratch.
+  SmallVector<unsigned> scratch;
   if (config.statistics)
-    outputs.erase(outputs.begin() + 1);
-  auto entry = func::FuncOp::create(b, loc, config.name + "_entry",
-                                    b.getFunctionType(inputs, outputs));
-  Block *body = entry.addEntryBlock();
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(body);
-  SmallVector<Value> operands;
-  for (auto [argument, type] :
-       llvm::zip_equal(body->getArguments(),
-                       kernelType.getInputs().take_front(numInputs)))
-    operands.push_back(
-        bufferization::ToBufferOp::create(b, loc, type, argument));
-  SmallVector<Value> results;
-  for (Type type : kernelType.getInputs().drop_front(numInputs)) {
-    Value buffer = memref::AllocOp::create(b, loc, cast<MemRefType>(type));
-    operands.push_back(buffer);
-    results.push_back(buffer);
-  }
-  func::CallOp::create(b, loc, kernel, operands);
-  SmallVector<Value> tensors;
-  for (auto [i, buffer] : llvm::enumerate(results)) {
-    if (config.statistics && i == 1)
-      continue; // the partials: freed by the deallocation pipeline
-    auto type = cast<MemRefType>(buffer.getType());
-    tensors.push_back(bufferization::ToTensorOp::create(
-        b, loc,
-        RankedTensorType::get(type.getShape(), type.getElementType()), buffer,
-        /*restrict=*/true));
-  }
-  func::ReturnOp::create(b, loc, tensors);
-  return entry;
+    scratch.push_back(1);
+  return buildKernelEntry(b, loc, kernel, numInputs, scratch);
 }

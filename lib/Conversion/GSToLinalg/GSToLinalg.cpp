@@ -37,6 +37,10 @@ void mlir::gs::configureGSToLinalgTarget(ConversionTarget &target) {
   target.addIllegalDialect<GSDialect>();
   // Training structure has a pass of its own.
   target.addLegalOp<ParamOp, ParamReadOp, ParamWriteOp, TrainingOp, UpdateOp>();
+  target.addDynamicallyLegalOp<UnrealizedConversionCastOp>(
+      [](UnrealizedConversionCastOp op) {
+        return !to_linalg::isStatsLowering(op);
+      });
 }
 
 namespace {

@@ -3,6 +3,7 @@
 #ifndef GS_LIB_CONVERSION_GSTOLINALG_UTILS_H
 #define GS_LIB_CONVERSION_GSTOLINALG_UTILS_H
 
+#include "gs/Conversion/ScalarArith.h"
 #include "gs/Dialect/GS/IR/GSOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -65,50 +66,6 @@ inline Type accumulationType(Type elementType) {
                              : elementType;
 }
 
-/// Scalar float arithmetic in one type, with short names, for the scalar
-/// computations of the lowerings (optimizer updates, scale choices).
-class ScalarArith {
-public:
-  ScalarArith(OpBuilder &b, Location loc, FloatType type)
-      : b(b), loc(loc), type(type) {}
-
-  Value c(double v) { return scalarConstant(b, loc, type, v); }
-  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
-  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
-  Value min(Value x, Value y) {
-    return arith::MinimumFOp::create(b, loc, x, y);
-  }
-  Value max(Value x, Value y) {
-    return arith::MaximumFOp::create(b, loc, x, y);
-  }
-  Value sqrt(Value x) { return math::SqrtOp::create(b, loc, x); }
-  Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
-  Value log(Value x) { return math::LogOp::create(b, loc, x); }
-  Value erf(Value x) { return math::ErfOp::create(b, loc, x); }
-  Value erfc(Value x) { return math::ErfcOp::create(b, loc, x); }
-  Value pow(Value x, Value y) { return math::PowFOp::create(b, loc, x, y); }
-  Value lt(Value x, Value y) {
-    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, y);
-  }
-  Value le(Value x, Value y) {
-    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, x, y);
-  }
-  Value select(Value cond, Value x, Value y) {
-    return arith::SelectOp::create(b, loc, cond, x, y);
-  }
-  /// Whether `x` is finite (false for NaN).
-  Value isFinite(Value x) {
-    return lt(math::AbsFOp::create(b, loc, x), c(INFINITY));
-  }
-
-protected:
-  OpBuilder &b;
-  Location loc;
-  FloatType type;
-};
-
 /// The type long sums (reductions, normalization statistics, pooling over
 /// whole images) accumulate in: f32 for f16, f64 for f32 and f64, so that
 /// sums of 10^4-10^5 f32 terms keep f32 accuracy; integers themselves.
@@ -153,6 +110,9 @@ void populateReductionPatterns(TypeConverter &converter,
                                RewritePatternSet &patterns);
 /// !gs.stats as the tensor<7xf64> that Scaling.cpp fills and reads.
 void addStatsTypeConversion(TypeConverter &converter);
+/// Whether `op` casts a !gs.stats (to its lowered type): such casts are
+/// resolved by the scaling patterns.
+bool isStatsLowering(UnrealizedConversionCastOp op);
 void populateScalingPatterns(TypeConverter &converter,
                              RewritePatternSet &patterns);
 void populateOptimizerPatterns(TypeConverter &converter,

@@ -15,8 +15,15 @@
 // statistics back as the lowered !gs.stats.
 // CHECK: %[[S2:.+]] = tensor.from_elements %[[BETA]] : tensor<1xf32>
 // CHECK: %[[DX:.+]]:3 = call @gs_gemm_64x128x10_f16_entry(%[[DY]], %[[W2]], %[[S2]]) : (tensor<64x10xf16>, tensor<10x128xf16>, tensor<1xf32>) -> (tensor<64x128xf16>, tensor<7xf64>, tensor<4xi64>)
-// CHECK: %[[STATS:.+]] = builtin.unrealized_conversion_cast %[[DX]]#1 : tensor<7xf64> to !gs.stats
-// CHECK: gs.compute_scale %[[STATS]], %{{.+}} {accum_length = 10 : i64, model = #gs.scale_model<half_normal>}
+
+// The next scale, decided on the device from the statistics the epilogue
+// left there and the weight's, computed on the host (cast to their lowered
+// type for convert-gs-to-linalg).
+// CHECK: %[[SW:.+]] = gs.grad_stats %[[W2]]
+// CHECK: %[[SWT:.+]] = builtin.unrealized_conversion_cast %[[SW]] : !gs.stats to tensor<7xf64>
+// CHECK: %[[NEXT:.+]]:2 = call @gs_scale_half_normal_k10_entry(%[[DX]]#1, %[[SWT]]) : (tensor<7xf64>, tensor<7xf64>) -> (tensor<1xf32>, tensor<1xf64>)
+// CHECK: %[[NEXTS:.+]] = tensor.extract %[[NEXT]]#0[%{{.+}}] : tensor<1xf32>
+// CHECK-NOT: gs.compute_scale
 
 // A weight gradient (A transposed, f32), twice: one kernel.
 // CHECK: call @gs_gemm_10x128x64_ta_f32_nostats_entry(%[[DY]], %[[H]], %{{.+}})
@@ -27,7 +34,7 @@
 // CHECK: gs.gemm %[[F]], %{{.+}} {transB} : tensor<64x784xf32>
 // CHECK: gs.gemm %[[X]], %[[W]] {alpha
 // CHECK: gs.matmul %{{.+}}, %{{.+}} : tensor<2x64x10xf16>
-// CHECK: return %[[DX]]#0, %[[DX]]#2
+// CHECK: return %[[DX]]#0, %[[DX]]#2, %[[NEXTS]]
 
 func.func @step(%x: tensor<64x784xf16>, %w: tensor<128x784xf16>, %b: tensor<128xf16>, %dy: tensor<64x10xf16>, %w2: tensor<10x128xf16>, %beta: f32, %f: tensor<64x784xf32>) -> (tensor<64x128xf16>, tensor<4xi64>, f32, tensor<10x128xf32>, tensor<10x128xf32>, tensor<64x128xf32>, tensor<64x128xf16>, tensor<2x64x128xf16>) {
   %h = gs.gemm %x, %w, %b {transB} : tensor<64x784xf16>, tensor<128x784xf16>, tensor<128xf16> -> tensor<64x128xf16>
@@ -79,6 +86,37 @@ func.func @too_small_or_tall(%e: tensor<0x8xf16>, %t: tensor<4194305x8xf16>, %w:
   return %0, %1 : tensor<0x16xf32>, tensor<4194305x16xf32>
 }
 
+// Scale decisions: one kernel per distinct decision (model, accumulation
+// length, mask, threshold, bounds, roundings, operands), named after it; a
+// scale a decision kernel wrote goes to the GEMM kernel that applies it as
+// the one-element tensor it is, and gs.unify_scales is a kernel too.
+// CHECK-LABEL: func.func @decisions
+// CHECK: %[[SG:.+]] = gs.grad_stats
+// CHECK-NEXT: %[[SGT:.+]] = builtin.unrealized_conversion_cast %[[SG]] : !gs.stats to tensor<7xf64>
+// CHECK: %[[D0:.+]]:2 = call @gs_scale_log_normal_entry(%[[SGT]])
+// CHECK: %[[D1:.+]]:2 = call @gs_scale_log_normal_entry(%{{.+}})
+// CHECK: %[[D2:.+]]:2 = call @gs_scale_log_normal_1_entry(%{{.+}})
+// CHECK: %[[D3:.+]]:2 = call @gs_scale_exponent_histogram_accum_entry(%[[SGT]], %{{.+}}, %{{.+}}) : (tensor<7xf64>, tensor<256xi64>, tensor<1xf32>) -> (tensor<1xf32>, tensor<1xf64>)
+// CHECK: %[[U:.+]] = call @gs_unify_scales_2_entry(%[[D0]]#0, %[[D2]]#0, %{{.+}}, %{{.+}}) : (tensor<1xf32>, tensor<1xf32>, tensor<7xf64>, tensor<7xf64>) -> tensor<1xf32>
+// CHECK: call @gs_gemm_16x16x16_f16_nostats_entry(%{{.+}}, %{{.+}}, %[[U]])
+// CHECK-NOT: gs.compute_scale
+// CHECK-NOT: gs.unify_scales
+func.func @decisions(%g: tensor<16x16xf32>, %h: tensor<16x16xf16>, %w: tensor<16x16xf16>, %alpha: f32) -> (f32, f64, f32, f32, tensor<16x16xf16>) {
+  %sg = gs.grad_stats %g : tensor<16x16xf32>
+  %sh = gs.grad_stats %h : tensor<16x16xf16>
+  %hist = gs.exponent_histogram %g : tensor<16x16xf32>
+  %b0, %e0 = gs.compute_scale %sg {model = #gs.scale_model<log_normal>}
+  %b1, %e1 = gs.compute_scale %sh {model = #gs.scale_model<log_normal>}
+  %b2, %e2 = gs.compute_scale %sh {model = #gs.scale_model<log_normal>, threshold = 1.0e-2 : f64}
+  %b3, %e3 = gs.compute_scale %sg histogram(%hist) alpha(%alpha) {model = #gs.scale_model<exponent_histogram>, max_accum_scale = 1.048576e+06 : f64}
+  %u = gs.unify_scales %b0, %b2 stats %sg, %sh
+  %dx, %stats, %counts = gs.scaled_contraction scale %u : tensor<16x16xf16> {
+    %p = gs.gemm %h, %w : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+    gs.yield %p : tensor<16x16xf32>
+  }
+  return %b1, %e1, %b3, %u, %dx : f32, f64, f32, f32, tensor<16x16xf16>
+}
+
 // The kernels and their entries, private, after the functions (all the
 // functions' kernels).
 // CHECK-DAG: func.func private @gs_gemm_64x128x784_tb_bias_f16_f16_nostats(%{{.+}}: memref<64x784xf16>, %{{.+}}: memref<128x784xf16>, %{{.+}}: memref<1xf32>, %{{.+}}: memref<128xf16>, %{{.+}}: memref<64x128xf16>)
@@ -88,3 +126,22 @@ func.func @too_small_or_tall(%e: tensor<0x8xf16>, %t: tensor<4194305x8xf16>, %w:
 // CHECK-DAG: func.func private @gs_conv_2x3x9x9_k8x3x3_o5x5_s2x2_d1x1_p1x1_bias_f16_f16_nostats(%{{.+}}: memref<8x3x3x3xf16>, %{{.+}}: memref<2x3x9x9xf16>, %{{.+}}: memref<1xf32>, %{{.+}}: memref<8xf16>, %{{.+}}: memref<2x8x5x5xf16>)
 // CHECK-DAG: func.func private @gs_convt_2x8x5x5_k3x3x3_o9x9_s2x2_d1x1_p1x1_f32_nostats(%{{.+}}: memref<8x3x3x3xf16>, %{{.+}}: memref<2x8x5x5xf16>, %{{.+}}: memref<1xf32>, %{{.+}}: memref<2x3x9x9xf32>)
 // CHECK-NOT: func.func private @gs_gemm_10x128x64_ta_f32_nostats_0
+
+// CHECK-LABEL: func.func private @gs_scale_log_normal(
+// CHECK-SAME: %{{.+}}: memref<7xf64>, %{{.+}}: memref<1xf32>, %{{.+}}: memref<1xf64>)
+// CHECK: %[[ONE:.+]] = arith.constant 1 : index
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[ONE]], {{.*}} = %[[ONE]], {{.*}} = %[[ONE]]) threads({{.*}}) in ({{.*}} = %[[ONE]], {{.*}} = %[[ONE]], {{.*}} = %[[ONE]])
+// CHECK: math.exp
+// CHECK: math.erfc
+// CHECK: memref.store %{{.+}}, %{{.+}}[%{{.+}}] : memref<1xf32>
+// CHECK: memref.store %{{.+}}, %{{.+}}[%{{.+}}] : memref<1xf64>
+// CHECK: gpu.terminator
+// CHECK-LABEL: func.func private @gs_scale_log_normal_entry(
+// CHECK-SAME: %{{.+}}: tensor<7xf64>) -> (tensor<1xf32>, tensor<1xf64>)
+// CHECK-LABEL: func.func private @gs_scale_log_normal_1(
+// CHECK-LABEL: func.func private @gs_scale_exponent_histogram_accum(
+// CHECK-SAME: %{{.+}}: memref<7xf64>, %{{.+}}: memref<256xi64>, %{{.+}}: memref<1xf32>, %{{.+}}: memref<1xf32>, %{{.+}}: memref<1xf64>)
+// CHECK: scf.for
+// CHECK: memref.load %{{.+}}[%{{.+}}] : memref<256xi64>
+// CHECK-LABEL: func.func private @gs_unify_scales_2(
+// CHECK-SAME: %{{.+}}: memref<1xf32>, %{{.+}}: memref<1xf32>, %{{.+}}: memref<7xf64>, %{{.+}}: memref<7xf64>, %{{.+}}: memref<1xf32>)

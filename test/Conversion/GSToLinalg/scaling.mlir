@@ -157,3 +157,20 @@ func.func @all_finite(%a: tensor<4x4xf32>, %b: tensor<8xf16>) -> i1 {
   %ok = gs.all_finite %a, %b : tensor<4x4xf32>, tensor<8xf16>
   return %ok : i1
 }
+
+// -----
+
+// convert-gs-to-gpu's casts between !gs.stats and its lowered type (host
+// statistics read by a device kernel, a kernel's statistics read by host
+// code) resolve to the lowered tensor itself.
+
+// CHECK-LABEL: func.func @stats_casts(
+// CHECK-SAME:    %[[X:.*]]: tensor<8x10xf32>
+// CHECK:         %[[STATS:.*]] = tensor.from_elements {{.*}} : tensor<7xf64>
+// CHECK-NOT:     unrealized_conversion_cast
+// CHECK:         return %[[STATS]]
+func.func @stats_casts(%x: tensor<8x10xf32>) -> tensor<7xf64> {
+  %s = gs.grad_stats %x : tensor<8x10xf32>
+  %lowered = builtin.unrealized_conversion_cast %s : !gs.stats to tensor<7xf64>
+  return %lowered : tensor<7xf64>
+}

@@ -8,8 +8,8 @@ lowering of the same step.
 Exports the PyTorch model with its loss, builds its train step with
 gs-train, and trains it N steps on one Fashion-MNIST batch twice with
 gs-run: as the CPU lowers it, and with its FP16 GEMMs and convolutions in
-the Tensor Core kernels (gs-fuse-epilogues, convert-gs-to-gpu) run by
-gs-emulate-gpu.
+the Tensor Core kernels and its scale decisions in one-thread kernels
+(gs-fuse-epilogues, convert-gs-to-gpu), run by gs-emulate-gpu.
 
 Both accumulate every product in the same k order and round it once, so
 every parameter and optimizer state must be bit-identical after every
@@ -134,11 +134,15 @@ def main():
     convolutions = len(re.findall(r"call @gs_convt?_\w+_entry\(", ir))
     kernels = len(set(re.findall(r"func\.func private @(" + kernel +
                                  r")_entry", ir)))
+    decisions = len(re.findall(r"call @gs_(?:scale|unify_scales)_\w+_entry\(",
+                               ir))
+    on_host = len(re.findall(r"gs\.(?:compute_scale|unify_scales) ", ir))
     emulated_ir = os.path.join(args.work, "train_step_emulated.mlir")
     run([args.gs_opt, kernels_ir, "--gs-emulate-gpu", "-o", emulated_ir])
     print(f"{args.model} {args.scaling}: {calls} contractions "
           f"({convolutions} convolutions) on {kernels} kernels, {fused} with "
-          "the scaling epilogue fused")
+          "the scaling epilogue fused; "
+          f"{decisions} scale decisions on the device, {on_host} on the host")
 
     cpu_losses, cpu = train(args, step_ir, inputs, "cpu")
     gpu_losses, gpu = train(args, emulated_ir, inputs, "gpu")

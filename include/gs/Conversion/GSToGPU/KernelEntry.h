@@ -1,0 +1,26 @@
+//===- KernelEntry.h - Tensor-level entries of kernel functions -*- C++ -*-===//
+//
+// A step calls its kernels through entries on tensors, so that it stays on
+// tensors and bufferization sees what each kernel reads and writes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GS_CONVERSION_GSTOGPU_KERNELENTRY_H
+#define GS_CONVERSION_GSTOGPU_KERNELENTRY_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::gs {
+
+/// Builds, at `builder`'s insertion point, `@<kernel>_entry` for a kernel
+/// function on memrefs whose first `numInputs` arguments it reads and whose
+/// others it writes: the entry takes the inputs as tensors, allocates the
+/// outputs, calls the kernel and returns the outputs as tensors, all but
+/// the `scratch` ones (indices among the outputs).
+func::FuncOp buildKernelEntry(OpBuilder &builder, Location loc,
+                              func::FuncOp kernel, unsigned numInputs,
+                              ArrayRef<unsigned> scratch = {});
+
+} // namespace mlir::gs
+
+#endif // GS_CONVERSION_GSTOGPU_KERNELENTRY_H
