@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# The GPU check of the fused GEMM and convolution kernels, for a machine
-# with an NVIDIA GPU.
+# The GPU check of the fused GEMM and convolution kernels and the scale
+# decisions, for a machine with an NVIDIA GPU.
 #
 #   bench/gpu/check.sh [ARTIFACTS]      (default: build/gpu-check)
 #
 # Needs the kernels `make gpu-check-prepare` builds (PTX and a manifest, on
 # any machine with the build; carry ARTIFACTS to the GPU machine), the
 # NVIDIA driver, and python3 with NumPy and PyTorch for CUDA. Prints
-# PASS/FAIL lines: each kernel on the device against float64 references,
+# PASS/FAIL lines: each kernel on the device against float64 references
+# (the decisions against the CPU's),
 # a second run for determinism, compute-sanitizer's memcheck and racecheck
 # on small shapes (where installed), and PERF lines against cuBLAS and
 # cuDNN.
@@ -46,10 +47,10 @@ if [ -n "$sanitizer" ]; then
     log=$(mktemp)
     if timeout 150 "$sanitizer" --tool "$tool" --error-exitcode 1 \
          "$python" "$here/check_kernels.py" --artifacts "$artifacts" \
-         --configs ragged,special,guarded,conv_small_bias,convt_small_scaled \
+         --configs ragged,special,guarded,conv_small_bias,convt_small_scaled,gs_scale_exponent_histogram \
          --no-perf > "$log" 2>&1; then
       echo "PASS compute-sanitizer $tool (ragged, special, guarded," \
-           "conv_small_bias, convt_small_scaled)"
+           "conv_small_bias, convt_small_scaled, gs_scale_exponent_histogram)"
     else
       echo "FAIL compute-sanitizer $tool:"; tail -40 "$log"; status=1
     fi

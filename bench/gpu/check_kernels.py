@@ -1,5 +1,5 @@
-"""Runs the fused GEMM and convolution kernels on an NVIDIA GPU and checks
-and times them.
+"""Runs the fused GEMM and convolution kernels and the scale decisions on
+an NVIDIA GPU and checks and times them.
 
   check_kernels.py --artifacts build/gpu-check [--configs a,b] [--no-perf]
   check_kernels.py --artifacts build/gpu-check --dry-run
@@ -13,6 +13,10 @@ the cuBLAS baseline. Per configuration:
     f32 accumulation for normal ones;
   PASS/FAIL deterministic: a second run gives bit-identical C and
     statistics;
+  PASS/FAIL correct/deterministic for each scale-decision kernel: on the
+    statistics of every case of scale_cases.py, the scale the CPU lowering
+    chose (exactly where it is a power of two) and its underflow estimate
+    (within 1e-12: the device's erf, exp and log are libdevice's);
   PERF (timed ones): TFLOP/s of the fused kernel, of cuBLAS FP16 GEMM
     (torch.matmul, f32 accumulation), and of cuBLAS followed by the same
     statistics computed by PyTorch ops; for 4096^3 the cost of the
@@ -40,6 +44,9 @@ import check_conv  # noqa: E402
 import check_gemm  # noqa: E402  (the reference rules the CPU tests use)
 
 U32 = 2.0**-24
+# A decision's estimate on the device against the host's: libdevice's and
+# the host's erf, erfc, exp and log differ by a few ulps.
+ESTIMATE_RTOL = 1e-12
 
 
 def descriptor_fields(shape):
@@ -142,9 +149,13 @@ def make_arrays(cfg):
                                   cfg["bias"], cfg["mask"], cfg["bias_type"])
 
 
+def torch_dtypes(torch):
+    return {"f16": torch.float16, "f32": torch.float32,
+            "f64": torch.float64, "i64": torch.int64}
+
+
 def make_buffers(torch, cfg):
-    dtypes = {"f16": torch.float16, "f32": torch.float32,
-              "f64": torch.float64, "i64": torch.int64}
+    dtypes = torch_dtypes(torch)
     arrays = make_arrays(cfg)
     if is_conv(cfg):
         a, b = arrays["w"], arrays["x"]
@@ -280,6 +291,81 @@ def outputs_of(cfg, buffers):
     return [c, grad, cast, partials]
 
 
+def is_decision(cfg):
+    return cfg.get("type") == "decision"
+
+
+def decision_case(cfg, root, case):
+    """@decide's results on the CPU for one case, and the kernel's inputs."""
+    directory = os.path.join(root, case["outputs"])
+    results = {name: np.load(os.path.join(directory, f"output_{i}.npy"))
+               for i, name in enumerate(cfg["outputs"])}
+    inputs = []
+    for name in cfg["inputs"]:
+        if name == "alpha":
+            inputs.append(np.array([case["alpha"]], np.float32))
+        elif name.startswith("scale"):
+            inputs.append(results["scales"][int(name[len("scale"):])]
+                          .reshape(1))
+        else:
+            inputs.append(results[name])
+    return results, inputs
+
+
+def compare_decision(cfg, results, scale, estimate):
+    """Failures of a kernel's scale (and estimate) against the CPU's."""
+    failures = []
+    want = results["scales"][cfg["scale"]]
+    got = np.float32(scale[0])
+    if cfg["rounded"] or not np.isfinite(want):
+        same = got.tobytes() == want.tobytes()
+    else:
+        same = abs(float(got) - float(want)) <= float(np.spacing(want))
+    if not same:
+        failures.append(f"scale {float(got)!r} vs {float(want)!r}")
+    if cfg["estimate"] is not None:
+        want = float(results["estimates"][cfg["estimate"]])
+        got = float(estimate[0])
+        if not (got == want or (np.isnan(got) and np.isnan(want)) or
+                abs(got - want) <= ESTIMATE_RTOL * abs(want)):
+            failures.append(f"estimate {got!r} vs {want!r}")
+    return failures
+
+
+def check_decision(driver, torch, cfg, root, chip):
+    """Runs a decision kernel on every case, twice; True if one failed."""
+    failures, deterministic = [], True
+    for case in cfg["cases"]:
+        results, inputs = decision_case(cfg, root, case)
+        buffers = [torch.from_numpy(np.ascontiguousarray(x)).cuda()
+                   for x in inputs]
+        outputs = buffers[len(buffers):]
+        for arg in cfg["arguments"][len(inputs):]:
+            outputs.append(torch.zeros(arg["shape"],
+                                       dtype=torch_dtypes(torch)[arg["dtype"]],
+                                       device="cuda"))
+        run = prepare_kernels(driver, torch, cfg, root, chip,
+                              buffers + outputs)
+        runs = []
+        for _ in range(2):
+            for t in outputs:
+                t.zero_()
+            run()
+            torch.cuda.synchronize()
+            runs.append([t.cpu().numpy() for t in outputs])
+        failures += [f"{case['name']}: {f}"
+                     for f in compare_decision(cfg, results, *runs[0])]
+        deterministic &= all(a.tobytes() == b.tobytes()
+                             for a, b in zip(*runs))
+    print(f"{'FAIL' if failures else 'PASS'} correct {cfg['name']}: "
+          f"{len(cfg['cases'])} cases against the CPU's decisions"
+          + "".join(f"\n    {f}" for f in failures))
+    print(f"{'PASS' if deterministic else 'FAIL'} deterministic "
+          f"{cfg['name']}: two runs "
+          f"{'bit-identical' if deterministic else 'differ'}")
+    return bool(failures) or not deterministic
+
+
 def time_ms(torch, body, iterations=20):
     for _ in range(3):
         body()
@@ -329,6 +415,26 @@ def main():
     if args.check_outputs:
         failed = False
         for cfg in manifest:
+            if is_decision(cfg):
+                # DIR/<case>/output_{0,1}.npy: @decide's scales and
+                # estimates from the emulated kernels.
+                failures = []
+                for case in cfg["cases"]:
+                    results, _ = decision_case(cfg, args.artifacts, case)
+                    emulated = [np.load(os.path.join(
+                        args.check_outputs, case["name"], f"output_{i}.npy"))
+                        for i in (0, 1)]
+                    scale = emulated[0][cfg["scale"]:cfg["scale"] + 1]
+                    estimate = (None if cfg["estimate"] is None else
+                                emulated[1][cfg["estimate"]:][:1])
+                    failures += [f"{case['name']}: {f}" for f in
+                                 compare_decision(cfg, results, scale,
+                                                  estimate)]
+                failed |= bool(failures)
+                print(f"{'FAIL' if failures else 'PASS'} correct "
+                      f"{cfg['name']}" + "".join(f"\n    {f}"
+                                                  for f in failures))
+                continue
             arrays = make_arrays(cfg)
             outputs = [np.load(os.path.join(args.check_outputs,
                                             f"output_{i}.npy"))
@@ -351,6 +457,9 @@ def main():
     times = {}
     for cfg in manifest:
         name = cfg["name"]
+        if is_decision(cfg):
+            failed |= check_decision(driver, torch, cfg, args.artifacts, chip)
+            continue
         arrays, buffers = make_buffers(torch, cfg)
         run = prepare_kernels(driver, torch, cfg, args.artifacts, chip,
                               buffers)

@@ -4,7 +4,11 @@
 
 For each GEMM configuration below, gs-gpu-gemm-kernel builds the fused
 GEMM; for each convolution, convert-gs-to-gpu builds its implicit GEMM
-from a function computing it (check_conv.py's). gpu-kernel-outlining
+from a function computing it (check_conv.py's); the scale decisions are
+convert-gs-to-gpu's kernels for test/Integration/GPU/Inputs/
+scale-decisions.mlir, with the statistics of scale_cases.py's gradients
+and the scales the CPU lowering decides from them (gs-run), which the
+device must reproduce. gpu-kernel-outlining
 splits off the kernels, and the NVVM pipeline lowers them to PTX for sm_80
 and sm_90 (the driver compiles PTX for the GPU it runs on, so no CUDA
 toolkit is needed there). manifest.json records, per configuration, the
@@ -25,6 +29,27 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "Integration", "GPU",
                                 "Inputs"))
 import check_conv  # noqa: E402  (the convolutions the CPU tests run)
+import scale_cases  # noqa: E402  (the gradients the decision tests run on)
+
+DECISIONS_MLIR = os.path.join(HERE, "..", "..", "test", "Integration", "GPU",
+                              "Inputs", "scale-decisions.mlir")
+# @decide's results, in order; the check feeds them to the kernels.
+DECIDE_OUTPUTS = ["scales", "estimates", "sdy", "sw", "sg", "hist"]
+# The decision kernels of scale-decisions.mlir: the kernel, its inputs
+# (@decide's results, the case's alpha, or scale<i>: @decide's scale i),
+# which of @decide's scales and estimates it must reproduce, and whether
+# its scale is rounded to a power of two (then it must be the CPU's
+# exactly; an unrounded one may differ in its last bit, as the device's
+# exp and log may from the host's).
+DECISIONS = [
+    ("gs_scale_half_normal_k10_relu", ["sdy", "sw"], 0, 0, True),
+    ("gs_scale_log_normal", ["sg"], 1, 1, True),
+    ("gs_scale_log_normal_1", ["sg"], 2, 2, True),
+    ("gs_scale_exponent_histogram", ["sg", "hist"], 3, 3, True),
+    ("gs_scale_log_normal_accum", ["sg", "alpha"], 4, 4, True),
+    ("gs_scale_log_normal_2", ["sg"], 5, 5, False),
+    ("gs_unify_scales_2", ["scale0", "scale1", "sdy", "sg"], 6, None, True),
+]
 
 # name, m, n, k, kind (check_gemm.py's), scale, bias, mask, options, timed
 CONFIGS = [
@@ -119,6 +144,10 @@ def parse_outlined(ir, name):
     arguments = []
     for part in re.findall(r"%arg\d+: memref<[^>]*>", signature.group(1)):
         arguments.append(memref_type(part.split(": ", 1)[1]))
+    # The function's body: up to the brace closing it (at its indentation).
+    indent = ir[ir.rfind("\n", 0, signature.start()) + 1:signature.start()]
+    end = ir.find("\n" + indent + "}", signature.end())
+    ir = ir[signature.end():end if end >= 0 else len(ir)]
     constants = {m.group(1): int(m.group(2)) for m in re.finditer(
         r"%(\w+) = arith\.constant (\d+) : index", ir)}
     launches = []
@@ -191,12 +220,94 @@ def prepare_conv(args, name, cfg, scale):
     return lower(args, directory, outlined, kernel[0])
 
 
+def mlir_float(value, dtype):
+    """A float as an MLIR dense element: inf and NaN as their bits."""
+    if math.isfinite(value):
+        return repr(float(value))
+    bits = {("f16", True): "0x7C00", ("f16", False): "0xFC00",
+            ("f32", True): "0x7F800000", ("f32", False): "0xFF800000"}
+    if math.isnan(value):
+        return "0x7E00" if dtype == "f16" else "0x7FC00000"
+    return bits[(dtype, value > 0)]
+
+
+def case_function(name, arrays):
+    """@case_<name>(): @decide on the case's gradients as constants."""
+    lines = [f"func.func @case_{name}() -> (tensor<7xf32>, tensor<6xf64>, "
+             "tensor<7xf64>, tensor<7xf64>, tensor<7xf64>, tensor<256xi64>) {"]
+    operands, types = [], []
+    for key in ("dy", "w", "g"):
+        dtype = scale_cases.DTYPES[key]
+        rows = ", ".join("[" + ", ".join(mlir_float(v, dtype) for v in row) +
+                         "]" for row in arrays[key])
+        shape = "x".join(str(d) for d in scale_cases.SHAPES[key])
+        types.append(f"tensor<{shape}x{dtype}>")
+        lines.append(f"  %{key} = arith.constant dense<[{rows}]> : "
+                     f"{types[-1]}")
+        operands.append(f"%{key}")
+    lines.append(f"  %alpha = arith.constant dense<{arrays['alpha']!r}> : "
+                 "tensor<f32>")
+    operands.append("%alpha")
+    types.append("tensor<f32>")
+    results = "tensor<7xf32>, tensor<6xf64>, tensor<7xf64>, tensor<7xf64>, " \
+              "tensor<7xf64>, tensor<256xi64>"
+    lines.append(f"  %r:6 = func.call @decide({', '.join(operands)}) : "
+                 f"({', '.join(types)}) -> ({results})")
+    lines.append(f"  return %r#0, %r#1, %r#2, %r#3, %r#4, %r#5 : {results}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def prepare_decisions(args, only):
+    """Manifest entries of the decision kernels, and per case the CPU's
+    decisions and the statistics they came from."""
+    directory = os.path.join(args.out, "decisions")
+    os.makedirs(directory, exist_ok=True)
+    outlined = os.path.join(directory, "outlined.mlir")
+    run([args.gs_opt, DECISIONS_MLIR, "--convert-gs-to-gpu",
+         "--gpu-kernel-outlining", "-o", outlined])
+    with open(DECISIONS_MLIR) as f:
+        module = f.read()
+    cases = []
+    for name, arrays in scale_cases.cases():
+        module += case_function(name, arrays)
+        cases.append({"name": name, "alpha": arrays["alpha"],
+                      "outputs": os.path.join("decisions", name)})
+    source = os.path.join(directory, "cases.mlir")
+    with open(source, "w") as f:
+        f.write(module)
+    for case in cases:
+        run([args.gs_run, source, f"--entry=case_{case['name']}",
+             "--format=npy", "--output-dir=" +
+             os.path.join(args.out, case["outputs"])])
+    entries = []
+    for kernel, inputs, scale, estimate, rounded in DECISIONS:
+        if only and kernel not in only:
+            continue
+        arguments, launches = lower(args, directory, outlined, kernel)
+        entries.append({
+            "name": kernel, "type": "decision", "inputs": inputs,
+            "scale": scale, "estimate": estimate, "rounded": rounded,
+            "outputs": DECIDE_OUTPUTS,
+            "cases": cases, "timed": False, "arguments": arguments,
+            "launches": launches})
+        print(f"prepared {kernel}: {len(launches)} kernel(s), "
+              f"{len(cases)} cases")
+    return entries
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gs-opt", required=True)
+    parser.add_argument("--gs-run",
+                        help="gs-run (default: the one beside gs-opt)")
     parser.add_argument("--out", required=True)
     parser.add_argument("--only", help="comma-separated configuration names")
     args = parser.parse_args()
+    if not args.gs_run:
+        args.gs_run = os.path.join(os.path.dirname(args.gs_opt), "gs-run")
+        if not os.path.dirname(args.gs_opt):
+            args.gs_run = "gs-run"  # gs-opt from the PATH: gs-run too
     os.makedirs(args.out, exist_ok=True)
     only = set(args.only.split(",")) if args.only else None
     empty = os.path.join(args.out, "empty.mlir")
@@ -240,6 +351,7 @@ def main():
             "statistics": scale is not None, "timed": timed,
             "arguments": arguments, "launches": launches})
         print(f"prepared {name}: {len(launches)} kernel(s)")
+    manifest += prepare_decisions(args, only)
     with open(os.path.join(args.out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
 

@@ -6,11 +6,10 @@ gs-emulate-gpu, against the CPU lowering of the same decisions.
 
 Runs @decide of the input (every model and rule: half_normal behind a ReLU,
 log_normal with and without bounds and rounding, exponent_histogram, the
-cumulative-scale bound, unify_scales) on gradients that reach every branch
-of the decision: typical magnitudes, magnitudes so small the maximum scale
-binds, so large the overflow cap binds, all zeros, inf and NaN entries, a
-large incoming scale. Both builds run the same scalar f64 operations, so
-every scale and estimate must be bit-identical. Also checks what the
+cumulative-scale bound, unify_scales) on the gradients of scale_cases.py,
+which reach every branch of the decision. Both builds run the same scalar f64 operations, so
+every scale and estimate must be bit-identical (their outputs are in
+DIR/cpu/<case> and DIR/gpu/<case>). Also checks what the
 definition (docs/GradientScaling.md) says of each case. Prints one line per
 case and exits 1 on a difference.
 """
@@ -23,6 +22,9 @@ import sys
 
 import numpy as np
 
+import scale_cases
+
+DTYPES = {"f16": np.float16, "f32": np.float32}
 HALF_MAX = 65504.0
 # The scales @decide returns, in order, and its rules' bounds.
 SCALES = ["half_normal", "log_normal", "log_normal_bounded", "histogram",
@@ -30,39 +32,6 @@ SCALES = ["half_normal", "log_normal", "log_normal_bounded", "histogram",
 MIN_SCALE = {"log_normal_bounded": 0.25}
 MAX_SCALE = 65536.0
 MAX_ACCUM = 2.0**20
-
-
-def cases():
-    rng = np.random.default_rng(2026)
-
-    def signs(shape):
-        return rng.choice([-1.0, 1.0], shape)
-
-    def lognormal(mu, s):
-        return np.exp(rng.normal(mu, s, (64, 10))) * signs((64, 10))
-
-    def case(dy, w, g, alpha=1.0):
-        return {"dy": np.asarray(dy, np.float16),
-                "w": np.asarray(w, np.float16),
-                "g": np.asarray(g, np.float32),
-                "alpha": np.array(alpha, np.float32)}
-
-    normal = rng.standard_normal
-    yield "typical", case(normal((64, 10)) * 1e-4, normal((10, 128)) * 0.05,
-                          lognormal(-12, 3))
-    yield "tiny", case(normal((64, 10)) * 1e-6, normal((10, 128)) * 0.01,
-                       lognormal(-30, 1))
-    yield "huge", case(normal((64, 10)) * 1e3, normal((10, 128)),
-                       lognormal(10, 1))
-    yield "zeros", case(np.zeros((64, 10)), np.zeros((10, 128)),
-                        np.zeros((64, 10)))
-    g = lognormal(-12, 3)
-    g[3, 4], g[5, 6] = np.inf, np.nan
-    dy = normal((64, 10)) * 1e-4
-    dy[0, 0] = np.inf
-    yield "nonfinite", case(dy, normal((10, 128)) * 0.05, g)
-    yield "accum", case(normal((64, 10)) * 1e-4, normal((10, 128)) * 0.05,
-                        lognormal(-20, 1), alpha=2.0**18)
 
 
 def run(command):
@@ -76,7 +45,7 @@ def run(command):
 def decide(args, ir, inputs, out):
     run([args.gs_run, ir, "--entry=decide", *inputs, "--format=npy",
          f"--output-dir={out}"])
-    return [np.load(os.path.join(out, f"output_{i}.npy")) for i in (0, 1)]
+    return [np.load(os.path.join(out, f"output_{i}.npy")) for i in range(6)]
 
 
 def expected(name, arrays, scales, estimates):
@@ -125,7 +94,9 @@ def main():
     print(f"{len(kernels)} decision kernels, {left} decisions left on the "
           "host")
     failed = left != 0
-    for name, arrays in cases():
+    for name, lists in scale_cases.cases():
+        arrays = {key: np.array(value, dtype=DTYPES[scale_cases.DTYPES[key]])
+                  for key, value in lists.items()}
         work = os.path.join(args.work, name)
         os.makedirs(work, exist_ok=True)
         inputs = []
@@ -133,11 +104,13 @@ def main():
             path = os.path.join(work, key + ".npy")
             np.save(path, array)
             inputs += ["-i", path]
-        host = decide(args, args.input, inputs, os.path.join(work, "cpu"))
-        device = decide(args, emulated, inputs, os.path.join(work, "gpu"))
+        host = decide(args, args.input, inputs,
+                      os.path.join(args.work, "cpu", name))
+        device = decide(args, emulated, inputs,
+                        os.path.join(args.work, "gpu", name))
         same = all(a.dtype == b.dtype and a.tobytes() == b.tobytes()
                    for a, b in zip(host, device))
-        checks = expected(name, arrays, *host)
+        checks = expected(name, arrays, *host[:2])
         failed |= not same or not all(holds for _, holds in checks)
         scales = " ".join(f"{v:g}" for v in host[0])
         print(f"{name}: scales {scales}: "

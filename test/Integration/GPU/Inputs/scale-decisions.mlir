@@ -2,8 +2,9 @@
 // gradient %dy behind a ReLU and its weight %w (half_normal), an FP32
 // gradient %g (log_normal, exponent_histogram, with the cumulative-scale
 // bound on %alpha), and the branch rule over two of the scales. Returns the
-// scales and the underflow estimates.
-func.func @decide(%dy: tensor<64x10xf16>, %w: tensor<10x128xf16>, %g: tensor<64x10xf32>, %alpha: tensor<f32>) -> (tensor<7xf32>, tensor<6xf64>) {
+// scales, the underflow estimates, and the statistics and histogram they
+// were decided from (the GPU check feeds them to the decision kernels).
+func.func @decide(%dy: tensor<64x10xf16>, %w: tensor<10x128xf16>, %g: tensor<64x10xf32>, %alpha: tensor<f32>) -> (tensor<7xf32>, tensor<6xf64>, tensor<7xf64>, tensor<7xf64>, tensor<7xf64>, tensor<256xi64>) {
   %sdy = gs.grad_stats %dy : tensor<64x10xf16>
   %sw = gs.grad_stats %w : tensor<10x128xf16>
   %sg = gs.grad_stats %g : tensor<64x10xf32>
@@ -18,5 +19,8 @@ func.func @decide(%dy: tensor<64x10xf16>, %w: tensor<10x128xf16>, %g: tensor<64x
   %u = gs.unify_scales %b0, %b1 stats %sdy, %sg
   %scales = tensor.from_elements %b0, %b1, %b2, %b3, %b4, %b5, %u : tensor<7xf32>
   %estimates = tensor.from_elements %e0, %e1, %e2, %e3, %e4, %e5 : tensor<6xf64>
-  return %scales, %estimates : tensor<7xf32>, tensor<6xf64>
+  %ldy = builtin.unrealized_conversion_cast %sdy : !gs.stats to tensor<7xf64>
+  %lw = builtin.unrealized_conversion_cast %sw : !gs.stats to tensor<7xf64>
+  %lg = builtin.unrealized_conversion_cast %sg : !gs.stats to tensor<7xf64>
+  return %scales, %estimates, %ldy, %lw, %lg, %hist : tensor<7xf32>, tensor<6xf64>, tensor<7xf64>, tensor<7xf64>, tensor<7xf64>, tensor<256xi64>
 }
