@@ -243,27 +243,29 @@ def check_correct(torch, cfg, arrays, outputs):
     if bias is not None and is_conv(cfg):
         # One value per output channel.
         bias = bias.reshape([1, -1] + [1] * (exact.ndim - 2))
-    x = check_gemm.epilogue(exact.astype(np.float32), cfg["scale"], bias,
-                            arrays.get("mask"))
+    # The epilogue's values before the ReLU mask: the statistics are theirs.
+    mask = arrays.get("mask")
+    x = check_gemm.epilogue(exact.astype(np.float32), cfg["scale"], bias)
     if cfg["kind"] != "normal":
-        return check_gemm.compare_exact(c, grad, cast, x, output)
+        return check_gemm.compare_exact(c, grad, cast, x, output, mask)
     # Normal values: the Tensor Cores sum in their own order.
     failures = []
     e = cfg["scale"] * bound + U32 * np.abs(x)
-    if cfg["mask"]:
-        e = np.where(arrays["mask"] > 0, e, 0)
     dtype = check_gemm.DTYPES[output]
     ulp = np.spacing(np.abs(x).astype(dtype) + dtype(0)).astype(np.float64)
     allowed = e + ulp
-    error = np.abs(c.astype(np.float64) - x.astype(np.float64))
-    if not (error <= allowed).all():
+    want_c = check_gemm.masked(x.astype(np.float64), mask)
+    allowed_c = check_gemm.masked(allowed, mask)
+    error = np.abs(c.astype(np.float64) - want_c)
+    if not (error <= allowed_c).all():
         i = tuple(int(v) for v in
-                  np.unravel_index(np.argmax(error - allowed), error.shape))
-        failures.append(f"C at {i}: {c[i]} vs {x[i]} (allowed {allowed[i]:.3g})")
+                  np.unravel_index(np.argmax(error - allowed_c), error.shape))
+        failures.append(f"C at {i}: {c[i]} vs {want_c[i]} "
+                        f"(allowed {allowed_c[i]:.3g})")
     if grad is None:
         return failures
-    # The statistics are of C, which may be any value within `allowed` of
-    # x rounded.
+    # The statistics are of C before the mask, which may be any value
+    # within `allowed` of x rounded.
     want_grad, want_cast, bounds = check_gemm.expected_stats(x, output)
     ax = np.abs(x.astype(np.float64))
     limits = {0: 0.0, 1: bounds[1] + allowed.sum(),

@@ -104,9 +104,10 @@ def GPUGemmKernel : Pass<"gs-gpu-gemm-kernel", "::mlir::ModuleOp"> {
     where m or n <= 32, otherwise), a multi-stage pipeline of cp.async
     (16-byte rows) or guarded copies into padded shared memory, ldmatrix
     fragments. The epilogue, on the accumulator registers,
-    scales, adds the bias, applies the ReLU mask, rounds to C's type and
-    gathers the statistics of gs.grad_stats of C and those of
-    gs.cast_stats of the values it rounds: reduced through warp shuffles and shared memory to one partial
+    scales, adds the bias, rounds to C's type, gathers the statistics of
+    gs.grad_stats of C and those of gs.cast_stats of the values it rounds,
+    and stores C with the ReLU mask applied (the statistics are of the
+    values before it): reduced through warp shuffles and shared memory to one partial
     per thread block, summed in a fixed order by a second, one-warp launch,
     so that the result is deterministic. See docs/GPU.md.
 
@@ -134,7 +135,8 @@ def GPUGemmKernel : Pass<"gs-gpu-gemm-kernel", "::mlir::ModuleOp"> {
            "The bias's element type",
            [{::mlir::gs::tensorcore::elementTypeValues()}]>,
     Option<"reluMask", "relu-mask", "bool", "false",
-           "Zero C where a forward ReLU output (memref<m x n x f16>) is <= 0">,
+           "Zero C where a forward ReLU output (memref<m x n x f16>) is "
+           "<= 0 (after the statistics)">,
     Option<"statistics", "statistics", "bool", "true",
            "Gather the statistics (off: the same GEMM without them)">,
     Option<"entry", "entry", "bool", "false",

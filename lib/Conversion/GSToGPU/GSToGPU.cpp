@@ -49,6 +49,8 @@ struct GemmSite {
   Value scale;
   /// Null: none.
   Value bias;
+  /// The ReLU mask (f16, C's shape); null: none.
+  Value mask;
   GemmKernelConfig config;
 };
 
@@ -90,7 +92,7 @@ std::optional<GemmSite> matchConvolution(ConvOpTy op, bool transposed) {
   llvm::append_range(conv.strides, g.strides);
   llvm::append_range(conv.dilations, g.dilations);
   llvm::append_range(conv.padsBegin, g.padsBegin);
-  GemmSite site{op, weight, input, Value(), op.getBias(), {}};
+  GemmSite site{op, weight, input, Value(), op.getBias(), Value(), {}};
   setConvolution(site.config, std::move(conv));
   site.config.statistics = false;
   return site;
@@ -100,7 +102,7 @@ std::optional<GemmSite> matchConvolution(ConvOpTy op, bool transposed) {
 /// rounded to `resultType` (f16 or f32), or nullopt where the kernel does
 /// not compute it.
 std::optional<GemmSite> matchContraction(Operation *op, Type resultType) {
-  GemmSite site{op, Value(), Value(), Value(), Value(), {}};
+  GemmSite site{op, Value(), Value(), Value(), Value(), Value(), {}};
   GemmKernelConfig &config = site.config;
   config.statistics = false;
   if (auto gemm = dyn_cast<GemmOp>(op)) {
@@ -172,6 +174,13 @@ std::optional<GemmSite> matchSite(Operation *op) {
     return std::nullopt;
   site->op = op;
   site->scale = scaled.getScale();
+  if (Value mask = scaled.getReluMask()) {
+    // The kernel reads an f16 mask.
+    if (!cast<RankedTensorType>(mask.getType()).getElementType().isF16())
+      return std::nullopt;
+    site->mask = mask;
+    site->config.reluMask = true;
+  }
   site->config.statistics =
       !scaled.getStats().use_empty() || !scaled.getCastCounts().use_empty();
   return site;
@@ -211,6 +220,8 @@ std::string kernelName(const GemmKernelConfig &config) {
   if (config.bias)
     os << "_bias_" << typeName(config.biasType);
   os << "_" << typeName(config.output);
+  if (config.reluMask)
+    os << "_relu";
   if (!config.statistics)
     os << "_nostats";
   return name;
@@ -270,6 +281,8 @@ LogicalResult GemmRewriter::rewrite(GemmSite &site) {
           b, loc, RankedTensorType::get({1}, b.getF32Type()), scale)};
   if (site.bias)
     operands.push_back(site.bias);
+  if (site.mask)
+    operands.push_back(site.mask);
   auto call = func::CallOp::create(b, loc, *entry, operands);
   op->getResult(0).replaceAllUsesWith(call.getResult(0));
   if (site.config.statistics) {
@@ -366,8 +379,8 @@ void ScaleRewriter::rewrite(ComputeScaleOp op) {
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
     func::FuncOp kernel =
         buildComputeScaleKernel(builder, loc, op, uniqueName(stem));
-    entry = buildKernelEntry(builder, loc, kernel,
-                             kernel.getNumArguments() - 2);
+    entry =
+        buildKernelEntry(builder, loc, kernel, kernel.getNumArguments() - 2);
     addPrivate(symbols, {kernel, entry});
   }
   OpBuilder b(op);

@@ -660,18 +660,19 @@ GemmKernelBuilder::buildEpilogue(const Arguments &args, ValueRange accumulators,
             bias = arith::ExtFOp::create(b, loc, f32, bias);
           value = arith::AddFOp::create(b, loc, value, bias);
         }
+        bool halfOutput = cfg.output == ElementType::F16;
+        Value half = arith::TruncFOp::create(b, loc, f16, value);
+        Value stored = halfOutput ? half : value;
         if (cfg.reluMask) {
+          // C only: the statistics are of the values before the mask.
           SmallVector<Value> maskIndices = {clampedRow, clampedCol};
           if (cfg.conv)
             maskIndices = target.indices;
           Value forward =
               memref::LoadOp::create(b, loc, args.mask, maskIndices);
           Value active = compare(arith::CmpFPredicate::OGT, forward, 0.0);
-          value = select(active, value, zero);
+          stored = select(active, stored, halfOutput ? halfZero : zero);
         }
-        bool halfOutput = cfg.output == ElementType::F16;
-        Value half = arith::TruncFOp::create(b, loc, f16, value);
-        Value stored = halfOutput ? half : value;
         auto store = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
         {
           OpBuilder::InsertionGuard guard(b);

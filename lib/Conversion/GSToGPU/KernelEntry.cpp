@@ -13,8 +13,7 @@ static RankedTensorType tensorTypeOf(Type memref) {
 }
 
 func::FuncOp mlir::gs::buildKernelEntry(OpBuilder &b, Location loc,
-                                        func::FuncOp kernel,
-                                        unsigned numInputs,
+                                        func::FuncOp kernel, unsigned numInputs,
                                         ArrayRef<unsigned> scratch) {
   ArrayRef<Type> arguments = kernel.getFunctionType().getInputs();
   ArrayRef<Type> inputTypes = arguments.take_front(numInputs);
@@ -34,7 +33,8 @@ func::FuncOp mlir::gs::buildKernelEntry(OpBuilder &b, Location loc,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(body);
   SmallVector<Value> operands;
-  for (auto [argument, type] : llvm::zip_equal(body->getArguments(), inputTypes))
+  for (auto [argument, type] :
+       llvm::zip_equal(body->getArguments(), inputTypes))
     operands.push_back(
         bufferization::ToBufferOp::create(b, loc, type, argument));
   SmallVector<Value> buffers;

@@ -37,9 +37,10 @@ StatsFieldReader bufferFields(Value stats) {
 
 /// A function `name` of `arguments` whose body is one gpu.launch of one
 /// thread; `body` builds the launch's code (the terminator is added).
-func::FuncOp buildSingleThreadKernel(
-    OpBuilder &builder, Location loc, StringRef name, TypeRange arguments,
-    function_ref<void(OpBuilder &, ValueRange)> body) {
+func::FuncOp
+buildSingleThreadKernel(OpBuilder &builder, Location loc, StringRef name,
+                        TypeRange arguments,
+                        function_ref<void(OpBuilder &, ValueRange)> body) {
   auto kernel = func::FuncOp::create(builder, loc, name,
                                      builder.getFunctionType(arguments, {}));
   Block *entry = kernel.addEntryBlock();
@@ -65,15 +66,16 @@ void storeScalar(OpBuilder &b, Location loc, Value value, Value buffer) {
 }
 } // namespace
 
-func::FuncOp mlir::gs::buildComputeScaleKernel(OpBuilder &builder,
-                                               Location loc, ComputeScaleOp op,
+func::FuncOp mlir::gs::buildComputeScaleKernel(OpBuilder &builder, Location loc,
+                                               ComputeScaleOp op,
                                                StringRef name) {
   SmallVector<Type> arguments = {statsBufferType(builder)};
   if (op.getWeightStats())
     arguments.push_back(statsBufferType(builder));
   if (Value histogram = op.getHistogram()) {
     auto type = cast<RankedTensorType>(histogram.getType());
-    arguments.push_back(MemRefType::get(type.getShape(), type.getElementType()));
+    arguments.push_back(
+        MemRefType::get(type.getShape(), type.getElementType()));
   }
   if (op.getAlpha())
     arguments.push_back(scalarBufferType(builder.getF32Type()));
@@ -105,8 +107,7 @@ func::FuncOp mlir::gs::buildComputeScaleKernel(OpBuilder &builder,
 func::FuncOp mlir::gs::buildUnifyScalesKernel(OpBuilder &builder, Location loc,
                                               unsigned numParts,
                                               StringRef name) {
-  SmallVector<Type> arguments(numParts,
-                              scalarBufferType(builder.getF32Type()));
+  SmallVector<Type> arguments(numParts, scalarBufferType(builder.getF32Type()));
   arguments.append(numParts, statsBufferType(builder));
   arguments.push_back(scalarBufferType(builder.getF32Type()));
   return buildSingleThreadKernel(

@@ -393,8 +393,8 @@ struct ConvTransposeLowering : OpConversionPattern<ConvTransposeOp> {
 
 namespace {
 /// gs.scaled_contraction as the ops it fused (which lower in turn): its
-/// contraction, the rescale, the rounding and the two statistics. The
-/// numbers are those of the unfused step, bit for bit.
+/// contraction, the rescale, the rounding, the two statistics and the ReLU
+/// mask. The numbers are those of the unfused step, bit for bit.
 struct ScaledContractionLowering : OpConversionPattern<ScaledContractionOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -413,6 +413,22 @@ struct ScaledContractionLowering : OpConversionPattern<ScaledContractionOp> {
       result = CastOp::create(rewriter, loc, resultType, value);
     Value stats = GradStatsOp::create(rewriter, loc, result);
     Value counts = CastStatsOp::create(rewriter, loc, value);
+    if (Value mask = adaptor.getReluMask()) {
+      // A ReLU's backward, after the statistics.
+      auto maskType = cast<RankedTensorType>(mask.getType());
+      auto zero = [&](RankedTensorType type) -> Value {
+        return ConstantOp::create(
+            rewriter, loc,
+            DenseElementsAttr::get(
+                RankedTensorType::get({}, type.getElementType()),
+                rewriter.getZeroAttr(type.getElementType())));
+      };
+      Value maskZero = zero(maskType);
+      Value active = CompareOp::create(rewriter, loc, ComparePredicate::gt,
+                                       mask, maskZero);
+      Value resultZero = zero(resultType);
+      result = WhereOp::create(rewriter, loc, active, result, resultZero);
+    }
     rewriter.replaceOp(op, {result, stats, counts});
     return success();
   }

@@ -289,6 +289,5 @@ void to_linalg::populateScalingPatterns(TypeConverter &converter,
                                         RewritePatternSet &patterns) {
   patterns.add<GradStatsLowering, ComputeScaleLowering, UnifyScalesLowering,
                CastStatsLowering, ExponentHistogramLowering, AllFiniteLowering,
-               StatsCastLowering>(
-      converter, patterns.getContext());
+               StatsCastLowering>(converter, patterns.getContext());
 }

@@ -145,8 +145,8 @@ ScaleDecision mlir::gs::buildComputeScale(OpBuilder &b, Location loc,
                                [&](OpBuilder &nested, Location l, Value bin,
                                    Value below, ValueRange acc) {
                                  ScalarBuilder t(nested, l);
-                                 return SmallVector<Value>{t.select(
-                                     t.le(below, limit), bin, acc[0])};
+                                 return SmallVector<Value>{
+                                     t.select(t.le(below, limit), bin, acc[0])};
                                })[0];
     underflowScale = math::Exp2Op::create(b, loc, s.sub(s.c(kKeptBin), best));
     Value gradMax = grad(MaxAbs);
@@ -155,13 +155,13 @@ ScaleDecision mlir::gs::buildComputeScale(OpBuilder &b, Location loc,
     rateAt = [&, nonzero](Value beta) {
       Value log = math::Log2Op::create(b, loc, beta);
       Value cut = math::FloorOp::create(b, loc, s.sub(s.c(kKeptBin), log));
-      Value flushed = histogramScan(b, loc, inputs.histogram, {s.c(0.0)},
-                                    [&](OpBuilder &nested, Location l,
-                                        Value bin, Value below, ValueRange acc) {
-                                      ScalarBuilder t(nested, l);
-                                      return SmallVector<Value>{t.select(
-                                          t.le(bin, cut), below, acc[0])};
-                                    })[0];
+      Value flushed = histogramScan(
+          b, loc, inputs.histogram, {s.c(0.0)},
+          [&](OpBuilder &nested, Location l, Value bin, Value below,
+              ValueRange acc) {
+            ScalarBuilder t(nested, l);
+            return SmallVector<Value>{t.select(t.le(bin, cut), below, acc[0])};
+          })[0];
       return s.div(flushed, nonzero);
     };
   } else {
@@ -187,10 +187,10 @@ ScaleDecision mlir::gs::buildComputeScale(OpBuilder &b, Location loc,
     };
   }
   Value minScale = s.c(op.getMinScale().convertToDouble());
-  Value beta =
-      s.max(s.roundToPowerOfTwo(underflowScale, op.getUnderflowRounding()),
-            minScale);
-  beta = s.min(beta, s.roundToPowerOfTwo(overflowCap, op.getOverflowRounding()));
+  Value beta = s.max(
+      s.roundToPowerOfTwo(underflowScale, op.getUnderflowRounding()), minScale);
+  beta =
+      s.min(beta, s.roundToPowerOfTwo(overflowCap, op.getOverflowRounding()));
   if (std::optional<APFloat> maxScale = op.getMaxScale())
     beta = s.min(beta, s.c(maxScale->convertToDouble()));
   if (std::optional<APFloat> maxAccum = op.getMaxAccumScale()) {

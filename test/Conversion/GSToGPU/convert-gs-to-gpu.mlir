@@ -117,6 +117,19 @@ func.func @decisions(%g: tensor<16x16xf32>, %h: tensor<16x16xf16>, %w: tensor<16
   return %b1, %e1, %b3, %u, %dx : f32, f64, f32, f32, tensor<16x16xf16>
 }
 
+// A ReLU backward fused into the epilogue: the forward activation is the
+// kernel's mask.
+// CHECK-LABEL: func.func @relu_backward
+// CHECK-SAME: (%[[DY:.+]]: tensor<16x8xf16>, %[[W:.+]]: tensor<8x32xf16>, %[[H:.+]]: tensor<16x32xf16>, %{{.+}}: f32)
+// CHECK: call @gs_gemm_16x32x8_f16_relu_entry(%[[DY]], %[[W]], %{{.+}}, %[[H]]) : (tensor<16x8xf16>, tensor<8x32xf16>, tensor<1xf32>, tensor<16x32xf16>) -> (tensor<16x32xf16>, tensor<7xf64>, tensor<4xi64>)
+func.func @relu_backward(%dy: tensor<16x8xf16>, %w: tensor<8x32xf16>, %h: tensor<16x32xf16>, %beta: f32) -> (tensor<16x32xf16>, tensor<4xi64>) {
+  %dx, %s, %c = gs.scaled_contraction scale %beta relu_mask %h : tensor<16x32xf16> : tensor<16x32xf16> {
+    %p = gs.gemm %dy, %w : tensor<16x8xf16>, tensor<8x32xf16> -> tensor<16x32xf32>
+    gs.yield %p : tensor<16x32xf32>
+  }
+  return %dx, %c : tensor<16x32xf16>, tensor<4xi64>
+}
+
 // The kernels and their entries, private, after the functions (all the
 // functions' kernels).
 // CHECK-DAG: func.func private @gs_gemm_64x128x784_tb_bias_f16_f16_nostats(%{{.+}}: memref<64x784xf16>, %{{.+}}: memref<128x784xf16>, %{{.+}}: memref<1xf32>, %{{.+}}: memref<128xf16>, %{{.+}}: memref<64x128xf16>)
@@ -125,6 +138,7 @@ func.func @decisions(%g: tensor<16x16xf32>, %h: tensor<16x16xf16>, %w: tensor<16
 // CHECK-DAG: func.func private @gs_gemm_64x128x10_f16_entry(
 // CHECK-DAG: func.func private @gs_conv_2x3x9x9_k8x3x3_o5x5_s2x2_d1x1_p1x1_bias_f16_f16_nostats(%{{.+}}: memref<8x3x3x3xf16>, %{{.+}}: memref<2x3x9x9xf16>, %{{.+}}: memref<1xf32>, %{{.+}}: memref<8xf16>, %{{.+}}: memref<2x8x5x5xf16>)
 // CHECK-DAG: func.func private @gs_convt_2x8x5x5_k3x3x3_o9x9_s2x2_d1x1_p1x1_f32_nostats(%{{.+}}: memref<8x3x3x3xf16>, %{{.+}}: memref<2x8x5x5xf16>, %{{.+}}: memref<1xf32>, %{{.+}}: memref<2x3x9x9xf32>)
+// CHECK-DAG: func.func private @gs_gemm_16x32x8_f16_relu(%{{.+}}: memref<16x8xf16>, %{{.+}}: memref<8x32xf16>, %{{.+}}: memref<1xf32>, %{{.+}}: memref<16x32xf16>, %{{.+}}: memref<16x32xf16>, %{{.+}}: memref<1x10xf32>, %{{.+}}: memref<7xf64>, %{{.+}}: memref<4xi64>)
 // CHECK-NOT: func.func private @gs_gemm_10x128x64_ta_f32_nostats_0
 
 // CHECK-LABEL: func.func private @gs_scale_log_normal(

@@ -3,7 +3,7 @@
 // RUN: not gs-opt %s --gs-gpu-gemm-kernel="m=0 n=8 k=8" 2>&1 | FileCheck %s --check-prefix=SHAPE
 // RUN: not gs-opt %s --gs-gpu-gemm-kernel="name=taken m=8 n=8 k=8" 2>&1 | FileCheck %s --check-prefix=TAKEN
 
-// The fused GEMM C = f16(mask(scale * A B + bias)) for A 70x40, B 40x50:
+// The fused GEMM C = mask(f16(scale * A B + bias)) for A 70x40, B 40x50:
 // a 1 x 2 grid of 64 x 64 tiles, 128 threads (2 x 2 warps of 32 x 32).
 // (The tile-size choices and the pipeline depth: gemm-kernel-tiles.mlir.)
 // CHECK-LABEL: func.func @gemm(
@@ -41,20 +41,23 @@
 // CHECK-NEXT: scf.yield
 // CHECK: nvgpu.device_async_wait %[[PENDING]] {numGroups = 0 : i32}
 
-// The epilogue, per accumulator element: scale, bias, mask, cast, a store
-// guarded by the bounds, and the statistics.
+// The epilogue, per accumulator element: scale, bias, cast, the mask on
+// what is stored (guarded by the bounds), and the statistics of the values
+// before the mask.
 // CHECK: %[[S:.*]] = memref.load %[[SCALE]][%c0]
 // CHECK: %[[INSIDE:.*]] = arith.andi
 // CHECK: %[[ACC:.*]] = vector.extract %{{.*}}#0[0, 0] : f32 from vector<2x2xf32>
 // CHECK: %[[SCALED:.*]] = arith.mulf %[[ACC]], %[[S]] : f32
 // CHECK: %[[BV:.*]] = memref.load %[[BIAS]]
 // CHECK: %[[BIASED:.*]] = arith.addf %[[SCALED]], %[[BV]] : f32
+// CHECK: %[[HALF:.*]] = arith.truncf %[[BIASED]] : f32 to f16
 // CHECK: %[[FWD:.*]] = memref.load %[[MASK]]
 // CHECK: %[[ACTIVE:.*]] = arith.cmpf ogt, %[[FWD]]
-// CHECK: %[[MASKED:.*]] = arith.select %[[ACTIVE]], %[[BIASED]]
-// CHECK: %[[HALF:.*]] = arith.truncf %[[MASKED]] : f32 to f16
+// CHECK: %[[MASKED:.*]] = arith.select %[[ACTIVE]], %[[HALF]]
 // CHECK: scf.if %[[INSIDE]] {
-// CHECK-NEXT: memref.store %[[HALF]], %[[C]]
+// CHECK-NEXT: memref.store %[[MASKED]], %[[C]]
+// CHECK: %[[WIDE:.*]] = arith.extf %[[HALF]] : f16 to f32
+// CHECK: arith.select %[[INSIDE]], %[[WIDE]]
 // CHECK: math.log
 // CHECK: arith.cmpf oeq, %{{.*}}, %cst{{.*}} : f16
 

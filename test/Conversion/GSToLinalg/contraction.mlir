@@ -396,3 +396,28 @@ func.func @conv_transpose_grouped_f16(%x: tensor<1x4x5xf16>, %w: tensor<4x3x2xf1
       : tensor<1x4x5xf16>, tensor<4x3x2xf16> -> tensor<1x6x4xf16>
   return %0 : tensor<1x6x4xf16>
 }
+
+// -----
+
+// gs.scaled_contraction as what it fused: the contraction, the rescale, the
+// cast, the statistics of the cast values, and then the ReLU mask on the
+// result only.
+// CHECK-LABEL: func.func @scaled_contraction_relu_mask(
+// CHECK-SAME:    %{{.*}}: tensor<4x3xf16>, %{{.*}}: tensor<3x8xf16>, %[[H:.*]]: tensor<4x8xf16>, %{{.*}}: f32)
+// CHECK:         %[[CAST:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4x8xf16>)
+// CHECK:           arith.truncf %{{.*}} : f32 to f16
+// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]} ins(%[[CAST]] : tensor<4x8xf16>)
+// CHECK:         %[[STATS:.*]] = tensor.from_elements {{.*}} : tensor<7xf64>
+// CHECK:         %[[ACTIVE:.*]] = linalg.generic {{.*}} ins(%[[H]], %{{.*}} : tensor<4x8xf16>, tensor<f16>)
+// CHECK:           arith.cmpf ogt
+// CHECK:         %[[MASKED:.*]] = linalg.generic {{.*}} ins(%[[ACTIVE]], %[[CAST]], %{{.*}} : tensor<4x8xi1>, tensor<4x8xf16>, tensor<f16>)
+// CHECK:           arith.select
+// CHECK:         return %[[MASKED]], %[[STATS]]
+func.func @scaled_contraction_relu_mask(%dy: tensor<4x3xf16>, %w: tensor<3x8xf16>, %h: tensor<4x8xf16>, %beta: f32) -> (tensor<4x8xf16>, tensor<7xf64>) {
+  %dx, %s, %c = gs.scaled_contraction scale %beta relu_mask %h : tensor<4x8xf16> : tensor<4x8xf16> {
+    %p = gs.gemm %dy, %w : tensor<4x3xf16>, tensor<3x8xf16> -> tensor<4x8xf32>
+    gs.yield %p : tensor<4x8xf32>
+  }
+  %l = builtin.unrealized_conversion_cast %s : !gs.stats to tensor<7xf64>
+  return %dx, %l : tensor<4x8xf16>, tensor<7xf64>
+}

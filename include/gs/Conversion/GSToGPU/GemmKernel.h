@@ -75,7 +75,8 @@ struct GemmKernelConfig {
   /// Adds a bias: memref<n x biasType>, one per column.
   bool bias = false;
   ElementType biasType = ElementType::F32;
-  /// Zeroes C where a memref<m x n x f16> (the forward ReLU output) is <= 0.
+  /// Zeroes C where a memref<m x n x f16> (the forward ReLU output) is <= 0
+  /// (a ReLU's backward); the statistics are of the values before.
   bool reluMask = false;
   /// Gathers the statistics (off: the same GEMM without them, the baseline
   /// of their cost; the kernel then takes no statistics buffers).
@@ -114,9 +115,10 @@ void chooseTiles(GemmKernelConfig &config);
 /// (A and B transposed where asked) computing
 ///   C = mask(scale * op(A) op(B) + bias)
 /// in f32, rounded once to C's type. %grad_stats are the statistics of C as
-/// stored, %cast_stats the counts of the f32 values' rounding to f16 (what
-/// it did to an f16 C, what it would do to an f32 one), laid out as the CPU
-/// lowering of !gs.stats and gs.cast_stats. A convolution's kernel takes
+/// stored but before the mask, %cast_stats the counts of the f32 values'
+/// rounding to f16 (what it did to an f16 C, what it would do to an f32
+/// one), laid out as the CPU lowering of !gs.stats and gs.cast_stats. The
+/// mask zeroes C where it is not positive. A convolution's kernel takes
 /// its weight (M x C x K... forward, C x M x K... transposed), input
 /// (N x C x D...) and output (N x M x O..., the mask's shape too) instead
 /// of A, B and C. Fails (with a diagnostic at `loc`) on a configuration the

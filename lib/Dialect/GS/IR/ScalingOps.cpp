@@ -117,5 +117,10 @@ LogicalResult ScaledContractionOp::verifyRegions() {
       product.getShape() != getResult().getType().getShape())
     return emitOpError("expects an FP32 product of the result's shape, got ")
            << product;
+  if (Value mask = getReluMask())
+    if (cast<RankedTensorType>(mask.getType()).getShape() !=
+        getResult().getType().getShape())
+      return emitOpError("expects a ReLU mask of the result's shape, got ")
+             << mask.getType();
   return success();
 }

@@ -3,8 +3,9 @@
 // gs-gradient-scaling measures and rescales each FP16 data gradient a
 // contraction produces: the FP32 product is rescaled, its rounding to FP16
 // counted and cast, and the cast result's statistics feed the next scale.
-// One gs.scaled_contraction stands for all of it, so that a target can
-// compute the epilogue where the product is (docs/GPU.md).
+// One gs.scaled_contraction stands for all of it, and for the ReLU
+// backward that masks the result, so that a target can compute the
+// epilogue where the product is (docs/GPU.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,7 @@
 #include "gs/Dialect/GS/Transforms/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::gs {
 #define GEN_PASS_DEF_FUSEEPILOGUES
@@ -28,6 +30,56 @@ bool isFusable(Operation *op) {
          cast<RankedTensorType>(op->getResult(0).getType())
              .getElementType()
              .isF32();
+}
+
+/// Whether `value` is a gs.constant splat of zero.
+bool isZero(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  if (!constant)
+    return false;
+  auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
+  return splat && isa<FloatType>(splat.getElementType()) &&
+         splat.getSplatValue<APFloat>().isZero();
+}
+
+/// Fuses the ReLU backward that is the only user of `fused`'s result,
+/// gs.where(gs.compare gt %m, 0, result, 0) with %m of the result's shape,
+/// into its epilogue (its statistics stay those of the values before).
+void fuseReluMask(RewriterBase &rewriter, ScaledContractionOp fused) {
+  Value result = fused.getResult();
+  if (!result.hasOneUse())
+    return;
+  auto where = dyn_cast<WhereOp>(*result.getUsers().begin());
+  if (!where || where.getX() != result || !isZero(where.getY()) ||
+      where.getType() != result.getType())
+    return;
+  auto compare = where.getCondition().getDefiningOp<CompareOp>();
+  if (!compare || compare.getPredicate() != ComparePredicate::gt ||
+      !isZero(compare.getRhs()))
+    return;
+  Value mask = compare.getLhs();
+  auto maskType = dyn_cast<RankedTensorType>(mask.getType());
+  ArrayRef<int64_t> shape = fused.getResult().getType().getShape();
+  if (!maskType || maskType.getShape() != shape ||
+      !(maskType.getElementType().isF16() || maskType.getElementType().isF32()))
+    return;
+  // The mask must be there before the fused op.
+  if (Operation *definition = mask.getDefiningOp())
+    if (definition->getBlock() != fused->getBlock() ||
+        !definition->isBeforeInBlock(fused))
+      return;
+  rewriter.modifyOpInPlace(fused,
+                           [&] { fused.getReluMaskMutable().assign(mask); });
+  SetVector<Operation *> zeros;
+  zeros.insert(where.getY().getDefiningOp());
+  zeros.insert(compare.getRhs().getDefiningOp());
+  rewriter.replaceOp(where, result);
+  // What only the ReLU backward used.
+  if (compare->use_empty())
+    rewriter.eraseOp(compare);
+  for (Operation *zero : zeros)
+    if (zero->use_empty())
+      rewriter.eraseOp(zero);
 }
 
 /// Fuses cast(rescale(product, scale)) to FP16, with its gs.cast_stats and
@@ -50,7 +102,7 @@ LogicalResult fuseScaledProduct(RewriterBase &rewriter, CastOp cast) {
       rewriter, producer->getLoc(), cast.getType(),
       StatsType::get(cast.getContext()),
       RankedTensorType::get({telemetry::NumCastCounts}, rewriter.getI64Type()),
-      rescale.getScale());
+      rescale.getScale(), /*relu_mask=*/Value());
   Block *body = rewriter.createBlock(&fused.getBody());
   rewriter.moveOpBefore(producer, body, body->end());
   rewriter.setInsertionPointToEnd(body);
@@ -63,6 +115,7 @@ LogicalResult fuseScaledProduct(RewriterBase &rewriter, CastOp cast) {
       rewriter.replaceOp(user, fused.getStats());
   rewriter.replaceOp(cast, fused.getResult());
   rewriter.eraseOp(rescale);
+  fuseReluMask(rewriter, fused);
   return success();
 }
 

@@ -90,14 +90,20 @@ def make_inputs(args):
         )
 
 
-def epilogue(product32, scale, bias=None, mask=None):
-    """The kernel's f32 epilogue on an f32 product, in its operation order."""
+def epilogue(product32, scale, bias=None):
+    """The kernel's f32 epilogue on an f32 product, in its operation order,
+    before the ReLU mask (the statistics are of these values)."""
     x = product32 * np.float32(scale)
     if bias is not None:
         x = x + bias.astype(np.float32)
-    if mask is not None:
-        x = np.where(mask > 0, x, np.float32(0))
     return x.astype(np.float32)
+
+
+def masked(c, mask):
+    """C zeroed where the ReLU mask is not positive."""
+    if mask is None:
+        return c
+    return np.where(mask > 0, c, c.dtype.type(0))
 
 
 def same(got, want):
@@ -137,12 +143,13 @@ GRAD_FIELDS = ["count", "sum", "sum of squares", "max |x|", "nonzeros",
                "sum of ln|x|", "sum of ln^2|x|"]
 
 
-def compare_exact(c, grad, cast, x, output="f16"):
+def compare_exact(c, grad, cast, x, output="f16", mask=None):
     """Failures of C (exact), the cast counts (exact) and the grad stats
-    (within the reduction's bounds) against the f32 epilogue values x; a
-    kernel without statistics has grad and cast None."""
+    (within the reduction's bounds) against the f32 epilogue values x
+    (before the mask); a kernel without statistics has grad and cast
+    None."""
     failures = []
-    want_c = x.astype(DTYPES[output])
+    want_c = masked(x.astype(DTYPES[output]), mask)
     if not same(c, want_c):
         bad = ~((c == want_c) | (np.isnan(c) & np.isnan(want_c)))
         i = tuple(int(v) for v in np.argwhere(bad)[0])
@@ -201,8 +208,8 @@ def check(args):
                 failures.append("the CPU product is not exact")
     load = lambda name: (np.load(os.path.join(args.dir, name + ".npy"))
                          if cfg[name] else None)
-    x = epilogue(product32, cfg["scale"], load("bias"), load("mask"))
-    failures += compare_exact(c, grad, cast, x, output)
+    x = epilogue(product32, cfg["scale"], load("bias"))
+    failures += compare_exact(c, grad, cast, x, output, load("mask"))
 
     if failures:
         print("FAIL:", *failures, sep="\n  ")

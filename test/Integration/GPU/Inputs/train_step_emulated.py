@@ -131,6 +131,7 @@ def main():
     calls = len(re.findall(r"call @" + kernel + r"_entry\(", ir))
     fused = len(re.findall(r"call @" + kernel + r"_entry\(.*-> \(tensor<[^>]*>, "
                            r"tensor<7xf64>", ir))
+    masked = len(re.findall(r"call @" + kernel + r"_relu_entry\(", ir))
     convolutions = len(re.findall(r"call @gs_convt?_\w+_entry\(", ir))
     kernels = len(set(re.findall(r"func\.func private @(" + kernel +
                                  r")_entry", ir)))
@@ -141,7 +142,7 @@ def main():
     run([args.gs_opt, kernels_ir, "--gs-emulate-gpu", "-o", emulated_ir])
     print(f"{args.model} {args.scaling}: {calls} contractions "
           f"({convolutions} convolutions) on {kernels} kernels, {fused} with "
-          "the scaling epilogue fused; "
+          f"the scaling epilogue fused ({masked} with the ReLU mask); "
           f"{decisions} scale decisions on the device, {on_host} on the host")
 
     cpu_losses, cpu = train(args, step_ir, inputs, "cpu")

@@ -209,24 +209,34 @@ def GS_ScaledContractionOp : GS_Op<"scaled_contraction", [
     (f16 or f32). Also returns the `gs.grad_stats` of the result and the
     `gs.cast_stats` counts of `scale * product`'s rounding to FP16.
 
+    With `relu_mask` (a tensor of the result's shape: a ReLU's forward
+    input or output), the result is zeroed where `relu_mask <= 0`, as a
+    ReLU's backward `gs.where(gs.compare gt relu_mask, 0, x, 0)` zeroes it;
+    the statistics are those of the values before, which the next scale is
+    decided from.
+
     What gs-fuse-epilogues makes of a backward contraction, the rescale by
-    the scale gs-gradient-scaling chose for it, the cast to FP16 and the
-    statistics of both: convert-gs-to-gpu computes it in one Tensor Core
-    kernel with all of that in the epilogue; the CPU lowering rebuilds
-    what was fused.
+    the scale gs-gradient-scaling chose for it, the cast to FP16, the
+    statistics of both and the ReLU backward after them: convert-gs-to-gpu
+    computes it in one Tensor Core kernel with all of that in the epilogue;
+    the CPU lowering rebuilds what was fused.
 
     ```mlir
-    %dx, %stats, %counts = gs.scaled_contraction scale %beta : tensor<32x256xf16> {
+    %dx, %stats, %counts = gs.scaled_contraction scale %beta relu_mask %h : tensor<32x256xf16> : tensor<32x256xf16> {
       %p = gs.gemm %dy, %w : tensor<32x10xf16>, tensor<10x256xf16> -> tensor<32x256xf32>
       gs.yield %p : tensor<32x256xf32>
     }
     ```
   }];
-  let arguments = (ins F32:$scale);
+  let arguments = (ins F32:$scale,
+                   Optional<StaticShapeTensorOf<[F16, F32]>>:$relu_mask);
   let results = (outs StaticShapeTensorOf<[F16, F32]>:$result,
                  GS_StatsType:$stats, GS_CastCounts:$cast_counts);
   let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = "`scale` $scale attr-dict `:` type($result) $body";
+  let assemblyFormat = [{
+    `scale` $scale (`relu_mask` $relu_mask^ `:` type($relu_mask))? attr-dict
+    `:` type($result) $body
+  }];
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
     /// The contraction the region computes (valid once the op verifies).

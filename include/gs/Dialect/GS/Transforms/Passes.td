@@ -127,8 +127,8 @@ def InlineBackward : Pass<"gs-inline-backward"> {
 }
 
 def FuseEpilogues : Pass<"gs-fuse-epilogues"> {
-  let summary = "Fuse each backward contraction with its scale, cast and "
-                "statistics";
+  let summary = "Fuse each backward contraction with its scale, cast, "
+                "statistics and ReLU mask";
   let description = [{
     Where gs-gradient-scaling left a contraction into FP32 (`gs.gemm`
     without C, alpha or beta, `gs.matmul`, `gs.conv` or `gs.conv_transpose`
@@ -136,6 +136,9 @@ def FuseEpilogues : Pass<"gs-fuse-epilogues"> {
     rescaled values that only a `gs.cast` to FP16 and `gs.cast_stats` read,
     the four become one `gs.scaled_contraction` holding the contraction,
     whose statistics also replace the `gs.grad_stats` of the cast's result.
+    Where the result's only user is a ReLU's backward, `gs.where(gs.compare
+    gt %h, 0, result, 0)` with `%h` of the result's shape, `%h` becomes the
+    op's `relu_mask` (the statistics stay those before the mask).
     The numbers do not change; a target that computes the contraction in
     one kernel (convert-gs-to-gpu) then computes the rest in its epilogue.
   }];
