@@ -26,6 +26,9 @@ public:
   ScalarBuilder(OpBuilder &b, Location loc)
       : ScalarArith(b, loc, b.getF64Type()) {}
 
+  OpBuilder &builder() { return b; }
+  Location location() { return loc; }
+
   /// 2^floor(log2 x) or 2^ceil(log2 x) for positive finite normal x, from
   /// its bits (exact, and the same on every target, unlike log2 next to a
   /// power of two); x itself otherwise, and with Rounding::none.
@@ -99,98 +102,150 @@ histogramScan(OpBuilder &b, Location loc, const HistogramBinReader &histogram,
       });
   return SmallVector<Value>(loop.getResults().drop_front());
 }
+/// A model's part of a decision: the scale that meets the underflow
+/// threshold, the overflow cap, and the modelled underflow rate at a scale.
+/// Every operand that creates ops is named before its use: C++ leaves the
+/// evaluation order of arguments unspecified, and with it the op order.
+struct ModelTerms {
+  Value underflowScale, overflowCap;
+  std::function<Value(Value)> rateAt;
+};
+
+/// Theorem 1 (a GEMM's data gradient, fG) from the RMS and maxima of the
+/// incoming gradient and the weight.
+ModelTerms halfNormalTerms(ScalarBuilder &s, ComputeScaleOp op,
+                           const ScaleDecisionInputs &inputs) {
+  OpBuilder &b = s.builder();
+  Location loc = s.location();
+  auto grad = [&](StatsField f) { return inputs.gradStats(b, loc, f); };
+  auto weight = [&](StatsField f) { return inputs.weightStats(b, loc, f); };
+  auto rms = [&](auto field) {
+    Value sumOfSquares = field(SumOfSquares);
+    return s.sqrt(s.div(sumOfSquares, field(Count)));
+  };
+  double threshold = op.getThreshold().convertToDouble();
+  double n = static_cast<double>(*op.getAccumLength());
+  double factor = std::sqrt(n) * (op.getReluMask() ? std::sqrt(0.5) : 1.0);
+  Value gradRms = rms(grad);
+  Value weightRms = rms(weight);
+  Value rmsProduct = s.mul(gradRms, weightRms);
+  Value sigma = s.mul(s.c(factor), rmsProduct);
+  ModelTerms terms;
+  // beta_uf = 2^-24 / (sqrt(2) sigma erfinv(threshold)).
+  terms.underflowScale =
+      s.div(s.c(scaling::kHalfMinSubnormal /
+                (std::sqrt(2.0) * scaling::erfinv(threshold))),
+            sigma);
+  Value gradMax = grad(MaxAbs);
+  Value weightMax = weight(MaxAbs);
+  Value maxProduct = s.mul(gradMax, weightMax);
+  terms.overflowCap = s.div(s.c(scaling::kHalfMax / n), maxProduct);
+  // erf(2^-24 / (sqrt(2) beta sigma)).
+  terms.rateAt = [&s, sigma](Value beta) {
+    Value numerator = s.c(scaling::kHalfMinSubnormal / std::sqrt(2.0));
+    return s.erf(s.div(numerator, s.mul(beta, sigma)));
+  };
+  return terms;
+}
+
+/// The exponent histogram (no distribution assumed): the largest power of
+/// two that flushes at most threshold of the nonzeros.
+ModelTerms histogramTerms(ScalarBuilder &s, ComputeScaleOp op,
+                          const ScaleDecisionInputs &inputs) {
+  OpBuilder &b = s.builder();
+  Location loc = s.location();
+  double threshold = op.getThreshold().convertToDouble();
+  Value nonzero = inputs.gradStats(b, loc, NonzeroCount);
+  // Bins below `bin` flush at a scale of 2^(102 - bin): the largest bin
+  // whose lower bins hold at most threshold * nonzero.
+  Value limit = s.mul(s.c(threshold), nonzero);
+  Value best = histogramScan(b, loc, inputs.histogram, {s.c(0.0)},
+                             [&](OpBuilder &nested, Location l, Value bin,
+                                 Value below, ValueRange acc) {
+                               ScalarBuilder t(nested, l);
+                               return SmallVector<Value>{
+                                   t.select(t.le(below, limit), bin, acc[0])};
+                             })[0];
+  ModelTerms terms;
+  terms.underflowScale =
+      math::Exp2Op::create(b, loc, s.sub(s.c(kKeptBin), best));
+  Value gradMax = inputs.gradStats(b, loc, MaxAbs);
+  terms.overflowCap = s.div(s.c(scaling::kHalfMax), gradMax);
+  // The fraction of the nonzeros in the bins below 102 - log2(beta).
+  terms.rateAt = [&s, &inputs, nonzero](Value beta) {
+    OpBuilder &b = s.builder();
+    Location loc = s.location();
+    Value log = math::Log2Op::create(b, loc, beta);
+    Value cut = math::FloorOp::create(b, loc, s.sub(s.c(kKeptBin), log));
+    Value flushed = histogramScan(
+        b, loc, inputs.histogram, {s.c(0.0)},
+        [&](OpBuilder &nested, Location l, Value bin, Value below,
+            ValueRange acc) {
+          ScalarBuilder t(nested, l);
+          return SmallVector<Value>{t.select(t.le(bin, cut), below, acc[0])};
+        })[0];
+    return s.div(flushed, nonzero);
+  };
+  return terms;
+}
+
+/// Theorem 2 (an FP32 to FP16 cast of a gradient, fT) from the moments of
+/// ln|x| over the nonzeros.
+ModelTerms logNormalTerms(ScalarBuilder &s, ComputeScaleOp op,
+                          const ScaleDecisionInputs &inputs) {
+  OpBuilder &b = s.builder();
+  Location loc = s.location();
+  auto grad = [&](StatsField f) { return inputs.gradStats(b, loc, f); };
+  double threshold = op.getThreshold().convertToDouble();
+  Value count = grad(NonzeroCount);
+  Value mu = s.div(grad(SumOfLogs), count);
+  Value meanSquare = s.div(grad(SumOfSquaredLogs), count);
+  Value variance = s.sub(meanSquare, s.mul(mu, mu));
+  Value deviation = s.sqrt(s.max(variance, s.c(0.0)));
+  ModelTerms terms;
+  // beta_uf = exp(ln 2^-24 - mu - s sqrt(2) erfinv(2 threshold - 1)).
+  double k = std::sqrt(2.0) * scaling::erfinv(2.0 * threshold - 1.0);
+  Value headroom = s.sub(s.c(std::log(scaling::kHalfMinSubnormal)), mu);
+  terms.underflowScale = s.exp(s.sub(headroom, s.mul(deviation, s.c(k))));
+  Value gradMax = grad(MaxAbs);
+  terms.overflowCap = s.div(s.c(scaling::kHalfMax), gradMax);
+  // Phi((ln 2^-24 - mu - ln beta) / s), as erfc for the accuracy of small
+  // rates.
+  terms.rateAt = [&s, mu, deviation](Value beta) {
+    Value headroom = s.sub(s.c(std::log(scaling::kHalfMinSubnormal)), mu);
+    Value z = s.div(s.sub(headroom, s.log(beta)), deviation);
+    Value scaled = s.mul(z, s.c(-1.0 / std::sqrt(2.0)));
+    Value complement = s.erfc(scaled);
+    return s.mul(s.c(0.5), complement);
+  };
+  return terms;
+}
 } // namespace
 
 ScaleDecision mlir::gs::buildComputeScale(OpBuilder &b, Location loc,
                                           ComputeScaleOp op,
                                           const ScaleDecisionInputs &inputs) {
   ScalarBuilder s(b, loc);
-  double threshold = op.getThreshold().convertToDouble();
-  auto grad = [&](StatsField f) { return inputs.gradStats(b, loc, f); };
-  Value underflowScale, overflowCap;
-  std::function<Value(Value)> rateAt;
-  // Every operand that creates ops is named before its use: C++ leaves the
-  // evaluation order of arguments unspecified, and with it the op order.
-  if (op.getModel() == ScaleModel::half_normal) {
-    auto weight = [&](StatsField f) { return inputs.weightStats(b, loc, f); };
-    auto rms = [&](auto field) {
-      Value sumOfSquares = field(SumOfSquares);
-      return s.sqrt(s.div(sumOfSquares, field(Count)));
-    };
-    double n = static_cast<double>(*op.getAccumLength());
-    double factor = std::sqrt(n) * (op.getReluMask() ? std::sqrt(0.5) : 1.0);
-    Value gradRms = rms(grad);
-    Value weightRms = rms(weight);
-    Value rmsProduct = s.mul(gradRms, weightRms);
-    Value sigma = s.mul(s.c(factor), rmsProduct);
-    // beta_uf = 2^-24 / (sqrt(2) sigma erfinv(threshold)).
-    underflowScale = s.div(s.c(scaling::kHalfMinSubnormal /
-                               (std::sqrt(2.0) * scaling::erfinv(threshold))),
-                           sigma);
-    Value gradMax = grad(MaxAbs);
-    Value weightMax = weight(MaxAbs);
-    Value maxProduct = s.mul(gradMax, weightMax);
-    overflowCap = s.div(s.c(scaling::kHalfMax / n), maxProduct);
-    // Theorem 1: erf(2^-24 / (sqrt(2) beta sigma)).
-    rateAt = [&, sigma](Value beta) {
-      Value numerator = s.c(scaling::kHalfMinSubnormal / std::sqrt(2.0));
-      return s.erf(s.div(numerator, s.mul(beta, sigma)));
-    };
-  } else if (op.getModel() == ScaleModel::exponent_histogram) {
-    Value nonzero = grad(NonzeroCount);
-    // Bins below `bin` flush at a scale of 2^(102 - bin): the largest bin
-    // whose lower bins hold at most threshold * nonzero.
-    Value limit = s.mul(s.c(threshold), nonzero);
-    Value best = histogramScan(b, loc, inputs.histogram, {s.c(0.0)},
-                               [&](OpBuilder &nested, Location l, Value bin,
-                                   Value below, ValueRange acc) {
-                                 ScalarBuilder t(nested, l);
-                                 return SmallVector<Value>{
-                                     t.select(t.le(below, limit), bin, acc[0])};
-                               })[0];
-    underflowScale = math::Exp2Op::create(b, loc, s.sub(s.c(kKeptBin), best));
-    Value gradMax = grad(MaxAbs);
-    overflowCap = s.div(s.c(scaling::kHalfMax), gradMax);
-    // The fraction of the nonzeros in the bins below 102 - log2(beta).
-    rateAt = [&, nonzero](Value beta) {
-      Value log = math::Log2Op::create(b, loc, beta);
-      Value cut = math::FloorOp::create(b, loc, s.sub(s.c(kKeptBin), log));
-      Value flushed = histogramScan(
-          b, loc, inputs.histogram, {s.c(0.0)},
-          [&](OpBuilder &nested, Location l, Value bin, Value below,
-              ValueRange acc) {
-            ScalarBuilder t(nested, l);
-            return SmallVector<Value>{t.select(t.le(bin, cut), below, acc[0])};
-          })[0];
-      return s.div(flushed, nonzero);
-    };
-  } else {
-    Value count = grad(NonzeroCount);
-    Value mu = s.div(grad(SumOfLogs), count);
-    Value meanSquare = s.div(grad(SumOfSquaredLogs), count);
-    Value variance = s.sub(meanSquare, s.mul(mu, mu));
-    Value deviation = s.sqrt(s.max(variance, s.c(0.0)));
-    // beta_uf = exp(ln 2^-24 - mu - s sqrt(2) erfinv(2 threshold - 1)).
-    double k = std::sqrt(2.0) * scaling::erfinv(2.0 * threshold - 1.0);
-    Value headroom = s.sub(s.c(std::log(scaling::kHalfMinSubnormal)), mu);
-    underflowScale = s.exp(s.sub(headroom, s.mul(deviation, s.c(k))));
-    Value gradMax = grad(MaxAbs);
-    overflowCap = s.div(s.c(scaling::kHalfMax), gradMax);
-    // Theorem 2: Phi((ln 2^-24 - mu - ln beta) / s), as erfc for the
-    // accuracy of small rates.
-    rateAt = [&, mu, deviation](Value beta) {
-      Value headroom = s.sub(s.c(std::log(scaling::kHalfMinSubnormal)), mu);
-      Value z = s.div(s.sub(headroom, s.log(beta)), deviation);
-      Value scaled = s.mul(z, s.c(-1.0 / std::sqrt(2.0)));
-      Value complement = s.erfc(scaled);
-      return s.mul(s.c(0.5), complement);
-    };
+  ModelTerms terms;
+  switch (op.getModel()) {
+  case ScaleModel::half_normal:
+    terms = halfNormalTerms(s, op, inputs);
+    break;
+  case ScaleModel::exponent_histogram:
+    terms = histogramTerms(s, op, inputs);
+    break;
+  case ScaleModel::log_normal:
+    terms = logNormalTerms(s, op, inputs);
+    break;
   }
+  // beta = min(max(round(beta_uf), min_scale), round(beta_of)), then the
+  // bounds; min_scale where nothing finite bounds it.
   Value minScale = s.c(op.getMinScale().convertToDouble());
   Value beta = s.max(
-      s.roundToPowerOfTwo(underflowScale, op.getUnderflowRounding()), minScale);
-  beta =
-      s.min(beta, s.roundToPowerOfTwo(overflowCap, op.getOverflowRounding()));
+      s.roundToPowerOfTwo(terms.underflowScale, op.getUnderflowRounding()),
+      minScale);
+  beta = s.min(
+      beta, s.roundToPowerOfTwo(terms.overflowCap, op.getOverflowRounding()));
   if (std::optional<APFloat> maxScale = op.getMaxScale())
     beta = s.min(beta, s.c(maxScale->convertToDouble()));
   if (std::optional<APFloat> maxAccum = op.getMaxAccumScale()) {
@@ -200,8 +255,8 @@ ScaleDecision mlir::gs::buildComputeScale(OpBuilder &b, Location loc,
   }
   beta = s.select(s.isFinite(beta), beta, minScale);
   // A gradient without nonzeros has nothing to underflow.
-  Value rate = rateAt(beta);
-  Value nonzeros = grad(NonzeroCount);
+  Value rate = terms.rateAt(beta);
+  Value nonzeros = inputs.gradStats(b, loc, NonzeroCount);
   Value any = s.lt(s.c(0.0), nonzeros);
   rate = s.select(any, rate, s.c(0.0));
   Value scale = arith::TruncFOp::create(b, loc, b.getF32Type(), beta);
