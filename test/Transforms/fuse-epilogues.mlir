@@ -77,14 +77,16 @@ func.func @not_fused(%a: tensor<4x3xf16>, %b: tensor<3x8xf16>, %c: tensor<8xf32>
 
 // -----
 
-// A ReLU's backward after the cast, gs.where(gs.compare gt %h, 0, dx, 0),
+// A ReLU's backward after the cast, gs.where(gs.compare gt %h, 0, dx, +0),
 // joins the epilogue as the op's relu_mask: the statistics stay those of
 // the values before it; what only the mask used goes.
 // CHECK-LABEL: func.func @relu_backward
 // CHECK-SAME: (%[[DY:.+]]: tensor<4x3xf16>, %[[W:.+]]: tensor<3x8xf16>, %[[H:.+]]: tensor<4x8xf16>, %[[BETA:.+]]: f32)
-// CHECK-NEXT: %[[DX:.+]], %[[S:.+]], %{{.+}} = gs.scaled_contraction scale %[[BETA]] relu_mask %[[H]] : tensor<4x8xf16> : tensor<4x8xf16> {
-// CHECK: return %[[DX]], %[[S]]
-// CHECK-NOT: gs.where
+// CHECK-NEXT: %[[DX:.+]], %[[S:.+]], %{{.+}} = gs.scaled_contraction scale %[[BETA]] relu_mask(%[[H]] : tensor<4x8xf16>) : tensor<4x8xf16> {
+// CHECK-NEXT:   gs.gemm
+// CHECK-NEXT:   gs.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[DX]], %[[S]]
 func.func @relu_backward(%dy: tensor<4x3xf16>, %w: tensor<3x8xf16>, %h: tensor<4x8xf16>, %beta: f32) -> (tensor<4x8xf16>, !gs.stats) {
   %acc = gs.gemm %dy, %w : tensor<4x3xf16>, tensor<3x8xf16> -> tensor<4x8xf32>
   %r = gs.rescale %acc, %beta : tensor<4x8xf32>
@@ -99,15 +101,19 @@ func.func @relu_backward(%dy: tensor<4x3xf16>, %w: tensor<3x8xf16>, %h: tensor<4
 
 // -----
 
-// Not a ReLU's backward, or not only one: another comparison, a nonzero
-// fill, a mask that broadcasts, a result read unmasked too.
+// Not a ReLU's backward the kernel takes, or not only one: another
+// comparison, a nonzero fill, a -0 fill, a mask that broadcasts, a result
+// read unmasked too, an f32 mask, a mask computed after the product.
 // CHECK-LABEL: func.func @not_relu_backward
 // CHECK-NOT: relu_mask
-// CHECK-COUNT-4: gs.where
+// CHECK-COUNT-7: gs.where
 // CHECK-NOT: relu_mask
-func.func @not_relu_backward(%dy: tensor<4x3xf16>, %w: tensor<3x8xf16>, %h: tensor<4x8xf16>, %row: tensor<1x8xf16>, %beta: f32) -> (tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>) {
+func.func @not_relu_backward(%dy: tensor<4x3xf16>, %w: tensor<3x8xf16>, %h: tensor<4x8xf16>, %row: tensor<1x8xf16>, %h32: tensor<4x8xf32>, %beta: f32) -> (tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>) {
   %zero = gs.constant dense<0.0> : tensor<f16>
+  %negzero = gs.constant dense<-0.0> : tensor<f16>
+  %zero32 = gs.constant dense<0.0> : tensor<f32>
   %one = gs.constant dense<1.0> : tensor<f16>
+  %gt = gs.compare gt, %h, %zero : tensor<4x8xf16>, tensor<f16>
   %acc = gs.gemm %dy, %w : tensor<4x3xf16>, tensor<3x8xf16> -> tensor<4x8xf32>
   %r = gs.rescale %acc, %beta : tensor<4x8xf32>
   %x = gs.cast %r : tensor<4x8xf32> to tensor<4x8xf16>
@@ -116,16 +122,30 @@ func.func @not_relu_backward(%dy: tensor<4x3xf16>, %w: tensor<3x8xf16>, %h: tens
   %acc2 = gs.gemm %dy, %w : tensor<4x3xf16>, tensor<3x8xf16> -> tensor<4x8xf32>
   %r2 = gs.rescale %acc2, %beta : tensor<4x8xf32>
   %y = gs.cast %r2 : tensor<4x8xf32> to tensor<4x8xf16>
-  %gt = gs.compare gt, %h, %zero : tensor<4x8xf16>, tensor<f16>
   %b = gs.where %gt, %y, %one : tensor<4x8xi1>, tensor<4x8xf16>, tensor<f16>
   %acc3 = gs.gemm %dy, %w : tensor<4x3xf16>, tensor<3x8xf16> -> tensor<4x8xf32>
   %r3 = gs.rescale %acc3, %beta : tensor<4x8xf32>
   %z = gs.cast %r3 : tensor<4x8xf32> to tensor<4x8xf16>
-  %rowgt = gs.compare gt, %row, %zero : tensor<1x8xf16>, tensor<f16>
-  %c = gs.where %rowgt, %z, %zero : tensor<1x8xi1>, tensor<4x8xf16>, tensor<f16>
+  %c = gs.where %gt, %z, %negzero : tensor<4x8xi1>, tensor<4x8xf16>, tensor<f16>
   %acc4 = gs.gemm %dy, %w : tensor<4x3xf16>, tensor<3x8xf16> -> tensor<4x8xf32>
   %r4 = gs.rescale %acc4, %beta : tensor<4x8xf32>
   %u = gs.cast %r4 : tensor<4x8xf32> to tensor<4x8xf16>
-  %d = gs.where %gt, %u, %zero : tensor<4x8xi1>, tensor<4x8xf16>, tensor<f16>
-  return %a, %b, %c, %d, %u : tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>
+  %rowgt = gs.compare gt, %row, %zero : tensor<1x8xf16>, tensor<f16>
+  %d = gs.where %rowgt, %u, %zero : tensor<1x8xi1>, tensor<4x8xf16>, tensor<f16>
+  %acc5 = gs.gemm %dy, %w : tensor<4x3xf16>, tensor<3x8xf16> -> tensor<4x8xf32>
+  %r5 = gs.rescale %acc5, %beta : tensor<4x8xf32>
+  %v = gs.cast %r5 : tensor<4x8xf32> to tensor<4x8xf16>
+  %e = gs.where %gt, %v, %zero : tensor<4x8xi1>, tensor<4x8xf16>, tensor<f16>
+  %acc6 = gs.gemm %dy, %w : tensor<4x3xf16>, tensor<3x8xf16> -> tensor<4x8xf32>
+  %r6 = gs.rescale %acc6, %beta : tensor<4x8xf32>
+  %t = gs.cast %r6 : tensor<4x8xf32> to tensor<4x8xf16>
+  %gt32 = gs.compare gt, %h32, %zero32 : tensor<4x8xf32>, tensor<f32>
+  %f = gs.where %gt32, %t, %zero : tensor<4x8xi1>, tensor<4x8xf16>, tensor<f16>
+  %acc7 = gs.gemm %dy, %w : tensor<4x3xf16>, tensor<3x8xf16> -> tensor<4x8xf32>
+  %r7 = gs.rescale %acc7, %beta : tensor<4x8xf32>
+  %q = gs.cast %r7 : tensor<4x8xf32> to tensor<4x8xf16>
+  %late = gs.relu %h : tensor<4x8xf16>
+  %lategt = gs.compare gt, %late, %zero : tensor<4x8xf16>, tensor<f16>
+  %g = gs.where %lategt, %q, %zero : tensor<4x8xi1>, tensor<4x8xf16>, tensor<f16>
+  return %a, %b, %c, %d, %e, %v, %f, %g : tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>
 }

@@ -74,9 +74,10 @@ def ConvertGSToGPU : Pass<"convert-gs-to-gpu", "::mlir::ModuleOp"> {
     kernel of one thread (one per distinct decision, e.g.
     `gs_scale_half_normal_k10_relu`) that reads the statistics from device
     memory, where the epilogues left them, and writes the scale where the
-    GEMM kernel that applies it reads it: the same scalar code as their CPU
-    lowering, so the scales agree bit for bit, and no host round trip
-    between a step's kernels. Statistics computed by host code reach these
+    GEMM kernel that applies it reads it, with no host round trip between a
+    step's kernels. The kernels run the scalar code of the CPU lowering
+    (include/gs/Conversion/ScaleDecision.h says how close a GPU's scales
+    are). Statistics computed by host code reach these
     kernels through the same kind of cast.
 
     The rest of the step is left to convert-gs-to-linalg. The kernels'
@@ -104,11 +105,11 @@ def GPUGemmKernel : Pass<"gs-gpu-gemm-kernel", "::mlir::ModuleOp"> {
     where m or n <= 32, otherwise), a multi-stage pipeline of cp.async
     (16-byte rows) or guarded copies into padded shared memory, ldmatrix
     fragments. The epilogue, on the accumulator registers,
-    scales, adds the bias, rounds to C's type, gathers the statistics of
-    gs.grad_stats of C and those of gs.cast_stats of the values it rounds,
-    and stores C with the ReLU mask applied (the statistics are of the
-    values before it): reduced through warp shuffles and shared memory to one partial
-    per thread block, summed in a fixed order by a second, one-warp launch,
+    scales, adds the bias, rounds to C's type and stores C with the ReLU
+    mask applied. It also gathers the statistics of gs.grad_stats of C and
+    those of gs.cast_stats of the values it rounds, both before the mask,
+    reduced through warp shuffles and shared memory to one partial per
+    thread block and summed in a fixed order by a second, one-warp launch,
     so that the result is deterministic. See docs/GPU.md.
 
     With `entry`, also `@<name>_entry`, a tensor-level function calling it,

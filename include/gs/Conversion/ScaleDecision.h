@@ -3,8 +3,11 @@
 // gs.compute_scale and gs.unify_scales as scalar f64 arithmetic over the
 // lowered statistics (telemetry::StatsField) and exponent histogram, read
 // through callbacks: the CPU lowering reads tensors, the GPU's one-thread
-// scale kernels read device buffers, and both run the same ops, so the
-// scales they choose agree bit for bit.
+// scale kernels read device buffers, and both run the same ops (so the
+// CPU emulation of the kernels chooses the CPU's scales bit for bit; on a
+// GPU, libdevice's exp, log and erf and the backend's FMA contraction may
+// change the last bits of a value, and with them a power-of-two scale only
+// where that value lies within those bits of a power of two).
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +29,13 @@ using StatsFieldReader =
 
 /// Bin `index` (an index value) of a gs.exponent_histogram, as i64.
 using HistogramBinReader = std::function<Value(OpBuilder &, Location, Value)>;
+
+/// The reader of a lowered !gs.stats: a tensor<7xf64> (host code) or a
+/// memref<7xf64> (a kernel's buffer).
+StatsFieldReader loweredStatsFields(Value stats);
+
+/// The reader of a gs.exponent_histogram as a tensor or a memref.
+HistogramBinReader histogramBins(Value histogram);
 
 /// Where gs.compute_scale's operands are read from; the readers a model
 /// does not use may be empty.

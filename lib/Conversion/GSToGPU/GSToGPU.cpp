@@ -227,6 +227,22 @@ std::string kernelName(const GemmKernelConfig &config) {
   return name;
 }
 
+/// A scalar as the one-element tensor a kernel entry takes: the one it was
+/// taken from (a scale a decision kernel wrote), or a new one.
+Value asBuffer(OpBuilder &b, Location loc, Value scalar) {
+  auto type = RankedTensorType::get({1}, scalar.getType());
+  if (auto extract = scalar.getDefiningOp<tensor::ExtractOp>())
+    if (extract.getTensor().getType() == type)
+      return extract.getTensor();
+  return tensor::FromElementsOp::create(b, loc, type, scalar);
+}
+
+/// The scalar of a one-element tensor a kernel entry returned.
+Value asScalar(OpBuilder &b, Location loc, Value buffer) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  return tensor::ExtractOp::create(b, loc, buffer, zero);
+}
+
 /// Makes a kernel function and its entry private symbols of the module.
 void addPrivate(SymbolTable &symbols, ArrayRef<func::FuncOp> functions) {
   for (func::FuncOp function : functions) {
@@ -240,6 +256,8 @@ public:
   explicit GemmRewriter(ModuleOp module) : module(module), symbols(module) {}
 
   LogicalResult rewrite(GemmSite &site);
+  /// After the scale decisions' rewrite: see the definition.
+  void cleanUp();
 
 private:
   /// The tensor-level entry of the kernel for `config`, built on first use.
@@ -247,6 +265,9 @@ private:
 
   ModuleOp module;
   SymbolTable symbols;
+  /// The one-element tensors of the kernels' scales, and the casts of their
+  /// statistics to !gs.stats.
+  SmallVector<Operation *> scaleBuffers, statsCasts;
 };
 
 FailureOr<func::FuncOp> GemmRewriter::entryFor(GemmKernelConfig &config,
@@ -275,10 +296,10 @@ LogicalResult GemmRewriter::rewrite(GemmSite &site) {
   Value scale = site.scale;
   if (!scale)
     scale = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0));
-  SmallVector<Value> operands = {
-      site.a, site.b,
-      tensor::FromElementsOp::create(
-          b, loc, RankedTensorType::get({1}, b.getF32Type()), scale)};
+  Value scaleBuffer = asBuffer(b, loc, scale);
+  if (auto buffer = scaleBuffer.getDefiningOp<tensor::FromElementsOp>())
+    scaleBuffers.push_back(buffer);
+  SmallVector<Value> operands = {site.a, site.b, scaleBuffer};
   if (site.bias)
     operands.push_back(site.bias);
   if (site.mask)
@@ -288,27 +309,15 @@ LogicalResult GemmRewriter::rewrite(GemmSite &site) {
   if (site.config.statistics) {
     // The lowered !gs.stats, seen as one until convert-gs-to-linalg.
     auto fused = cast<ScaledContractionOp>(op);
-    Value stats = UnrealizedConversionCastOp::create(
-                      b, loc, fused.getStats().getType(), call.getResult(1))
-                      .getResult(0);
-    fused.getStats().replaceAllUsesWith(stats);
+    auto stats = UnrealizedConversionCastOp::create(
+        b, loc, fused.getStats().getType(), call.getResult(1));
+    statsCasts.push_back(stats);
+    fused.getStats().replaceAllUsesWith(stats.getResult(0));
     fused.getCastCounts().replaceAllUsesWith(call.getResult(2));
   }
   // Without statistics, nothing reads the other results.
   op->erase();
   return success();
-}
-
-/// A scalar as the one-element tensor a kernel entry takes.
-Value asBuffer(OpBuilder &b, Location loc, Value scalar) {
-  return tensor::FromElementsOp::create(
-      b, loc, RankedTensorType::get({1}, scalar.getType()), scalar);
-}
-
-/// The scalar of a one-element tensor a kernel entry returned.
-Value asScalar(OpBuilder &b, Location loc, Value buffer) {
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  return tensor::ExtractOp::create(b, loc, buffer, zero);
 }
 
 /// gs.compute_scale and gs.unify_scales into calls of one-thread kernels,
@@ -357,7 +366,8 @@ Value ScaleRewriter::loweredStats(Value stats) {
 
 std::string ScaleRewriter::uniqueName(StringRef stem) {
   std::string name = stem.str();
-  for (int suffix = 1; symbols.lookup(name + "_entry"); ++suffix)
+  for (int suffix = 1; symbols.lookup(name) || symbols.lookup(name + "_entry");
+       ++suffix)
     name = (stem + "_" + Twine(suffix)).str();
   return name;
 }
@@ -374,7 +384,7 @@ void ScaleRewriter::rewrite(ComputeScaleOp op) {
       os << "_k" << *length;
     if (op.getReluMask())
       os << "_relu";
-    if (op.getAlpha())
+    if (op.getMaxAccumScale())
       os << "_accum";
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
     func::FuncOp kernel =
@@ -422,26 +432,24 @@ void ScaleRewriter::rewrite(UnifyScalesOp op) {
   op.erase();
 }
 
-/// A scalar taken out of a one-element tensor and put back into one is
-/// that tensor: a scale a kernel wrote goes to the kernel that reads it as
-/// it is. The statistics casts the decisions looked through go.
-void cleanUp(ModuleOp module) {
-  module.walk([](Operation *op) {
-    if (auto cast = dyn_cast<UnrealizedConversionCastOp>(op)) {
-      if (cast->use_empty())
-        cast.erase();
-      return;
-    }
-    auto fromElements = dyn_cast<tensor::FromElementsOp>(op);
-    if (!fromElements || fromElements.getElements().size() != 1)
-      return;
-    auto extract =
-        fromElements.getElements()[0].getDefiningOp<tensor::ExtractOp>();
-    if (!extract || extract.getTensor().getType() != fromElements.getType())
-      return;
-    fromElements.replaceAllUsesWith(extract.getTensor());
-    fromElements.erase();
-  });
+/// A scale taken out of the one-element tensor a decision kernel wrote and
+/// put back into one for a GEMM kernel is that tensor: the GEMM reads it
+/// where the decision left it. The statistics casts the decisions looked
+/// through go.
+void GemmRewriter::cleanUp() {
+  for (Operation *op : scaleBuffers) {
+    auto buffer = cast<tensor::FromElementsOp>(op);
+    auto extract = buffer.getElements()[0].getDefiningOp<tensor::ExtractOp>();
+    if (!extract || extract.getTensor().getType() != buffer.getType())
+      continue;
+    buffer.replaceAllUsesWith(extract.getTensor());
+    buffer.erase();
+    if (extract->use_empty())
+      extract.erase();
+  }
+  for (Operation *cast : statsCasts)
+    if (cast->use_empty())
+      cast->erase();
 }
 
 struct ConvertGSToGPUPass
@@ -470,7 +478,7 @@ struct ConvertGSToGPUPass
       else if (auto unify = dyn_cast<UnifyScalesOp>(op))
         scales.rewrite(unify);
     });
-    cleanUp(module);
+    rewriter.cleanUp();
   }
 };
 } // namespace

@@ -26,15 +26,6 @@ MemRefType scalarBufferType(Type element) {
   return MemRefType::get({1}, element);
 }
 
-/// The field reader of a statistics buffer.
-StatsFieldReader bufferFields(Value stats) {
-  return [stats](OpBuilder &b, Location loc,
-                 telemetry::StatsField field) -> Value {
-    Value index = arith::ConstantIndexOp::create(b, loc, field);
-    return memref::LoadOp::create(b, loc, stats, ValueRange{index});
-  };
-}
-
 /// A function `name` of `arguments` whose body is one gpu.launch of one
 /// thread; `body` builds the launch's code (the terminator is added).
 func::FuncOp
@@ -85,17 +76,11 @@ func::FuncOp mlir::gs::buildComputeScaleKernel(OpBuilder &builder, Location loc,
       builder, loc, name, arguments, [&](OpBuilder &b, ValueRange buffers) {
         ScaleDecisionInputs inputs;
         unsigned next = 0;
-        inputs.gradStats = bufferFields(buffers[next++]);
+        inputs.gradStats = loweredStatsFields(buffers[next++]);
         if (op.getWeightStats())
-          inputs.weightStats = bufferFields(buffers[next++]);
-        if (op.getHistogram()) {
-          Value histogram = buffers[next++];
-          inputs.histogram = [histogram](OpBuilder &nested, Location l,
-                                         Value bin) -> Value {
-            return memref::LoadOp::create(nested, l, histogram,
-                                          ValueRange{bin});
-          };
-        }
+          inputs.weightStats = loweredStatsFields(buffers[next++]);
+        if (op.getHistogram())
+          inputs.histogram = histogramBins(buffers[next++]);
         if (op.getAlpha())
           inputs.alpha = loadScalar(b, loc, buffers[next++]);
         ScaleDecision decision = buildComputeScale(b, loc, op, inputs);
@@ -116,7 +101,7 @@ func::FuncOp mlir::gs::buildUnifyScalesKernel(OpBuilder &builder, Location loc,
         SmallVector<StatsFieldReader> stats;
         for (unsigned i = 0; i < numParts; ++i) {
           alphas.push_back(loadScalar(b, loc, buffers[i]));
-          stats.push_back(bufferFields(buffers[numParts + i]));
+          stats.push_back(loweredStatsFields(buffers[numParts + i]));
         }
         Value scale = buildUnifyScales(b, loc, alphas, stats);
         storeScalar(b, loc, scale, buffers.back());

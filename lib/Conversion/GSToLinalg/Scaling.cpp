@@ -139,14 +139,6 @@ struct GradStatsLowering : OpConversionPattern<GradStatsOp> {
   }
 };
 
-/// The field reader of a lowered !gs.stats.
-StatsFieldReader tensorFields(Value stats) {
-  return [stats](OpBuilder &b, Location loc, StatsField field) -> Value {
-    Value index = arith::ConstantIndexOp::create(b, loc, field);
-    return tensor::ExtractOp::create(b, loc, stats, index);
-  };
-}
-
 /// The scale of docs/GradientScaling.md, on the lowered statistics.
 struct ComputeScaleLowering : OpConversionPattern<ComputeScaleOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -154,14 +146,11 @@ struct ComputeScaleLowering : OpConversionPattern<ComputeScaleOp> {
   matchAndRewrite(ComputeScaleOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ScaleDecisionInputs inputs;
-    inputs.gradStats = tensorFields(adaptor.getGradStats());
+    inputs.gradStats = loweredStatsFields(adaptor.getGradStats());
     if (Value weight = adaptor.getWeightStats())
-      inputs.weightStats = tensorFields(weight);
+      inputs.weightStats = loweredStatsFields(weight);
     if (Value histogram = adaptor.getHistogram())
-      inputs.histogram = [histogram](OpBuilder &b, Location loc,
-                                     Value bin) -> Value {
-        return tensor::ExtractOp::create(b, loc, histogram, bin);
-      };
+      inputs.histogram = histogramBins(histogram);
     inputs.alpha = adaptor.getAlpha();
     ScaleDecision decision =
         buildComputeScale(rewriter, op.getLoc(), op, inputs);
@@ -178,7 +167,7 @@ struct UnifyScalesLowering : OpConversionPattern<UnifyScalesOp> {
                   ConversionPatternRewriter &rewriter) const override {
     SmallVector<StatsFieldReader> stats;
     for (Value part : adaptor.getStats())
-      stats.push_back(tensorFields(part));
+      stats.push_back(loweredStatsFields(part));
     rewriter.replaceOp(op, buildUnifyScales(rewriter, op.getLoc(),
                                             adaptor.getAlphas(), stats));
     return success();

@@ -11,7 +11,9 @@
 #include "gs/Conversion/ScalarArith.h"
 #include "gs/Support/ScaleModel.h"
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <cmath>
 
@@ -221,6 +223,27 @@ ModelTerms logNormalTerms(ScalarBuilder &s, ComputeScaleOp op,
   return terms;
 }
 } // namespace
+
+/// Element `index` of a 1-D tensor or memref.
+static Value readElement(OpBuilder &b, Location loc, Value container,
+                         Value index) {
+  if (isa<MemRefType>(container.getType()))
+    return memref::LoadOp::create(b, loc, container, ValueRange{index});
+  return tensor::ExtractOp::create(b, loc, container, ValueRange{index});
+}
+
+StatsFieldReader mlir::gs::loweredStatsFields(Value stats) {
+  return [stats](OpBuilder &b, Location loc, StatsField field) {
+    Value index = arith::ConstantIndexOp::create(b, loc, field);
+    return readElement(b, loc, stats, index);
+  };
+}
+
+HistogramBinReader mlir::gs::histogramBins(Value histogram) {
+  return [histogram](OpBuilder &b, Location loc, Value bin) {
+    return readElement(b, loc, histogram, bin);
+  };
+}
 
 ScaleDecision mlir::gs::buildComputeScale(OpBuilder &b, Location loc,
                                           ComputeScaleOp op,

@@ -123,7 +123,7 @@ func.func @decisions(%g: tensor<16x16xf32>, %h: tensor<16x16xf16>, %w: tensor<16
 // CHECK-SAME: (%[[DY:.+]]: tensor<16x8xf16>, %[[W:.+]]: tensor<8x32xf16>, %[[H:.+]]: tensor<16x32xf16>, %{{.+}}: f32)
 // CHECK: call @gs_gemm_16x32x8_f16_relu_entry(%[[DY]], %[[W]], %{{.+}}, %[[H]]) : (tensor<16x8xf16>, tensor<8x32xf16>, tensor<1xf32>, tensor<16x32xf16>) -> (tensor<16x32xf16>, tensor<7xf64>, tensor<4xi64>)
 func.func @relu_backward(%dy: tensor<16x8xf16>, %w: tensor<8x32xf16>, %h: tensor<16x32xf16>, %beta: f32) -> (tensor<16x32xf16>, tensor<4xi64>) {
-  %dx, %s, %c = gs.scaled_contraction scale %beta relu_mask %h : tensor<16x32xf16> : tensor<16x32xf16> {
+  %dx, %s, %c = gs.scaled_contraction scale %beta relu_mask(%h : tensor<16x32xf16>) : tensor<16x32xf16> {
     %p = gs.gemm %dy, %w : tensor<16x8xf16>, tensor<8x32xf16> -> tensor<16x32xf32>
     gs.yield %p : tensor<16x32xf32>
   }

@@ -414,7 +414,7 @@ func.func @conv_transpose_grouped_f16(%x: tensor<1x4x5xf16>, %w: tensor<4x3x2xf1
 // CHECK:           arith.select
 // CHECK:         return %[[MASKED]], %[[STATS]]
 func.func @scaled_contraction_relu_mask(%dy: tensor<4x3xf16>, %w: tensor<3x8xf16>, %h: tensor<4x8xf16>, %beta: f32) -> (tensor<4x8xf16>, tensor<7xf64>) {
-  %dx, %s, %c = gs.scaled_contraction scale %beta relu_mask %h : tensor<4x8xf16> : tensor<4x8xf16> {
+  %dx, %s, %c = gs.scaled_contraction scale %beta relu_mask(%h : tensor<4x8xf16>) : tensor<4x8xf16> {
     %p = gs.gemm %dy, %w : tensor<4x3xf16>, tensor<3x8xf16> -> tensor<4x8xf32>
     gs.yield %p : tensor<4x8xf32>
   }

@@ -947,7 +947,7 @@ func.func @scaled_product_type(%a: tensor<32x10xf16>, %b: tensor<10x256xf16>, %s
 
 func.func @scaled_relu_mask_shape(%a: tensor<32x10xf16>, %b: tensor<10x256xf16>, %m: tensor<32x128xf16>, %s: f32) {
   // expected-error @+1 {{'gs.scaled_contraction' op expects a ReLU mask of the result's shape, got 'tensor<32x128xf16>'}}
-  %0:3 = gs.scaled_contraction scale %s relu_mask %m : tensor<32x128xf16> : tensor<32x256xf16> {
+  %0:3 = gs.scaled_contraction scale %s relu_mask(%m : tensor<32x128xf16>) : tensor<32x256xf16> {
     %p = gs.gemm %a, %b : tensor<32x10xf16>, tensor<10x256xf16> -> tensor<32x256xf32>
     gs.yield %p : tensor<32x256xf32>
   }

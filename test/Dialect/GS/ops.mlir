@@ -291,8 +291,8 @@ func.func @scaled_contraction(%dy: tensor<32x10xf16>, %w: tensor<10x256xf16>, %g
     %p = gs.conv_transpose %g, %k {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<2x8x5x5xf16>, tensor<8x3x3x3xf16> -> tensor<2x3x9x9xf32>
     gs.yield %p : tensor<2x3x9x9xf32>
   }
-  // CHECK: gs.scaled_contraction scale %{{.*}} relu_mask %{{.*}} : tensor<32x256xf16> : tensor<32x256xf16> {
-  %m, %s3, %c3 = gs.scaled_contraction scale %beta relu_mask %dx : tensor<32x256xf16> : tensor<32x256xf16> {
+  // CHECK: gs.scaled_contraction scale %{{.*}} relu_mask(%{{.*}} : tensor<32x256xf16>) : tensor<32x256xf16> {
+  %m, %s3, %c3 = gs.scaled_contraction scale %beta relu_mask(%dx : tensor<32x256xf16>) : tensor<32x256xf16> {
     %p = gs.gemm %dy, %w : tensor<32x10xf16>, tensor<10x256xf16> -> tensor<32x256xf32>
     gs.yield %p : tensor<32x256xf32>
   }

@@ -113,7 +113,7 @@ void chooseTiles(GemmKernelConfig &config);
 ///         [%partials: memref<numBlocks x NumPartialStats x f32>,
 ///          %grad_stats: memref<7xf64>, %cast_stats: memref<4xi64>])
 /// (A and B transposed where asked) computing
-///   C = mask(scale * op(A) op(B) + bias)
+///   C = mask(round(scale * op(A) op(B) + bias))
 /// in f32, rounded once to C's type. %grad_stats are the statistics of C as
 /// stored but before the mask, %cast_stats the counts of the f32 values'
 /// rounding to f16 (what it did to an f16 C, what it would do to an f32

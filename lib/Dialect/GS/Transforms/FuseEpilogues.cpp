@@ -12,6 +12,7 @@
 #include "gs/Dialect/GS/IR/GSOps.h"
 #include "gs/Dialect/GS/Transforms/Passes.h"
 
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -32,25 +33,32 @@ bool isFusable(Operation *op) {
              .isF32();
 }
 
-/// Whether `value` is a gs.constant splat of zero.
-bool isZero(Value value) {
+/// Whether `value` is a gs.constant splat of +0 (or, unless `positive`, of
+/// -0).
+bool isZero(Value value, bool positive = false) {
   auto constant = value.getDefiningOp<ConstantOp>();
   if (!constant)
     return false;
   auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
-  return splat && isa<FloatType>(splat.getElementType()) &&
-         splat.getSplatValue<APFloat>().isZero();
+  if (!splat || !isa<FloatType>(splat.getElementType()))
+    return false;
+  APFloat zero = splat.getSplatValue<APFloat>();
+  return positive ? zero.isPosZero() : zero.isZero();
 }
 
 /// Fuses the ReLU backward that is the only user of `fused`'s result,
-/// gs.where(gs.compare gt %m, 0, result, 0) with %m of the result's shape,
-/// into its epilogue (its statistics stay those of the values before).
-void fuseReluMask(RewriterBase &rewriter, ScaledContractionOp fused) {
+/// gs.where(gs.compare gt %m, 0, result, +0) with an f16 %m (the kernel's
+/// mask) of the result's shape, into its epilogue (its statistics stay
+/// those of the values before).
+void fuseReluMask(RewriterBase &rewriter, DominanceInfo &dominance,
+                  ScaledContractionOp fused) {
   Value result = fused.getResult();
   if (!result.hasOneUse())
     return;
   auto where = dyn_cast<WhereOp>(*result.getUsers().begin());
-  if (!where || where.getX() != result || !isZero(where.getY()) ||
+  // The epilogue writes +0 where the mask is off.
+  if (!where || where.getX() != result ||
+      !isZero(where.getY(), /*positive=*/true) ||
       where.getType() != result.getType())
     return;
   auto compare = where.getCondition().getDefiningOp<CompareOp>();
@@ -61,13 +69,9 @@ void fuseReluMask(RewriterBase &rewriter, ScaledContractionOp fused) {
   auto maskType = dyn_cast<RankedTensorType>(mask.getType());
   ArrayRef<int64_t> shape = fused.getResult().getType().getShape();
   if (!maskType || maskType.getShape() != shape ||
-      !(maskType.getElementType().isF16() || maskType.getElementType().isF32()))
+      !maskType.getElementType().isF16() ||
+      !dominance.properlyDominates(mask, fused))
     return;
-  // The mask must be there before the fused op.
-  if (Operation *definition = mask.getDefiningOp())
-    if (definition->getBlock() != fused->getBlock() ||
-        !definition->isBeforeInBlock(fused))
-      return;
   rewriter.modifyOpInPlace(fused,
                            [&] { fused.getReluMaskMutable().assign(mask); });
   SetVector<Operation *> zeros;
@@ -85,7 +89,8 @@ void fuseReluMask(RewriterBase &rewriter, ScaledContractionOp fused) {
 /// Fuses cast(rescale(product, scale)) to FP16, with its gs.cast_stats and
 /// the gs.grad_stats of its result, into one gs.scaled_contraction; fails
 /// when the shape of the IR does not allow it.
-LogicalResult fuseScaledProduct(RewriterBase &rewriter, CastOp cast) {
+LogicalResult fuseScaledProduct(RewriterBase &rewriter,
+                                DominanceInfo &dominance, CastOp cast) {
   auto rescale = cast.getInput().getDefiningOp<RescaleOp>();
   if (!rescale || !cast.getType().getElementType().isF16())
     return failure();
@@ -115,7 +120,7 @@ LogicalResult fuseScaledProduct(RewriterBase &rewriter, CastOp cast) {
       rewriter.replaceOp(user, fused.getStats());
   rewriter.replaceOp(cast, fused.getResult());
   rewriter.eraseOp(rescale);
-  fuseReluMask(rewriter, fused);
+  fuseReluMask(rewriter, dominance, fused);
   return success();
 }
 
@@ -126,8 +131,9 @@ struct FuseEpiloguesPass
     SmallVector<CastOp> casts;
     getOperation()->walk([&](CastOp cast) { casts.push_back(cast); });
     IRRewriter rewriter(&getContext());
+    DominanceInfo &dominance = getAnalysis<DominanceInfo>();
     for (CastOp cast : casts)
-      (void)fuseScaledProduct(rewriter, cast);
+      (void)fuseScaledProduct(rewriter, dominance, cast);
   }
 };
 } // namespace

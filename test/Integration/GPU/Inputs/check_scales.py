@@ -63,6 +63,9 @@ def expected(name, arrays, scales, estimates):
         checks.append(("minimum scales, no underflow",
                        all(v == MIN_SCALE.get(k, 1.0) for k, v in s.items())
                        and not estimates.any()))
+    if name == "zero_gradient":
+        checks.append(("no underflow behind a zero gradient",
+                       s["half_normal"] == 1.0 and estimates[0] == 0))
     if name == "tiny":
         checks.append(("the maximum scale binds",
                        s["log_normal_bounded"] == MAX_SCALE))

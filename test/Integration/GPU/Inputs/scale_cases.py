@@ -6,8 +6,8 @@ FP16 values), its weight `w` (10 x 128, FP16) and an FP32 gradient `g`
 (64 x 10), as nested lists of floats, and the incoming scale `alpha`.
 Together they reach every branch of a decision: typical magnitudes, so
 small that the maximum scale binds, so large that the overflow cap binds,
-all zeros, inf and NaN entries, and an incoming scale large enough for the
-cumulative bound to bind.
+all zeros, a zero gradient through a nonzero weight, inf and NaN entries,
+and an incoming scale large enough for the cumulative bound to bind.
 """
 
 import math
@@ -43,6 +43,11 @@ def cases():
                        lognormal(-30, 1))
     yield "huge", case(normal("dy", 1e3), normal("w", 1.0), lognormal(10, 1))
     yield "zeros", case(zeros("dy"), zeros("w"), zeros("g"))
+    # A zero gradient through a nonzero weight: nothing to underflow (the
+    # half-normal model must read the gradient's nonzeros, not the
+    # weight's).
+    yield "zero_gradient", case(zeros("dy"), normal("w", 0.05),
+                                lognormal(-12, 3))
     g = lognormal(-12, 3)
     g[3][4], g[5][6] = math.inf, math.nan
     dy = normal("dy", 1e-4)

@@ -210,10 +210,10 @@ def GS_ScaledContractionOp : GS_Op<"scaled_contraction", [
     `gs.cast_stats` counts of `scale * product`'s rounding to FP16.
 
     With `relu_mask` (a tensor of the result's shape: a ReLU's forward
-    input or output), the result is zeroed where `relu_mask <= 0`, as a
-    ReLU's backward `gs.where(gs.compare gt relu_mask, 0, x, 0)` zeroes it;
-    the statistics are those of the values before, which the next scale is
-    decided from.
+    input or output), the result is +0 where `relu_mask` is not greater
+    than 0 (NaN included), as a ReLU's backward `gs.where(gs.compare gt
+    relu_mask, 0, x, 0)` makes it; the statistics are those of the values
+    before, which the next scale is decided from.
 
     What gs-fuse-epilogues makes of a backward contraction, the rescale by
     the scale gs-gradient-scaling chose for it, the cast to FP16, the
@@ -222,7 +222,7 @@ def GS_ScaledContractionOp : GS_Op<"scaled_contraction", [
     the CPU lowering rebuilds what was fused.
 
     ```mlir
-    %dx, %stats, %counts = gs.scaled_contraction scale %beta relu_mask %h : tensor<32x256xf16> : tensor<32x256xf16> {
+    %dx, %stats, %counts = gs.scaled_contraction scale %beta relu_mask(%h : tensor<32x256xf16>) : tensor<32x256xf16> {
       %p = gs.gemm %dy, %w : tensor<32x10xf16>, tensor<10x256xf16> -> tensor<32x256xf32>
       gs.yield %p : tensor<32x256xf32>
     }
@@ -234,8 +234,8 @@ def GS_ScaledContractionOp : GS_Op<"scaled_contraction", [
                  GS_StatsType:$stats, GS_CastCounts:$cast_counts);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    `scale` $scale (`relu_mask` $relu_mask^ `:` type($relu_mask))? attr-dict
-    `:` type($result) $body
+    `scale` $scale (`relu_mask` `(` $relu_mask^ `:` type($relu_mask) `)`)?
+    attr-dict `:` type($result) $body
   }];
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{

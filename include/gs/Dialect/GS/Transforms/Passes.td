@@ -137,8 +137,9 @@ def FuseEpilogues : Pass<"gs-fuse-epilogues"> {
     the four become one `gs.scaled_contraction` holding the contraction,
     whose statistics also replace the `gs.grad_stats` of the cast's result.
     Where the result's only user is a ReLU's backward, `gs.where(gs.compare
-    gt %h, 0, result, 0)` with `%h` of the result's shape, `%h` becomes the
-    op's `relu_mask` (the statistics stay those before the mask).
+    gt %h, 0, result, +0)` with an f16 `%h` of the result's shape (what the
+    GPU kernel reads), `%h` becomes the op's `relu_mask` (the statistics
+    stay those before the mask).
     The numbers do not change; a target that computes the contraction in
     one kernel (convert-gs-to-gpu) then computes the rest in its epilogue.
   }];
