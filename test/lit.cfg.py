@@ -77,8 +77,17 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%python", sys.executable))
 # Debian's python3-onnx (and python3-torch) belong to the system Python.
 config.substitutions.append(("%onnx_python", config.gs_onnx_python))
-# ONNX Runtime and NumPy from pip, in the build's reference environment.
-config.substitutions.append(("%ref_python", config.gs_reference_python))
+# ONNX Runtime and NumPy from pip, in the build's reference environment;
+# without it (GS_REFERENCE_TESTS=OFF, or `--param reference_python=`) the
+# tests that need it (REQUIRES: reference-python) are reported unsupported.
+gs_reference_python = lit_config.params.get("reference_python",
+                                            config.gs_reference_python)
+if gs_reference_python:
+    config.available_features.add("reference-python")
+config.substitutions.append(("%ref_python", gs_reference_python or "false"))
+# lit itself, for the test of what the suite reports.
+config.substitutions.append(("%lit", "%s %s" % (sys.executable,
+                                                os.path.abspath(sys.argv[0]))))
 config.substitutions.append(("%gs_onnx_testdata", config.gs_onnx_testdata))
 config.substitutions.append(("%gs_src_root", config.gs_src_root))
 config.substitutions.append(("%gs_obj_root", config.gs_obj_root))

@@ -4,7 +4,7 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: gs-opt %s --gs-emulate-gpu -o %t/emulated.mlir
 // RUN: gs-run %t/emulated.mlir --entry=shuffles --output-dir=%t
-// RUN: %ref_python -c "import numpy as np; \
+// RUN: %onnx_python -c "import numpy as np; \
 // RUN:   got, valid = np.load('%t/output_0.npy'), np.load('%t/output_1.npy'); \
 // RUN:   t = np.arange(64); lane, base = t %% 32, t - t %% 32; \
 // RUN:   rules = [(lane ^ 5, True), (lane + 3, lane + 3 < 32), (lane - 2, lane >= 2), (np.full(64, 7), True)]; \
