@@ -241,48 +241,388 @@ static std::optional<SmallVector<int64_t>> intsAttr(const onnx::NodeProto &node,
   return std::nullopt;
 }
 
+/// Constant's value, where it is an integer tensor.
+static std::optional<IntTensor> foldConstant(const onnx::NodeProto &node) {
+  for (const auto &attr : node.attribute()) {
+    if (attr.name() == "value")
+      return readTensor(attr.t());
+    if (attr.name() == "value_int")
+      return IntTensor{{}, {attr.i()}, TensorProto::INT64};
+    if (attr.name() == "value_ints")
+      return IntTensor{{attr.ints_size()},
+                       {attr.ints().begin(), attr.ints().end()},
+                       TensorProto::INT64};
+  }
+  return std::nullopt;
+}
+
+/// Shape of an input of static shape `shape`, with start and end.
+static std::optional<IntTensor> foldShape(const onnx::NodeProto &node,
+                                          ArrayRef<int64_t> shape) {
+  int64_t rank = shape.size();
+  int64_t start = intAttr(node, "start", 0), end = intAttr(node, "end", rank);
+  start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+  end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+  IntTensor t;
+  t.values.assign(shape.begin() + start, shape.begin() + std::max(start, end));
+  t.shape = {static_cast<int64_t>(t.values.size())};
+  return t;
+}
+
+/// Size of an input of static shape `shape`.
+static std::optional<IntTensor> foldSize(ArrayRef<int64_t> shape) {
+  std::optional<int64_t> size = checkedNumElements(shape);
+  if (!size)
+    return std::nullopt;
+  return IntTensor{{}, {*size}, TensorProto::INT64};
+}
+
+// The folders of the ops computed from their inputs' values: the node and
+// the values (`in[0]` present; an omitted optional input null).
+
+static std::optional<IntTensor> foldIdentity(const onnx::NodeProto &,
+                                             ArrayRef<const IntTensor *> in) {
+  return *in[0];
+}
+
+static std::optional<IntTensor> foldNegOrAbs(const onnx::NodeProto &node,
+                                             ArrayRef<const IntTensor *> in) {
+  bool negate = node.op_type() == "Neg";
+  IntTensor t = *in[0];
+  for (int64_t &v : t.values)
+    v = negate || v < 0 ? wrappingSub(0, v) : v;
+  return t;
+}
+
+static std::optional<IntTensor> foldCast(const onnx::NodeProto &node,
+                                         ArrayRef<const IntTensor *> in) {
+  int64_t to = intAttr(node, "to", 0);
+  if (!isIntegerType(to))
+    return std::nullopt;
+  IntTensor t = *in[0];
+  t.dataType = to;
+  if (to == TensorProto::BOOL)
+    for (int64_t &v : t.values)
+      v = v != 0;
+  return t;
+}
+
+static std::optional<IntTensor> foldReshape(const onnx::NodeProto &node,
+                                            ArrayRef<const IntTensor *> in) {
+  const IntTensor &x = *in[0];
+  if (in.size() < 2 || !in[1])
+    return std::nullopt;
+  SmallVector<int64_t> shape(in[1]->values);
+  SmallVector<int64_t> stated;
+  int64_t infer = -1;
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    if (d == 0 && !intAttr(node, "allowzero", 0))
+      d = i < x.shape.size() ? x.shape[i] : 1;
+    if (d == -1 && infer < 0)
+      infer = i;
+    else
+      stated.push_back(d);
+  }
+  // A second -1, another negative size or a product past int64 is not
+  // folded: the node stays, for the importer to report.
+  std::optional<int64_t> known = checkedNumElements(stated);
+  if (!known)
+    return std::nullopt;
+  if (infer >= 0)
+    shape[infer] = *known ? product(x.shape) / *known : 0;
+  if (checkedNumElements(shape) != product(x.shape))
+    return std::nullopt;
+  IntTensor t = x;
+  t.shape = shape;
+  return t;
+}
+
+static std::optional<IntTensor> foldFlatten(const onnx::NodeProto &node,
+                                            ArrayRef<const IntTensor *> in) {
+  const IntTensor &x = *in[0];
+  int64_t rank = x.shape.size();
+  int64_t axis = intAttr(node, "axis", 1);
+  axis = axis < 0 ? axis + rank : axis;
+  IntTensor t = x;
+  t.shape = {product(ArrayRef(x.shape).take_front(axis)),
+             product(ArrayRef(x.shape).drop_front(axis))};
+  return t;
+}
+
+/// Unsqueeze and Squeeze: the axes from the attribute (up to opset 12) or
+/// the second input.
+static std::optional<IntTensor>
+foldSqueezeOrUnsqueeze(const onnx::NodeProto &node,
+                       ArrayRef<const IntTensor *> in) {
+  const IntTensor &x = *in[0];
+  bool unsqueeze = node.op_type() == "Unsqueeze";
+  int64_t rank = x.shape.size();
+  std::optional<SmallVector<int64_t>> axes = intsAttr(node, "axes");
+  if (in.size() > 1 && in[1])
+    axes = SmallVector<int64_t>(in[1]->values);
+  int64_t outRank = unsqueeze ? rank + (axes ? axes->size() : 0) : rank;
+  SmallVector<int64_t> normalized;
+  for (int64_t a : axes.value_or(SmallVector<int64_t>()))
+    normalized.push_back(a < 0 ? a + outRank : a);
+  IntTensor t = x;
+  t.shape.clear();
+  if (unsqueeze) {
+    if (!axes)
+      return std::nullopt;
+    auto dims = x.shape.begin();
+    for (int64_t d = 0; d < outRank; ++d)
+      t.shape.push_back(llvm::is_contained(normalized, d) ? 1 : *dims++);
+  } else {
+    for (int64_t d = 0; d < rank; ++d)
+      if (axes ? !llvm::is_contained(normalized, d) : x.shape[d] != 1)
+        t.shape.push_back(x.shape[d]);
+  }
+  return t;
+}
+
+static std::optional<IntTensor> foldConcat(const onnx::NodeProto &node,
+                                           ArrayRef<const IntTensor *> in) {
+  const IntTensor &x = *in[0];
+  int64_t rank = x.shape.size();
+  int64_t axis = intAttr(node, "axis", 0);
+  axis = axis < 0 ? axis + rank : axis;
+  if (axis < 0 || axis >= rank)
+    return std::nullopt;
+  IntTensor t;
+  t.dataType = x.dataType;
+  t.shape = x.shape;
+  t.shape[axis] = 0;
+  for (const IntTensor *part : in) {
+    if (!part || part->shape.size() != x.shape.size())
+      return std::nullopt;
+    t.shape[axis] += part->shape[axis];
+  }
+  int64_t outer = product(ArrayRef(x.shape).take_front(axis));
+  for (int64_t o = 0; o < outer; ++o)
+    for (const IntTensor *part : in) {
+      int64_t block = product(ArrayRef(part->shape).drop_front(axis));
+      t.values.append(part->values.begin() + o * block,
+                      part->values.begin() + (o + 1) * block);
+    }
+  return t;
+}
+
+static std::optional<IntTensor> foldGather(const onnx::NodeProto &node,
+                                           ArrayRef<const IntTensor *> in) {
+  const IntTensor &x = *in[0];
+  if (in.size() < 2 || !in[1])
+    return std::nullopt;
+  int64_t rank = x.shape.size();
+  int64_t axis = intAttr(node, "axis", 0);
+  axis = axis < 0 ? axis + rank : axis;
+  if (axis < 0 || axis >= rank)
+    return std::nullopt;
+  const IntTensor &indices = *in[1];
+  IntTensor t;
+  t.dataType = x.dataType;
+  t.shape.assign(x.shape.begin(), x.shape.begin() + axis);
+  t.shape.append(indices.shape);
+  t.shape.append(x.shape.begin() + axis + 1, x.shape.end());
+  int64_t outer = product(ArrayRef(x.shape).take_front(axis));
+  int64_t inner = product(ArrayRef(x.shape).drop_front(axis + 1));
+  int64_t size = x.shape[axis];
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t index : indices.values) {
+      if (index < -size || index >= size)
+        return std::nullopt;
+      index = index < 0 ? index + size : index;
+      int64_t base = (o * size + index) * inner;
+      t.values.append(x.values.begin() + base, x.values.begin() + base + inner);
+    }
+  return t;
+}
+
+/// Slice of a 1-D tensor.
+static std::optional<IntTensor> foldSlice(const onnx::NodeProto &node,
+                                          ArrayRef<const IntTensor *> in) {
+  const IntTensor &x = *in[0];
+  if (x.shape.size() != 1 || in.size() < 3 || !in[1] || !in[2])
+    return std::nullopt;
+  int64_t dim = x.shape[0];
+  int64_t start = in[1]->values[0], end = in[2]->values[0];
+  int64_t step = in.size() > 4 && in[4] ? in[4]->values[0] : 1;
+  if (step == 0)
+    return std::nullopt;
+  start = start < 0 ? start + dim : start;
+  end = end < 0 ? (end < -dim ? -1 : end + dim) : end;
+  start = step > 0 ? std::clamp<int64_t>(start, 0, dim)
+                   : std::clamp<int64_t>(start, 0, dim - 1);
+  end = step > 0 ? std::clamp<int64_t>(end, 0, dim)
+                 : std::clamp<int64_t>(end, -1, dim - 1);
+  IntTensor t;
+  t.dataType = x.dataType;
+  for (int64_t k = 0, n = sliceSize(start, end, step); k < n; ++k)
+    t.values.push_back(x.values[wrappingAdd(start, wrappingMul(k, step))]);
+  t.shape = {static_cast<int64_t>(t.values.size())};
+  return t;
+}
+
+static std::optional<IntTensor> foldRange(const onnx::NodeProto &node,
+                                          ArrayRef<const IntTensor *> in) {
+  const IntTensor &x = *in[0];
+  if (in.size() != 3 || !in[1] || !in[2] || in[2]->values[0] == 0)
+    return std::nullopt;
+  int64_t first = x.values[0], limit = in[1]->values[0],
+          delta = in[2]->values[0];
+  int64_t n = sliceSize(first, limit, delta);
+  if (n > kMaxFoldedElements)
+    return std::nullopt;
+  IntTensor t;
+  t.dataType = x.dataType;
+  // Every element is in range; k * delta alone may not be.
+  for (int64_t k = 0; k < n; ++k)
+    t.values.push_back(wrappingAdd(first, wrappingMul(k, delta)));
+  t.shape = {static_cast<int64_t>(t.values.size())};
+  return t;
+}
+
+/// ConstantOfShape with an integer value (float ones: fillFloats).
+static std::optional<IntTensor>
+foldConstantOfShape(const onnx::NodeProto &node,
+                    ArrayRef<const IntTensor *> in) {
+  const IntTensor &x = *in[0];
+  int64_t fill = 0;
+  int32_t type = TensorProto::FLOAT;
+  for (const auto &attr : node.attribute())
+    if (attr.name() == "value") {
+      std::optional<IntTensor> v = readTensor(attr.t());
+      if (!v || v->values.size() != 1)
+        return std::nullopt;
+      fill = v->values[0];
+      type = v->dataType;
+    }
+  if (!isIntegerType(type))
+    return std::nullopt;
+  IntTensor t;
+  t.dataType = type;
+  t.shape.assign(x.values.begin(), x.values.end());
+  std::optional<int64_t> n = boundedProduct(t.shape);
+  if (!n)
+    return std::nullopt;
+  t.values.assign(*n, fill);
+  return t;
+}
+
+static std::optional<IntTensor> foldExpand(const onnx::NodeProto &,
+                                           ArrayRef<const IntTensor *> in) {
+  const IntTensor &x = *in[0];
+  if (in.size() != 2 || !in[1])
+    return std::nullopt;
+  // Broadcast against a tensor of the requested shape.
+  IntTensor target{SmallVector<int64_t>(in[1]->values), {}, x.dataType};
+  std::optional<int64_t> n = boundedProduct(target.shape);
+  if (!n)
+    return std::nullopt;
+  target.values.assign(*n, 0);
+  return broadcastMap({&x, &target}, x.dataType,
+                      [](ArrayRef<int64_t> v) { return v[0]; });
+}
+
+static std::optional<IntTensor> foldWhere(const onnx::NodeProto &,
+                                          ArrayRef<const IntTensor *> in) {
+  if (in.size() != 3 || !in[1] || !in[2])
+    return std::nullopt;
+  return broadcastMap({in[0], in[1], in[2]}, in[1]->dataType,
+                      [](ArrayRef<int64_t> v) { return v[0] ? v[1] : v[2]; });
+}
+
+/// A binary op of two values, elementwise with broadcasting, into `type`
+/// (null: the first operand's).
+template <typename F>
+static std::optional<IntTensor> foldBinary(ArrayRef<const IntTensor *> in,
+                                           std::optional<int32_t> type, F f) {
+  if (in.size() != 2 || !in[1])
+    return std::nullopt;
+  return broadcastMap(
+      {in[0], in[1]}, type.value_or(in[0]->dataType),
+      [&](ArrayRef<int64_t> v) { return static_cast<int64_t>(f(v[0], v[1])); });
+}
+
+/// The folder of a binary op: `f` on the values, into the first operand's
+/// type or `Result`.
+template <auto F, int32_t Result = -1>
+static std::optional<IntTensor> binaryFolder(const onnx::NodeProto &,
+                                             ArrayRef<const IntTensor *> in) {
+  std::optional<int32_t> type;
+  if (Result >= 0)
+    type = Result;
+  return foldBinary(in, type, F);
+}
+
+static int64_t maxOf(int64_t a, int64_t b) { return std::max(a, b); }
+static int64_t minOf(int64_t a, int64_t b) { return std::min(a, b); }
+static bool equalTo(int64_t a, int64_t b) { return a == b; }
+static bool lessThan(int64_t a, int64_t b) { return a < b; }
+static bool greaterThan(int64_t a, int64_t b) { return a > b; }
+
+static std::optional<IntTensor> foldDiv(const onnx::NodeProto &,
+                                        ArrayRef<const IntTensor *> in) {
+  if (in.size() == 2 && in[1] && llvm::is_contained(in[1]->values, 0))
+    return std::nullopt;
+  // INT64_MIN / -1 overflows: its two's-complement result is INT64_MIN.
+  return foldBinary(in, std::nullopt, [](int64_t a, int64_t b) {
+    return b == -1 ? wrappingSub(0, a) : a / b;
+  });
+}
+
+using FoldFn = std::optional<IntTensor> (*)(const onnx::NodeProto &,
+                                            ArrayRef<const IntTensor *>);
+
+/// The folders by op type.
+static const llvm::StringMap<FoldFn> &foldersByOpType() {
+  static const llvm::StringMap<FoldFn> folders = {
+      {"Identity", foldIdentity},
+      {"Neg", foldNegOrAbs},
+      {"Abs", foldNegOrAbs},
+      {"Cast", foldCast},
+      {"Reshape", foldReshape},
+      {"Flatten", foldFlatten},
+      {"Squeeze", foldSqueezeOrUnsqueeze},
+      {"Unsqueeze", foldSqueezeOrUnsqueeze},
+      {"Concat", foldConcat},
+      {"Gather", foldGather},
+      {"Slice", foldSlice},
+      {"Range", foldRange},
+      {"ConstantOfShape", foldConstantOfShape},
+      {"Expand", foldExpand},
+      {"Where", foldWhere},
+      {"Add", binaryFolder<wrappingAdd>},
+      {"Sub", binaryFolder<wrappingSub>},
+      {"Mul", binaryFolder<wrappingMul>},
+      {"Div", foldDiv},
+      {"Equal", binaryFolder<equalTo, TensorProto::BOOL>},
+      {"Less", binaryFolder<lessThan, TensorProto::BOOL>},
+      {"Greater", binaryFolder<greaterThan, TensorProto::BOOL>},
+      {"Max", binaryFolder<maxOf>},
+      {"Min", binaryFolder<minOf>},
+  };
+  return folders;
+}
+
 std::optional<IntTensor> ShapeFolder::evaluate(const onnx::NodeProto &node) {
   StringRef op = node.op_type();
   if (!canonicalDomain(node.domain()).empty() || node.output_size() != 1)
     return std::nullopt;
-
-  if (op == "Constant") {
-    for (const auto &attr : node.attribute()) {
-      if (attr.name() == "value")
-        return readTensor(attr.t());
-      if (attr.name() == "value_int")
-        return IntTensor{{}, {attr.i()}, TensorProto::INT64};
-      if (attr.name() == "value_ints")
-        return IntTensor{{attr.ints_size()},
-                         {attr.ints().begin(), attr.ints().end()},
-                         TensorProto::INT64};
-    }
-    return std::nullopt;
-  }
-  if (op == "Shape") {
+  if (op == "Constant")
+    return foldConstant(node);
+  if (op == "Shape" || op == "Size") {
+    if (node.input_size() < 1)
+      return std::nullopt;
     std::optional<SmallVector<int64_t>> shape = staticShape(node.input(0));
     if (!shape)
       return std::nullopt;
-    int64_t rank = shape->size();
-    int64_t start = intAttr(node, "start", 0), end = intAttr(node, "end", rank);
-    start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
-    end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
-    IntTensor t;
-    t.values.assign(shape->begin() + start,
-                    shape->begin() + std::max(start, end));
-    t.shape = {static_cast<int64_t>(t.values.size())};
-    return t;
+    return op == "Shape" ? foldShape(node, *shape) : foldSize(*shape);
   }
-  if (op == "Size") {
-    std::optional<SmallVector<int64_t>> shape = staticShape(node.input(0));
-    std::optional<int64_t> size =
-        shape ? checkedNumElements(*shape) : std::nullopt;
-    if (!size)
-      return std::nullopt;
-    return IntTensor{{}, {*size}, TensorProto::INT64};
-  }
-
-  // Everything else needs all of its inputs constant.
+  FoldFn fold = foldersByOpType().lookup(op);
+  if (!fold)
+    return std::nullopt;
+  // The others need all of their inputs constant (an omitted optional
+  // input is null), the first one present.
   SmallVector<const IntTensor *> in;
   for (int i = 0; i < node.input_size(); ++i) {
     if (node.input(i).empty()) {
@@ -296,243 +636,7 @@ std::optional<IntTensor> ShapeFolder::evaluate(const onnx::NodeProto &node) {
   }
   if (in.empty() || !in[0])
     return std::nullopt;
-  const IntTensor &x = *in[0];
-
-  if (op == "Identity")
-    return x;
-  if (op == "Neg" || op == "Abs") {
-    IntTensor t = x;
-    for (int64_t &v : t.values)
-      v = op == "Neg" || v < 0 ? wrappingSub(0, v) : v;
-    return t;
-  }
-  if (op == "Cast") {
-    int64_t to = intAttr(node, "to", 0);
-    if (!isIntegerType(to))
-      return std::nullopt;
-    IntTensor t = x;
-    t.dataType = to;
-    if (to == TensorProto::BOOL)
-      for (int64_t &v : t.values)
-        v = v != 0;
-    return t;
-  }
-  if (op == "Reshape" || op == "Unsqueeze" || op == "Squeeze" ||
-      op == "Flatten") {
-    // The result shape comes from the node's own rules.
-    IntTensor t = x;
-    int64_t rank = x.shape.size();
-    if (op == "Reshape") {
-      if (in.size() < 2 || !in[1])
-        return std::nullopt;
-      SmallVector<int64_t> shape(in[1]->values);
-      SmallVector<int64_t> stated;
-      int64_t infer = -1;
-      for (auto [i, d] : llvm::enumerate(shape)) {
-        if (d == 0 && !intAttr(node, "allowzero", 0))
-          d = i < x.shape.size() ? x.shape[i] : 1;
-        if (d == -1 && infer < 0)
-          infer = i;
-        else
-          stated.push_back(d);
-      }
-      // A second -1, another negative size or a product past int64 is not
-      // folded: the node stays, for the importer to report.
-      std::optional<int64_t> known = checkedNumElements(stated);
-      if (!known)
-        return std::nullopt;
-      if (infer >= 0)
-        shape[infer] = *known ? product(x.shape) / *known : 0;
-      if (checkedNumElements(shape) != product(x.shape))
-        return std::nullopt;
-      t.shape = shape;
-    } else if (op == "Flatten") {
-      int64_t axis = intAttr(node, "axis", 1);
-      axis = axis < 0 ? axis + rank : axis;
-      t.shape = {product(ArrayRef(x.shape).take_front(axis)),
-                 product(ArrayRef(x.shape).drop_front(axis))};
-    } else {
-      std::optional<SmallVector<int64_t>> axes = intsAttr(node, "axes");
-      if (in.size() > 1 && in[1])
-        axes = SmallVector<int64_t>(in[1]->values);
-      int64_t outRank =
-          op == "Unsqueeze" ? rank + (axes ? axes->size() : 0) : rank;
-      SmallVector<int64_t> normalized;
-      for (int64_t a : axes.value_or(SmallVector<int64_t>()))
-        normalized.push_back(a < 0 ? a + outRank : a);
-      t.shape.clear();
-      if (op == "Unsqueeze") {
-        if (!axes)
-          return std::nullopt;
-        auto dims = x.shape.begin();
-        for (int64_t d = 0; d < outRank; ++d)
-          t.shape.push_back(llvm::is_contained(normalized, d) ? 1 : *dims++);
-      } else {
-        for (int64_t d = 0; d < rank; ++d)
-          if (axes ? !llvm::is_contained(normalized, d) : x.shape[d] != 1)
-            t.shape.push_back(x.shape[d]);
-      }
-    }
-    return t;
-  }
-  if (op == "Concat") {
-    int64_t rank = x.shape.size();
-    int64_t axis = intAttr(node, "axis", 0);
-    axis = axis < 0 ? axis + rank : axis;
-    if (axis < 0 || axis >= rank)
-      return std::nullopt;
-    IntTensor t;
-    t.dataType = x.dataType;
-    t.shape = x.shape;
-    t.shape[axis] = 0;
-    for (const IntTensor *part : in) {
-      if (!part || part->shape.size() != x.shape.size())
-        return std::nullopt;
-      t.shape[axis] += part->shape[axis];
-    }
-    int64_t outer = product(ArrayRef(x.shape).take_front(axis));
-    for (int64_t o = 0; o < outer; ++o)
-      for (const IntTensor *part : in) {
-        int64_t block = product(ArrayRef(part->shape).drop_front(axis));
-        t.values.append(part->values.begin() + o * block,
-                        part->values.begin() + (o + 1) * block);
-      }
-    return t;
-  }
-  if (op == "Gather") {
-    if (in.size() < 2 || !in[1])
-      return std::nullopt;
-    int64_t rank = x.shape.size();
-    int64_t axis = intAttr(node, "axis", 0);
-    axis = axis < 0 ? axis + rank : axis;
-    if (axis < 0 || axis >= rank)
-      return std::nullopt;
-    const IntTensor &indices = *in[1];
-    IntTensor t;
-    t.dataType = x.dataType;
-    t.shape.assign(x.shape.begin(), x.shape.begin() + axis);
-    t.shape.append(indices.shape);
-    t.shape.append(x.shape.begin() + axis + 1, x.shape.end());
-    int64_t outer = product(ArrayRef(x.shape).take_front(axis));
-    int64_t inner = product(ArrayRef(x.shape).drop_front(axis + 1));
-    int64_t size = x.shape[axis];
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t index : indices.values) {
-        if (index < -size || index >= size)
-          return std::nullopt;
-        index = index < 0 ? index + size : index;
-        int64_t base = (o * size + index) * inner;
-        t.values.append(x.values.begin() + base,
-                        x.values.begin() + base + inner);
-      }
-    return t;
-  }
-  if (op == "Slice") {
-    if (x.shape.size() != 1 || in.size() < 3 || !in[1] || !in[2])
-      return std::nullopt;
-    int64_t dim = x.shape[0];
-    int64_t start = in[1]->values[0], end = in[2]->values[0];
-    int64_t step = in.size() > 4 && in[4] ? in[4]->values[0] : 1;
-    if (step == 0)
-      return std::nullopt;
-    start = start < 0 ? start + dim : start;
-    end = end < 0 ? (end < -dim ? -1 : end + dim) : end;
-    start = step > 0 ? std::clamp<int64_t>(start, 0, dim)
-                     : std::clamp<int64_t>(start, 0, dim - 1);
-    end = step > 0 ? std::clamp<int64_t>(end, 0, dim)
-                   : std::clamp<int64_t>(end, -1, dim - 1);
-    IntTensor t;
-    t.dataType = x.dataType;
-    for (int64_t k = 0, n = sliceSize(start, end, step); k < n; ++k)
-      t.values.push_back(x.values[wrappingAdd(start, wrappingMul(k, step))]);
-    t.shape = {static_cast<int64_t>(t.values.size())};
-    return t;
-  }
-  if (op == "Range") {
-    if (in.size() != 3 || !in[1] || !in[2] || in[2]->values[0] == 0)
-      return std::nullopt;
-    int64_t first = x.values[0], limit = in[1]->values[0],
-            delta = in[2]->values[0];
-    int64_t n = sliceSize(first, limit, delta);
-    if (n > kMaxFoldedElements)
-      return std::nullopt;
-    IntTensor t;
-    t.dataType = x.dataType;
-    // Every element is in range; k * delta alone may not be.
-    for (int64_t k = 0; k < n; ++k)
-      t.values.push_back(wrappingAdd(first, wrappingMul(k, delta)));
-    t.shape = {static_cast<int64_t>(t.values.size())};
-    return t;
-  }
-  if (op == "ConstantOfShape") {
-    int64_t fill = 0;
-    int32_t type = TensorProto::FLOAT;
-    for (const auto &attr : node.attribute())
-      if (attr.name() == "value") {
-        std::optional<IntTensor> v = readTensor(attr.t());
-        if (!v || v->values.size() != 1)
-          return std::nullopt;
-        fill = v->values[0];
-        type = v->dataType;
-      }
-    if (!isIntegerType(type))
-      return std::nullopt;
-    IntTensor t;
-    t.dataType = type;
-    t.shape.assign(x.values.begin(), x.values.end());
-    std::optional<int64_t> n = boundedProduct(t.shape);
-    if (!n)
-      return std::nullopt;
-    t.values.assign(*n, fill);
-    return t;
-  }
-  if (op == "Expand" && in.size() == 2 && in[1]) {
-    // Broadcast against a tensor of the requested shape.
-    IntTensor target{SmallVector<int64_t>(in[1]->values), {}, x.dataType};
-    std::optional<int64_t> n = boundedProduct(target.shape);
-    if (!n)
-      return std::nullopt;
-    target.values.assign(*n, 0);
-    return broadcastMap({&x, &target}, x.dataType,
-                        [](ArrayRef<int64_t> v) { return v[0]; });
-  }
-  auto binary = [&](int32_t type, auto f) -> std::optional<IntTensor> {
-    if (in.size() != 2 || !in[1])
-      return std::nullopt;
-    return broadcastMap({&x, in[1]}, type, [&](ArrayRef<int64_t> v) {
-      return static_cast<int64_t>(f(v[0], v[1]));
-    });
-  };
-  if (op == "Add")
-    return binary(x.dataType, wrappingAdd);
-  if (op == "Sub")
-    return binary(x.dataType, wrappingSub);
-  if (op == "Mul")
-    return binary(x.dataType, wrappingMul);
-  if (op == "Div") {
-    if (in.size() == 2 && in[1] && llvm::is_contained(in[1]->values, 0))
-      return std::nullopt;
-    // INT64_MIN / -1 overflows: its two's-complement result is INT64_MIN.
-    return binary(x.dataType, [](int64_t a, int64_t b) {
-      return b == -1 ? wrappingSub(0, a) : a / b;
-    });
-  }
-  if (op == "Equal")
-    return binary(TensorProto::BOOL, std::equal_to<int64_t>());
-  if (op == "Less")
-    return binary(TensorProto::BOOL, std::less<int64_t>());
-  if (op == "Greater")
-    return binary(TensorProto::BOOL, std::greater<int64_t>());
-  if (op == "Max")
-    return binary(x.dataType,
-                  [](int64_t a, int64_t b) { return std::max(a, b); });
-  if (op == "Min")
-    return binary(x.dataType,
-                  [](int64_t a, int64_t b) { return std::min(a, b); });
-  if (op == "Where" && in.size() == 3 && in[1] && in[2])
-    return broadcastMap({&x, in[1], in[2]}, in[1]->dataType,
-                        [](ArrayRef<int64_t> v) { return v[0] ? v[1] : v[2]; });
-  return std::nullopt;
+  return fold(node, in);
 }
 
 std::optional<TensorProto>
