@@ -334,6 +334,123 @@ int linkExecutable(const std::string &object, const char *argv0) {
   }
   return 0;
 }
+/// The runtime's view of the model: its parameters, the train step and, for
+/// classifiers, an eval step returning the class scores (added here; a model
+/// that is not a classifier gets a note).
+LogicalResult describeForRuntime(ModuleOp module, gs_compile::ModelSpec &spec,
+                                 std::string &error) {
+  spec.scaling = scaling;
+  llvm::SmallVector<llvm::StringRef> entries = {"train_step"};
+  {
+    // Not a classifier: a note, not an error.
+    std::string why;
+    ScopedDiagnosticHandler asNote(module.getContext(),
+                                   [&](Diagnostic &diagnostic) {
+                                     why = diagnostic.str();
+                                     return success();
+                                   });
+    if (succeeded(gs::addEvalStep(module)))
+      entries.push_back("eval_step");
+    else if (emit == Emit::Executable || emit == Emit::Library)
+      llvm::errs() << "gs-compile: note: no eval_step, so no accuracy: " << why
+                   << "\n";
+  }
+  if (failed(gs_compile::describeModel(module, entries, spec, error)) ||
+      failed(onnxBytes(spec.onnx, error))) {
+    error = "'" + modelPath + "': " + error;
+    return failure();
+  }
+  return success();
+}
+
+/// The train step lowered for the CPU and translated to an optimized LLVM
+/// module with the model table behind `accessor` (the only symbol left
+/// external for an executable or a library). Null on failure: `error` says
+/// why, or is empty where a diagnostic did.
+std::unique_ptr<llvm::Module>
+lowerToLLVM(ModuleOp module, const gs::CPUTarget &cpuTarget,
+            llvm::TargetMachine &machine, const gs_compile::ModelSpec &spec,
+            llvm::StringRef accessor, llvm::LLVMContext &llvmContext,
+            function_ref<LogicalResult(PassManager &)> configure,
+            PhaseTimer &timer, std::string &error) {
+  MLIRContext *context = module.getContext();
+  // C interfaces for the runtime, then the CPU pipeline.
+  for (auto function : module.getOps<func::FuncOp>())
+    if (!function.isDeclaration())
+      function->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
+  timer.next("CPU lowering (MLIR)");
+  PassManager lower(context);
+  if (failed(configure(lower)))
+    return nullptr;
+  gs::CPUPipelineOptions cpuOptions;
+  cpuOptions.vectorBits = cpuTarget.vectorBits;
+  gs::buildCPUPipeline(lower, cpuOptions);
+  if (failed(lower.run(module))) {
+    error = "'" + modelPath + "': lowering to LLVM failed";
+    return nullptr;
+  }
+
+  timer.next("translation to LLVM IR");
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext, modelPath);
+  if (!llvmModule) {
+    error = "'" + modelPath + "': translation to LLVM IR failed";
+    return nullptr;
+  }
+  if (failed(gs_compile::emitModelTable(*llvmModule, spec, accessor, error))) {
+    error = "'" + modelPath + "': " + error;
+    return nullptr;
+  }
+  if (emit == Emit::Library || emit == Emit::Executable)
+    gs_compile::internalizeExcept(*llvmModule, accessor);
+  llvmModule->setTargetTriple(machine.getTargetTriple());
+  llvmModule->setDataLayout(machine.createDataLayout());
+  cpuTarget.annotate(*llvmModule);
+  timer.next("LLVM optimization");
+  if (llvm::Error err = makeOptimizingTransformer(
+          /*optLevel=*/3, /*sizeLevel=*/0, &machine)(llvmModule.get())) {
+    error = "optimizing LLVM IR: " + llvm::toString(std::move(err));
+    return nullptr;
+  }
+  return llvmModule;
+}
+
+/// Writes what --emit asks for from the optimized LLVM module: its text, an
+/// object file, a library (object and header) or a linked executable.
+int writeEmitted(llvm::Module &llvmModule, llvm::TargetMachine &machine,
+                 const gs_compile::ModelSpec &spec, llvm::StringRef prefix,
+                 PhaseTimer &timer, const char *argv0) {
+  llvm::SmallString<0> bytes;
+  llvm::raw_svector_ostream os(bytes);
+  if (emit == Emit::LLVM) {
+    llvmModule.print(os, nullptr);
+  } else {
+    timer.next("code generation");
+    llvm::legacy::PassManager codegen;
+    if (machine.addPassesToEmitFile(codegen, os, nullptr,
+                                    llvm::CodeGenFileType::ObjectFile))
+      return fail("the target cannot emit object files");
+    codegen.run(llvmModule);
+  }
+  if (emit == Emit::Executable) {
+    llvm::SmallString<128> object;
+    if (std::error_code ec =
+            llvm::sys::fs::createTemporaryFile("gs-compile", "o", object))
+      return fail("cannot create a temporary object file: " + ec.message());
+    llvm::FileRemover removeObject(object);
+    if (int status = writeOutput(bytes, object.str().str()))
+      return status;
+    timer.next("link");
+    return linkExecutable(object.str().str(), argv0);
+  }
+  if (int status = writeOutput(bytes))
+    return status;
+  if (emit != Emit::Library)
+    return 0;
+  return writeOutput(gs_compile::renderHeader(
+                         spec, prefix, llvm::sys::path::filename(modelPath)),
+                     libraryHeader());
+}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -413,94 +530,20 @@ int main(int argc, char **argv) {
     return writeOutput(text);
   }
 
-  // The runtime's view of the model: its parameters, the train step and,
-  // for classifiers, an eval step returning the class scores.
   gs_compile::ModelSpec spec;
-  spec.scaling = scaling;
-  llvm::SmallVector<llvm::StringRef> entries = {"train_step"};
-  {
-    // Not a classifier: a note, not an error.
-    std::string why;
-    ScopedDiagnosticHandler asNote(&context, [&](Diagnostic &diagnostic) {
-      why = diagnostic.str();
-      return success();
-    });
-    if (succeeded(gs::addEvalStep(*module)))
-      entries.push_back("eval_step");
-    else if (emit == Emit::Executable || emit == Emit::Library)
-      llvm::errs() << "gs-compile: note: no eval_step, so no accuracy: " << why
-                   << "\n";
-  }
-  if (failed(gs_compile::describeModel(*module, entries, spec, error)) ||
-      failed(onnxBytes(spec.onnx, error)))
-    return fail("'" + modelPath + "': " + error);
+  if (failed(describeForRuntime(*module, spec, error)))
+    return fail(error);
   std::string prefix = emit == Emit::Executable ? "gs_program" : symbolPrefix();
-
-  // C interfaces for the runtime, then the CPU pipeline.
-  for (auto function : module->getOps<func::FuncOp>())
-    if (!function.isDeclaration())
-      function->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
-  timer.next("CPU lowering (MLIR)");
-  PassManager lower(&context);
-  if (failed(passManager(lower)))
-    return 1;
-  gs::CPUPipelineOptions cpuOptions;
-  cpuOptions.vectorBits = cpuTarget.vectorBits;
-  gs::buildCPUPipeline(lower, cpuOptions);
-  if (failed(lower.run(*module)))
-    return fail("'" + modelPath + "': lowering to LLVM failed");
 
   std::unique_ptr<llvm::TargetMachine> machine =
       cpuTarget.createTargetMachine(llvm::Reloc::PIC_, error);
   if (!machine)
     return fail(error);
-  timer.next("translation to LLVM IR");
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
-      translateModuleToLLVMIR(*module, llvmContext, modelPath);
+      lowerToLLVM(*module, cpuTarget, *machine, spec, prefix + "_model",
+                  llvmContext, passManager, timer, error);
   if (!llvmModule)
-    return fail("'" + modelPath + "': translation to LLVM IR failed");
-  std::string accessor = prefix + "_model";
-  if (failed(gs_compile::emitModelTable(*llvmModule, spec, accessor, error)))
-    return fail("'" + modelPath + "': " + error);
-  if (emit == Emit::Library || emit == Emit::Executable)
-    gs_compile::internalizeExcept(*llvmModule, accessor);
-  llvmModule->setTargetTriple(machine->getTargetTriple());
-  llvmModule->setDataLayout(machine->createDataLayout());
-  cpuTarget.annotate(*llvmModule);
-  timer.next("LLVM optimization");
-  if (llvm::Error err = makeOptimizingTransformer(
-          /*optLevel=*/3, /*sizeLevel=*/0, machine.get())(llvmModule.get()))
-    return fail("optimizing LLVM IR: " + llvm::toString(std::move(err)));
-
-  llvm::SmallString<0> bytes;
-  llvm::raw_svector_ostream os(bytes);
-  if (emit == Emit::LLVM) {
-    llvmModule->print(os, nullptr);
-  } else {
-    timer.next("code generation");
-    llvm::legacy::PassManager codegen;
-    if (machine->addPassesToEmitFile(codegen, os, nullptr,
-                                     llvm::CodeGenFileType::ObjectFile))
-      return fail("the target cannot emit object files");
-    codegen.run(*llvmModule);
-  }
-  if (emit == Emit::Executable) {
-    llvm::SmallString<128> object;
-    if (std::error_code ec =
-            llvm::sys::fs::createTemporaryFile("gs-compile", "o", object))
-      return fail("cannot create a temporary object file: " + ec.message());
-    llvm::FileRemover removeObject(object);
-    if (int status = writeOutput(bytes, object.str().str()))
-      return status;
-    timer.next("link");
-    return linkExecutable(object.str().str(), argv[0]);
-  }
-  if (int status = writeOutput(bytes))
-    return status;
-  if (emit != Emit::Library)
-    return 0;
-  return writeOutput(gs_compile::renderHeader(
-                         spec, prefix, llvm::sys::path::filename(modelPath)),
-                     libraryHeader());
+    return error.empty() ? 1 : fail(error);
+  return writeEmitted(*llvmModule, *machine, spec, prefix, timer, argv[0]);
 }
