@@ -426,6 +426,176 @@ private:
 std::string fileName(const std::string &spec) {
   return spec.substr(spec.find_last_of('/') + 1);
 }
+
+//===----------------------------------------------------------------------===//
+// The run's parts
+//===----------------------------------------------------------------------===//
+
+/// --info: the model's entries, their inputs and results, and its
+/// parameters.
+void printModelInfo(const gs_model_info &model) {
+  std::printf("model %s, scaling %s\n", model.name, model.scaling);
+  for (int32_t e = 0; e < model.num_entries; ++e) {
+    const gs_entry_info &entry = model.entries[e];
+    std::printf("entry %s\n", entry.name);
+    for (int32_t i = 0; i < entry.num_inputs; ++i)
+      std::printf("  input  %s\n", describe(entry.inputs[i]).c_str());
+    for (int32_t i = 0; i < entry.num_results; ++i)
+      std::printf("  result %s\n", describe(entry.results[i]).c_str());
+  }
+  for (int32_t i = 0; i < model.num_params; ++i)
+    std::printf("param %s%s\n", describe(model.params[i].tensor).c_str(),
+                model.params[i].kind == GS_PARAM_TRAINABLE ? " trainable"
+                : model.params[i].kind == GS_PARAM_BUFFER  ? " buffer"
+                                                           : " state");
+}
+
+/// Dies before training when an output file cannot be written.
+void checkOutputsWritable(const Flags &flags) {
+  for (auto [flag, path] :
+       {std::pair<const char *, std::string>{"report", flags.report},
+        {"csv", flags.csv},
+        {"checkpoint", flags.checkpoint},
+        {"export-onnx", flags.exportOnnx}})
+    if (!path.empty())
+      if (std::string error = checkWritable(path); !error.empty())
+        die("--" + std::string(flag) + ": " + error);
+}
+
+/// The training and held-out examples, normalized alike.
+struct Data {
+  Dataset train, held;
+  Normalization normalization;
+};
+
+/// Reads --train-data/--train-labels (and --eval-data/--eval-labels) and
+/// normalizes them as --normalize says, the statistics from the training
+/// examples unless --mean/--std give them.
+Data loadData(const Flags &flags, const Entries &entries) {
+  Data data;
+  Tensor trainInputs, trainLabels;
+  check(readArray(flags.trainData, trainInputs));
+  check(readArray(flags.trainLabels, trainLabels));
+  Normalization &normalization = data.normalization;
+  parseNormalization(flags.normalize, trainInputs.type(), normalization);
+  if (normalization.kind == Normalization::Standard) {
+    meanAndStd(trainInputs, normalization.mean, normalization.std);
+    normalization.mean = flags.mean.value_or(normalization.mean);
+    normalization.std = flags.std.value_or(normalization.std);
+  }
+  check(makeDataset(trainInputs, flags.trainData, trainLabels,
+                    flags.trainLabels, entries.sampleSize, entries.classes,
+                    normalization, data.train));
+  // The raw arrays are not kept.
+  trainInputs = Tensor(), trainLabels = Tensor();
+  if (!flags.evalData.empty()) {
+    Tensor evalInputs, evalLabels;
+    check(readArray(flags.evalData, evalInputs));
+    check(readArray(flags.evalLabels, evalLabels));
+    check(makeDataset(evalInputs, flags.evalData, evalLabels, flags.evalLabels,
+                      entries.sampleSize, entries.classes, normalization,
+                      data.held));
+  }
+  return data;
+}
+
+/// Counts scale events (a site's scale or the loss scale changed between
+/// steps) and records the telemetry of the steps the report keeps.
+struct ScaleEvents {
+  explicit ScaleEvents(const Telemetry &scaling)
+      : scaling(scaling), lastScales(scaling.sites.size(), NAN),
+        lastLossScale(scaling.currentLossScale()) {}
+
+  /// After `step`; `recorded`: the report keeps this step's records.
+  void observe(int64_t step, bool recorded, TrainingReport &report) {
+    for (size_t s = 0; s < scaling.sites.size(); ++s) {
+      std::array<double, 7> record = scaling.record(s);
+      double scale = record[telemetry::Scale];
+      if (!std::isnan(lastScales[s]) && scale != lastScales[s])
+        ++count;
+      lastScales[s] = scale;
+      if (recorded) {
+        report.sites[s].steps.push_back(step);
+        report.sites[s].records.push_back(record);
+      }
+    }
+    double lossScale = scaling.currentLossScale();
+    if (std::isnan(lossScale))
+      return;
+    if (lossScale != lastLossScale)
+      ++count;
+    lastLossScale = lossScale;
+    if (recorded) {
+      report.lossScaleSteps.push_back(step);
+      report.lossScales.push_back(lossScale);
+    }
+  }
+
+  const Telemetry &scaling;
+  std::vector<double> lastScales;
+  double lastLossScale;
+  int64_t count = 0;
+};
+
+/// --export-onnx: the embedded ONNX model with the trained weights as its
+/// initializers.
+void exportTrainedOnnx(const gs_model_info &model, const std::string &path) {
+  std::vector<std::pair<std::string, Tensor>> weights;
+  size_t trained = 0;
+  for (int32_t i = 0; i < model.num_params; ++i) {
+    if (model.params[i].kind == GS_PARAM_STATE)
+      continue;
+    ++trained;
+    if (model.params[i].onnx_name)
+      weights.emplace_back(model.params[i].onnx_name,
+                           readParam(model.params[i]));
+  }
+  std::string exported;
+  size_t replaced = 0;
+  check(replaceInitializers(
+      std::string_view(reinterpret_cast<const char *>(model.onnx),
+                       static_cast<size_t>(model.onnx_size)),
+      weights, exported, replaced));
+  if (replaced != trained)
+    die("--export-onnx: only " + std::to_string(replaced) + " of the " +
+        std::to_string(trained) +
+        " trained weights are initializers of the embedded ONNX model");
+  check(writeFileAtomically(path, exported));
+  std::fprintf(stderr, "exported %zu trained weights into %s\n", replaced,
+               path.c_str());
+}
+
+/// The run's summary on stdout: steps and speed, the final loss and
+/// accuracy, skips and scale events, and each scaling site's last record.
+void printSummary(const gs_model_info &model, const TrainingReport &report,
+                  int64_t ran, int64_t heldCount, int64_t scaleEvents) {
+  std::printf("trained %s with scaling %s: %lld steps in %.2f s (%.1f "
+              "steps/s)\n",
+              model.name, model.scaling, static_cast<long long>(ran),
+              report.wallSeconds,
+              report.wallSeconds > 0 ? ran / report.wallSeconds : 0.0);
+  if (!report.losses.empty())
+    std::printf("final loss %.6f\n", report.losses.back());
+  if (!report.evaluations.empty())
+    std::printf("eval accuracy %.4f on %lld examples\n",
+                report.evaluations.back().accuracy,
+                static_cast<long long>(heldCount));
+  std::printf("skipped steps %lld, scale events %lld\n",
+              static_cast<long long>(report.skippedSteps),
+              static_cast<long long>(scaleEvents));
+  for (size_t s = 0; s < report.sites.size(); ++s) {
+    const SiteSeries &series = report.sites[s];
+    if (series.records.empty())
+      continue;
+    const std::array<double, 7> &r = series.records.back();
+    double measured = measuredUnderflow(r);
+    std::printf("  %-18s scale 2^%-4g underflow measured %-10.3g estimated "
+                "%-10.3g %s\n",
+                series.name.c_str(), std::log2(r[telemetry::Scale]),
+                std::isnan(measured) ? 0.0 : measured, r[telemetry::Estimate],
+                series.site.c_str());
+  }
+}
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -442,59 +612,17 @@ int main(int argc, char **argv) {
   check(validate(model));
   Flags flags = parseFlags(argc, argv, model);
   if (flags.info) {
-    std::printf("model %s, scaling %s\n", model.name, model.scaling);
-    for (int32_t e = 0; e < model.num_entries; ++e) {
-      const gs_entry_info &entry = model.entries[e];
-      std::printf("entry %s\n", entry.name);
-      for (int32_t i = 0; i < entry.num_inputs; ++i)
-        std::printf("  input  %s\n", describe(entry.inputs[i]).c_str());
-      for (int32_t i = 0; i < entry.num_results; ++i)
-        std::printf("  result %s\n", describe(entry.results[i]).c_str());
-    }
-    for (int32_t i = 0; i < model.num_params; ++i)
-      std::printf("param %s%s\n", describe(model.params[i].tensor).c_str(),
-                  model.params[i].kind == GS_PARAM_TRAINABLE ? " trainable"
-                  : model.params[i].kind == GS_PARAM_BUFFER  ? " buffer"
-                                                             : " state");
+    printModelInfo(model);
     return 0;
   }
   Entries entries = findEntries(model);
   if (!flags.evalData.empty() && !entries.eval)
     die("--eval-data: the model has no eval_step (its loss is not a "
         "softmax cross-entropy or negative log-likelihood)");
-  for (auto [flag, path] :
-       {std::pair<const char *, std::string>{"report", flags.report},
-        {"csv", flags.csv},
-        {"checkpoint", flags.checkpoint},
-        {"export-onnx", flags.exportOnnx}})
-    if (!path.empty())
-      if (std::string error = checkWritable(path); !error.empty())
-        die("--" + std::string(flag) + ": " + error);
-
-  // Data.
-  Tensor trainInputs, trainLabels;
-  check(readArray(flags.trainData, trainInputs));
-  check(readArray(flags.trainLabels, trainLabels));
-  Normalization normalization;
-  parseNormalization(flags.normalize, trainInputs.type(), normalization);
-  if (normalization.kind == Normalization::Standard) {
-    meanAndStd(trainInputs, normalization.mean, normalization.std);
-    normalization.mean = flags.mean.value_or(normalization.mean);
-    normalization.std = flags.std.value_or(normalization.std);
-  }
-  Dataset train, held;
-  check(makeDataset(trainInputs, flags.trainData, trainLabels,
-                    flags.trainLabels, entries.sampleSize, entries.classes,
-                    normalization, train));
-  trainInputs = Tensor(), trainLabels = Tensor();
-  if (!flags.evalData.empty()) {
-    Tensor evalInputs, evalLabels;
-    check(readArray(flags.evalData, evalInputs));
-    check(readArray(flags.evalLabels, evalLabels));
-    check(makeDataset(evalInputs, flags.evalData, evalLabels, flags.evalLabels,
-                      entries.sampleSize, entries.classes, normalization,
-                      held));
-  }
+  checkOutputsWritable(flags);
+  Data loaded = loadData(flags, entries);
+  Dataset &train = loaded.train, &held = loaded.held;
+  const Normalization &normalization = loaded.normalization;
   int64_t stepsPerEpoch = train.count / entries.batch;
   if (stepsPerEpoch == 0)
     die("'" + flags.trainData + "' has " + std::to_string(train.count) +
@@ -568,9 +696,8 @@ int main(int argc, char **argv) {
 
   Batch batch(*entries.train);
   std::vector<int64_t> order;
-  int64_t orderEpoch = -1, scaleEvents = 0;
-  std::vector<double> lastScales(scaling.sites.size(), NAN);
-  double lastLossScale = scaling.currentLossScale();
+  int64_t orderEpoch = -1;
+  ScaleEvents events(scaling);
   std::vector<Tensor> results;
   auto began = std::chrono::steady_clock::now();
   auto elapsed = [&]() {
@@ -598,30 +725,10 @@ int main(int argc, char **argv) {
     report.lossSteps.push_back(step);
     report.losses.push_back(loss);
 
-    // Scale events: a site's scale or the loss scale changed.
-    for (size_t s = 0; s < scaling.sites.size(); ++s) {
-      std::array<double, 7> record = scaling.record(s);
-      double scale = record[telemetry::Scale];
-      if (!std::isnan(lastScales[s]) && scale != lastScales[s])
-        ++scaleEvents;
-      lastScales[s] = scale;
-      if (step % flags.telemetryEvery == 0 || step == total) {
-        report.sites[s].steps.push_back(step);
-        report.sites[s].records.push_back(record);
-      }
-    }
-    double lossScale = scaling.currentLossScale();
-    if (!std::isnan(lossScale)) {
-      if (lossScale != lastLossScale)
-        ++scaleEvents;
-      lastLossScale = lossScale;
-      if (step % flags.telemetryEvery == 0 || step == total) {
-        report.lossScaleSteps.push_back(step);
-        report.lossScales.push_back(lossScale);
-      }
-    }
+    events.observe(step, step % flags.telemetryEvery == 0 || step == total,
+                   report);
     double seconds = elapsed();
-    progress.update(step, total, loss, (step - start) / seconds, scaleEvents,
+    progress.update(step, total, loss, (step - start) / seconds, events.count,
                     scaling.skippedSteps(), step == total);
 
     bool epochEnd = step % stepsPerEpoch == 0;
@@ -646,59 +753,8 @@ int main(int argc, char **argv) {
     check(writeReportJson(flags.report, report));
   if (!flags.csv.empty())
     check(writeReportCsv(flags.csv, report));
-  if (!flags.exportOnnx.empty()) {
-    std::vector<std::pair<std::string, Tensor>> weights;
-    size_t trained = 0;
-    for (int32_t i = 0; i < model.num_params; ++i) {
-      if (model.params[i].kind == GS_PARAM_STATE)
-        continue;
-      ++trained;
-      if (model.params[i].onnx_name)
-        weights.emplace_back(model.params[i].onnx_name,
-                             readParam(model.params[i]));
-    }
-    std::string exported;
-    size_t replaced = 0;
-    check(replaceInitializers(
-        std::string_view(reinterpret_cast<const char *>(model.onnx),
-                         static_cast<size_t>(model.onnx_size)),
-        weights, exported, replaced));
-    if (replaced != trained)
-      die("--export-onnx: only " + std::to_string(replaced) + " of the " +
-          std::to_string(trained) +
-          " trained weights are initializers of the embedded ONNX model");
-    check(writeFileAtomically(flags.exportOnnx, exported));
-    std::fprintf(stderr, "exported %zu trained weights into %s\n", replaced,
-                 flags.exportOnnx.c_str());
-  }
-
-  // The summary.
-  int64_t ran = total - start;
-  std::printf("trained %s with scaling %s: %lld steps in %.2f s (%.1f "
-              "steps/s)\n",
-              model.name, model.scaling, static_cast<long long>(ran),
-              report.wallSeconds,
-              report.wallSeconds > 0 ? ran / report.wallSeconds : 0.0);
-  if (!report.losses.empty())
-    std::printf("final loss %.6f\n", report.losses.back());
-  if (!report.evaluations.empty())
-    std::printf("eval accuracy %.4f on %lld examples\n",
-                report.evaluations.back().accuracy,
-                static_cast<long long>(held.count));
-  std::printf("skipped steps %lld, scale events %lld\n",
-              static_cast<long long>(report.skippedSteps),
-              static_cast<long long>(scaleEvents));
-  for (size_t s = 0; s < report.sites.size(); ++s) {
-    const SiteSeries &series = report.sites[s];
-    if (series.records.empty())
-      continue;
-    const std::array<double, 7> &r = series.records.back();
-    double measured = measuredUnderflow(r);
-    std::printf("  %-18s scale 2^%-4g underflow measured %-10.3g estimated "
-                "%-10.3g %s\n",
-                series.name.c_str(), std::log2(r[telemetry::Scale]),
-                std::isnan(measured) ? 0.0 : measured, r[telemetry::Estimate],
-                series.site.c_str());
-  }
+  if (!flags.exportOnnx.empty())
+    exportTrainedOnnx(model, flags.exportOnnx);
+  printSummary(model, report, total - start, held.count, events.count);
   return 0;
 }
