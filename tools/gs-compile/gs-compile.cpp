@@ -40,6 +40,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
@@ -52,6 +53,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <chrono>
+#include <cmath>
 #include <csignal>
 
 using namespace mlir;
@@ -69,9 +71,16 @@ static cl::opt<std::string> outputPath("o", cl::Required,
 static cl::opt<std::string>
     scaling("scaling",
             cl::desc("Gradient precision: gs (mixed precision with gradient "
-                     "scaling), fixed=S or fixed (loss scale S, default 128), "
-                     "dynamic, none (mixed precision unscaled), fp32"),
+                     "scaling), fixed (loss scaling by --loss-scale; fixed=S "
+                     "is short for --scaling=fixed --loss-scale=S), dynamic, "
+                     "none (mixed precision unscaled), fp32"),
             cl::init("gs"), cl::cat(compileCategory));
+static cl::opt<double>
+    lossScale("loss-scale",
+              cl::desc("--scaling=fixed: the loss scale (default 128), as "
+                       "gs-opt's --gs-train=\"scaling=fixed loss-scale=S\""),
+              cl::init(gs::TrainPipelineOptions().lossScale),
+              cl::cat(compileCategory));
 static cl::opt<double>
     threshold("threshold",
               cl::desc("--scaling=gs: the target underflow rate per tensor"),
@@ -188,12 +197,30 @@ LogicalResult trainOptions(gs::TrainPipelineOptions &options,
             spec.str() + "'";
     return failure();
   }
+  if (lossScale.getNumOccurrences() &&
+      (method != "fixed" || spec.contains('='))) {
+    error = method != "fixed"
+                ? "--loss-scale: only --scaling=fixed takes a loss scale"
+                : "--loss-scale: the loss scale is given twice (--scaling=" +
+                      spec.str() + ")";
+    return failure();
+  }
+  double scale = lossScale;
   if (!value.empty() || spec.contains('=')) {
-    double scale = 0;
-    if (method != "fixed" || value.getAsDouble(scale) || !(scale > 0)) {
+    if (method != "fixed" || value.getAsDouble(scale) || !(scale > 0) ||
+        !std::isfinite(scale)) {
       error = "--scaling: only fixed takes a value, a positive loss scale "
               "(fixed=128), got '" +
               spec.str() + "'";
+      return failure();
+    }
+  }
+  if (method == "fixed") {
+    if (!(scale > 0) || !std::isfinite(scale)) {
+      error = llvm::formatv("--loss-scale: expected a positive, finite loss "
+                            "scale, got {0}",
+                            scale)
+                  .str();
       return failure();
     }
     options.lossScale = scale;
