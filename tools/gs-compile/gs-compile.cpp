@@ -209,18 +209,16 @@ LogicalResult trainOptions(gs::TrainPipelineOptions &options,
   if (!value.empty() || spec.contains('=')) {
     if (method != "fixed" || value.getAsDouble(scale) || !(scale > 0) ||
         !std::isfinite(scale)) {
-      error = "--scaling: only fixed takes a value, a positive loss scale "
-              "(fixed=128), got '" +
+      error = "--scaling: only fixed takes a value, a positive, finite loss "
+              "scale (fixed=128), got '" +
               spec.str() + "'";
       return failure();
     }
   }
   if (method == "fixed") {
     if (!(scale > 0) || !std::isfinite(scale)) {
-      error = llvm::formatv("--loss-scale: expected a positive, finite loss "
-                            "scale, got {0}",
-                            scale)
-                  .str();
+      error = "--loss-scale: expected a positive, finite loss scale, got " +
+              llvm::formatv("{0}", llvm::format("%g", scale)).str();
       return failure();
     }
     options.lossScale = scale;
@@ -391,15 +389,18 @@ LogicalResult describeForRuntime(ModuleOp module, gs_compile::ModelSpec &spec,
 }
 
 /// The train step lowered for the CPU and translated to an optimized LLVM
-/// module with the model table behind `accessor` (the only symbol left
-/// external for an executable or a library). Null on failure: `error` says
-/// why, or is empty where a diagnostic did.
+/// module for `machine` (created here, for `cpuTarget`) with the model table
+/// behind `accessor` (the only symbol left external for an executable or a
+/// library). Null on failure: `error` says why, or is empty where a
+/// diagnostic did.
 std::unique_ptr<llvm::Module>
 lowerToLLVM(ModuleOp module, const gs::CPUTarget &cpuTarget,
-            llvm::TargetMachine &machine, const gs_compile::ModelSpec &spec,
-            llvm::StringRef accessor, llvm::LLVMContext &llvmContext,
+            const gs_compile::ModelSpec &spec, llvm::StringRef accessor,
+            llvm::LLVMContext &llvmContext,
             function_ref<LogicalResult(PassManager &)> configure,
-            PhaseTimer &timer, std::string &error) {
+            PhaseTimer &timer, std::unique_ptr<llvm::TargetMachine> &machine,
+            std::string &error) {
+  error.clear();
   MLIRContext *context = module.getContext();
   // C interfaces for the runtime, then the CPU pipeline.
   for (auto function : module.getOps<func::FuncOp>())
@@ -416,6 +417,9 @@ lowerToLLVM(ModuleOp module, const gs::CPUTarget &cpuTarget,
     error = "'" + modelPath + "': lowering to LLVM failed";
     return nullptr;
   }
+  machine = cpuTarget.createTargetMachine(llvm::Reloc::PIC_, error);
+  if (!machine)
+    return nullptr;
 
   timer.next("translation to LLVM IR");
   std::unique_ptr<llvm::Module> llvmModule =
@@ -430,12 +434,12 @@ lowerToLLVM(ModuleOp module, const gs::CPUTarget &cpuTarget,
   }
   if (emit == Emit::Library || emit == Emit::Executable)
     gs_compile::internalizeExcept(*llvmModule, accessor);
-  llvmModule->setTargetTriple(machine.getTargetTriple());
-  llvmModule->setDataLayout(machine.createDataLayout());
+  llvmModule->setTargetTriple(machine->getTargetTriple());
+  llvmModule->setDataLayout(machine->createDataLayout());
   cpuTarget.annotate(*llvmModule);
   timer.next("LLVM optimization");
   if (llvm::Error err = makeOptimizingTransformer(
-          /*optLevel=*/3, /*sizeLevel=*/0, &machine)(llvmModule.get())) {
+          /*optLevel=*/3, /*sizeLevel=*/0, machine.get())(llvmModule.get())) {
     error = "optimizing LLVM IR: " + llvm::toString(std::move(err));
     return nullptr;
   }
@@ -562,14 +566,11 @@ int main(int argc, char **argv) {
     return fail(error);
   std::string prefix = emit == Emit::Executable ? "gs_program" : symbolPrefix();
 
-  std::unique_ptr<llvm::TargetMachine> machine =
-      cpuTarget.createTargetMachine(llvm::Reloc::PIC_, error);
-  if (!machine)
-    return fail(error);
   llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::TargetMachine> machine;
   std::unique_ptr<llvm::Module> llvmModule =
-      lowerToLLVM(*module, cpuTarget, *machine, spec, prefix + "_model",
-                  llvmContext, passManager, timer, error);
+      lowerToLLVM(*module, cpuTarget, spec, prefix + "_model", llvmContext,
+                  passManager, timer, machine, error);
   if (!llvmModule)
     return error.empty() ? 1 : fail(error);
   return writeEmitted(*llvmModule, *machine, spec, prefix, timer, argv[0]);
