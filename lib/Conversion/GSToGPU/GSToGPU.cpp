@@ -237,12 +237,6 @@ Value asBuffer(OpBuilder &b, Location loc, Value scalar) {
   return tensor::FromElementsOp::create(b, loc, type, scalar);
 }
 
-/// The scalar of a one-element tensor a kernel entry returned.
-Value asScalar(OpBuilder &b, Location loc, Value buffer) {
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  return tensor::ExtractOp::create(b, loc, buffer, zero);
-}
-
 /// Makes a kernel function and its entry private symbols of the module.
 void addPrivate(SymbolTable &symbols, ArrayRef<func::FuncOp> functions) {
   for (func::FuncOp function : functions) {
@@ -256,8 +250,9 @@ public:
   explicit GemmRewriter(ModuleOp module) : module(module), symbols(module) {}
 
   LogicalResult rewrite(GemmSite &site);
-  /// After the scale decisions' rewrite: see the definition.
-  void cleanUp();
+  /// Erases the statistics casts no host code read (the decision kernels
+  /// take the tensors they cast).
+  void eraseDeadCasts();
 
 private:
   /// The tensor-level entry of the kernel for `config`, built on first use.
@@ -265,9 +260,8 @@ private:
 
   ModuleOp module;
   SymbolTable symbols;
-  /// The one-element tensors of the kernels' scales, and the casts of their
-  /// statistics to !gs.stats.
-  SmallVector<Operation *> scaleBuffers, statsCasts;
+  /// The casts of the kernels' statistics to !gs.stats.
+  SmallVector<Operation *> statsCasts;
 };
 
 FailureOr<func::FuncOp> GemmRewriter::entryFor(GemmKernelConfig &config,
@@ -296,10 +290,7 @@ LogicalResult GemmRewriter::rewrite(GemmSite &site) {
   Value scale = site.scale;
   if (!scale)
     scale = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0));
-  Value scaleBuffer = asBuffer(b, loc, scale);
-  if (auto buffer = scaleBuffer.getDefiningOp<tensor::FromElementsOp>())
-    scaleBuffers.push_back(buffer);
-  SmallVector<Value> operands = {site.a, site.b, scaleBuffer};
+  SmallVector<Value> operands = {site.a, site.b, asBuffer(b, loc, scale)};
   if (site.bias)
     operands.push_back(site.bias);
   if (site.mask)
@@ -328,8 +319,14 @@ public:
 
   void rewrite(ComputeScaleOp op);
   void rewrite(UnifyScalesOp op);
+  /// Erases the scalars taken out of the decisions' tensors that only GEMM
+  /// kernels (which take the tensors) read, with their indices.
+  void eraseDeadScalars();
 
 private:
+  /// The scalar of a one-element tensor a decision kernel returned.
+  Value scalarOf(OpBuilder &b, Location loc, Value buffer);
+
   /// The lowered !gs.stats of `stats`: the tensor a kernel's statistics
   /// came back in, or one cast, right after `stats` is defined, that
   /// convert-gs-to-linalg resolves.
@@ -345,7 +342,25 @@ private:
   DenseMap<DictionaryAttr, func::FuncOp> computeEntries;
   DenseMap<unsigned, func::FuncOp> unifyEntries;
   DenseMap<Value, Value> loweredCasts;
+  SmallVector<Operation *> scalars;
 };
+
+Value ScaleRewriter::scalarOf(OpBuilder &b, Location loc, Value buffer) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  auto scalar = tensor::ExtractOp::create(b, loc, buffer, zero);
+  scalars.push_back(scalar);
+  return scalar;
+}
+
+void ScaleRewriter::eraseDeadScalars() {
+  for (Operation *scalar : scalars) {
+    if (!scalar->use_empty())
+      continue;
+    Operation *index = scalar->getOperand(1).getDefiningOp();
+    scalar->erase();
+    index->erase();
+  }
+}
 
 Value ScaleRewriter::loweredStats(Value stats) {
   auto lowered = RankedTensorType::get({telemetry::NumStatsFields},
@@ -402,10 +417,10 @@ void ScaleRewriter::rewrite(ComputeScaleOp op) {
   if (Value alpha = op.getAlpha())
     operands.push_back(asBuffer(b, loc, alpha));
   auto call = func::CallOp::create(b, loc, entry, operands);
-  op.getScale().replaceAllUsesWith(asScalar(b, loc, call.getResult(0)));
+  op.getScale().replaceAllUsesWith(scalarOf(b, loc, call.getResult(0)));
   if (!op.getUnderflowEstimate().use_empty())
     op.getUnderflowEstimate().replaceAllUsesWith(
-        asScalar(b, loc, call.getResult(1)));
+        scalarOf(b, loc, call.getResult(1)));
   op.erase();
 }
 
@@ -428,25 +443,11 @@ void ScaleRewriter::rewrite(UnifyScalesOp op) {
   for (Value stats : op.getStats())
     operands.push_back(loweredStats(stats));
   auto call = func::CallOp::create(b, loc, entry, operands);
-  op.getScale().replaceAllUsesWith(asScalar(b, loc, call.getResult(0)));
+  op.getScale().replaceAllUsesWith(scalarOf(b, loc, call.getResult(0)));
   op.erase();
 }
 
-/// A scale taken out of the one-element tensor a decision kernel wrote and
-/// put back into one for a GEMM kernel is that tensor: the GEMM reads it
-/// where the decision left it. The statistics casts the decisions looked
-/// through go.
-void GemmRewriter::cleanUp() {
-  for (Operation *op : scaleBuffers) {
-    auto buffer = cast<tensor::FromElementsOp>(op);
-    auto extract = buffer.getElements()[0].getDefiningOp<tensor::ExtractOp>();
-    if (!extract || extract.getTensor().getType() != buffer.getType())
-      continue;
-    buffer.replaceAllUsesWith(extract.getTensor());
-    buffer.erase();
-    if (extract->use_empty())
-      extract.erase();
-  }
+void GemmRewriter::eraseDeadCasts() {
   for (Operation *cast : statsCasts)
     if (cast->use_empty())
       cast->erase();
@@ -456,29 +457,31 @@ struct ConvertGSToGPUPass
     : mlir::gs::impl::ConvertGSToGPUBase<ConvertGSToGPUPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<Operation *> contractions;
-    module.walk([&](Operation *op) {
+    // In program order, a definition before its uses: a decision reads the
+    // statistics of kernels already called (tensors), a GEMM kernel the
+    // scale of a decision already made (the tensor its kernel wrote).
+    SmallVector<Operation *> sites;
+    module.walk<WalkOrder::PreOrder>([&](Operation *op) {
       // A scaled contraction's own contraction goes with it.
-      if (isa<ScaledContractionOp>(op) ||
+      if (isa<ScaledContractionOp, ComputeScaleOp, UnifyScalesOp>(op) ||
           (isa<GemmOp, MatMulOp, ConvOp, ConvTransposeOp>(op) &&
            !isa<ScaledContractionOp>(op->getParentOp())))
-        contractions.push_back(op);
+        sites.push_back(op);
     });
-    GemmRewriter rewriter(module);
-    // Matched one at a time: a rewrite replaces the operands of later ones.
-    for (Operation *op : contractions)
-      if (std::optional<GemmSite> site = matchSite(op))
-        if (failed(rewriter.rewrite(*site)))
-          return signalPassFailure();
-    // The decisions after the kernels: their statistics are tensors now.
+    GemmRewriter gemms(module);
     ScaleRewriter scales(module);
-    module.walk([&](Operation *op) {
+    // One at a time: a rewrite replaces the operands of later ones.
+    for (Operation *op : sites) {
       if (auto compute = dyn_cast<ComputeScaleOp>(op))
         scales.rewrite(compute);
       else if (auto unify = dyn_cast<UnifyScalesOp>(op))
         scales.rewrite(unify);
-    });
-    rewriter.cleanUp();
+      else if (std::optional<GemmSite> site = matchSite(op))
+        if (failed(gemms.rewrite(*site)))
+          return signalPassFailure();
+    }
+    gemms.eraseDeadCasts();
+    scales.eraseDeadScalars();
   }
 };
 } // namespace

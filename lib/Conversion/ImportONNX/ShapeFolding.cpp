@@ -233,6 +233,19 @@ static int64_t intAttr(const onnx::NodeProto &node, StringRef name,
   return fallback;
 }
 
+/// The `axis` attribute (default `fallback`) of a node on a tensor of rank
+/// `rank`, counted from the back when negative; nullopt outside [0, rank),
+/// or [0, rank] with `upToRank`.
+static std::optional<int64_t> axisAttr(const onnx::NodeProto &node,
+                                       int64_t fallback, int64_t rank,
+                                       bool upToRank = false) {
+  int64_t axis = intAttr(node, "axis", fallback);
+  axis = axis < 0 ? axis + rank : axis;
+  if (axis < 0 || axis > rank || (axis == rank && !upToRank))
+    return std::nullopt;
+  return axis;
+}
+
 static std::optional<SmallVector<int64_t>> intsAttr(const onnx::NodeProto &node,
                                                     StringRef name) {
   for (const auto &attr : node.attribute())
@@ -340,12 +353,14 @@ static std::optional<IntTensor> foldReshape(const onnx::NodeProto &node,
 static std::optional<IntTensor> foldFlatten(const onnx::NodeProto &node,
                                             ArrayRef<const IntTensor *> in) {
   const IntTensor &x = *in[0];
-  int64_t rank = x.shape.size();
-  int64_t axis = intAttr(node, "axis", 1);
-  axis = axis < 0 ? axis + rank : axis;
+  // Flatten's axis may also be the rank (everything in the first dim).
+  std::optional<int64_t> axis =
+      axisAttr(node, 1, x.shape.size(), /*upToRank=*/true);
+  if (!axis)
+    return std::nullopt;
   IntTensor t = x;
-  t.shape = {product(ArrayRef(x.shape).take_front(axis)),
-             product(ArrayRef(x.shape).drop_front(axis))};
+  t.shape = {product(ArrayRef(x.shape).take_front(*axis)),
+             product(ArrayRef(x.shape).drop_front(*axis))};
   return t;
 }
 
@@ -383,11 +398,10 @@ foldSqueezeOrUnsqueeze(const onnx::NodeProto &node,
 static std::optional<IntTensor> foldConcat(const onnx::NodeProto &node,
                                            ArrayRef<const IntTensor *> in) {
   const IntTensor &x = *in[0];
-  int64_t rank = x.shape.size();
-  int64_t axis = intAttr(node, "axis", 0);
-  axis = axis < 0 ? axis + rank : axis;
-  if (axis < 0 || axis >= rank)
+  std::optional<int64_t> normalized = axisAttr(node, 0, x.shape.size());
+  if (!normalized)
     return std::nullopt;
+  int64_t axis = *normalized;
   IntTensor t;
   t.dataType = x.dataType;
   t.shape = x.shape;
@@ -412,11 +426,10 @@ static std::optional<IntTensor> foldGather(const onnx::NodeProto &node,
   const IntTensor &x = *in[0];
   if (in.size() < 2 || !in[1])
     return std::nullopt;
-  int64_t rank = x.shape.size();
-  int64_t axis = intAttr(node, "axis", 0);
-  axis = axis < 0 ? axis + rank : axis;
-  if (axis < 0 || axis >= rank)
+  std::optional<int64_t> normalized = axisAttr(node, 0, x.shape.size());
+  if (!normalized)
     return std::nullopt;
+  int64_t axis = *normalized;
   const IntTensor &indices = *in[1];
   IntTensor t;
   t.dataType = x.dataType;

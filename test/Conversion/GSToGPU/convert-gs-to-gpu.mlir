@@ -86,6 +86,19 @@ func.func @too_small_or_tall(%e: tensor<0x8xf16>, %t: tensor<4194305x8xf16>, %w:
   return %0, %1 : tensor<0x16xf32>, tensor<4194305x16xf32>
 }
 
+// A ReLU backward fused into the epilogue: the forward activation is the
+// kernel's mask.
+// CHECK-LABEL: func.func @relu_backward
+// CHECK-SAME: (%[[DY:.+]]: tensor<16x8xf16>, %[[W:.+]]: tensor<8x32xf16>, %[[H:.+]]: tensor<16x32xf16>, %{{.+}}: f32)
+// CHECK: call @gs_gemm_16x32x8_f16_relu_entry(%[[DY]], %[[W]], %{{.+}}, %[[H]]) : (tensor<16x8xf16>, tensor<8x32xf16>, tensor<1xf32>, tensor<16x32xf16>) -> (tensor<16x32xf16>, tensor<7xf64>, tensor<4xi64>)
+func.func @relu_backward(%dy: tensor<16x8xf16>, %w: tensor<8x32xf16>, %h: tensor<16x32xf16>, %beta: f32) -> (tensor<16x32xf16>, tensor<4xi64>) {
+  %dx, %s, %c = gs.scaled_contraction scale %beta relu_mask(%h : tensor<16x32xf16>) : tensor<16x32xf16> {
+    %p = gs.gemm %dy, %w : tensor<16x8xf16>, tensor<8x32xf16> -> tensor<16x32xf32>
+    gs.yield %p : tensor<16x32xf32>
+  }
+  return %dx, %c : tensor<16x32xf16>, tensor<4xi64>
+}
+
 // Scale decisions: one kernel per distinct decision (model, accumulation
 // length, mask, threshold, bounds, roundings, operands), named after it; a
 // scale a decision kernel wrote goes to the GEMM kernel that applies it as
@@ -115,19 +128,6 @@ func.func @decisions(%g: tensor<16x16xf32>, %h: tensor<16x16xf16>, %w: tensor<16
     gs.yield %p : tensor<16x16xf32>
   }
   return %b1, %e1, %b3, %u, %dx : f32, f64, f32, f32, tensor<16x16xf16>
-}
-
-// A ReLU backward fused into the epilogue: the forward activation is the
-// kernel's mask.
-// CHECK-LABEL: func.func @relu_backward
-// CHECK-SAME: (%[[DY:.+]]: tensor<16x8xf16>, %[[W:.+]]: tensor<8x32xf16>, %[[H:.+]]: tensor<16x32xf16>, %{{.+}}: f32)
-// CHECK: call @gs_gemm_16x32x8_f16_relu_entry(%[[DY]], %[[W]], %{{.+}}, %[[H]]) : (tensor<16x8xf16>, tensor<8x32xf16>, tensor<1xf32>, tensor<16x32xf16>) -> (tensor<16x32xf16>, tensor<7xf64>, tensor<4xi64>)
-func.func @relu_backward(%dy: tensor<16x8xf16>, %w: tensor<8x32xf16>, %h: tensor<16x32xf16>, %beta: f32) -> (tensor<16x32xf16>, tensor<4xi64>) {
-  %dx, %s, %c = gs.scaled_contraction scale %beta relu_mask(%h : tensor<16x32xf16>) : tensor<16x32xf16> {
-    %p = gs.gemm %dy, %w : tensor<16x8xf16>, tensor<8x32xf16> -> tensor<16x32xf32>
-    gs.yield %p : tensor<16x32xf32>
-  }
-  return %dx, %c : tensor<16x32xf16>, tensor<4xi64>
 }
 
 // The kernels and their entries, private, after the functions (all the
