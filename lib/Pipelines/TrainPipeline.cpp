@@ -12,7 +12,6 @@ namespace {
 MixedPrecisionOptions mixedPrecisionOptions(const TrainPipelineOptions &o) {
   MixedPrecisionOptions mixed;
   mixed.fp32Ops = llvm::to_vector(o.fp32Ops);
-  mixed.widenWeightGradients = o.widenWeightGradients;
   return mixed;
 }
 
@@ -50,18 +49,24 @@ LossScalingOptions lossScalingOptions(const TrainPipelineOptions &o) {
 
 void mlir::gs::buildTrainPipeline(OpPassManager &pm,
                                   const TrainPipelineOptions &options) {
+  // The backward region is built once, from the forward ops in the
+  // precision they run in; the passes after gs-autodiff transform it.
+  pm.addPass(createTrainStep());
+  bool mixed = options.scaling != ScalingMethod::FP32;
+  if (mixed)
+    pm.addPass(createMixedPrecision(mixedPrecisionOptions(options)));
   pm.addPass(createAutodiff());
+  if (mixed && options.widenWeightGradients)
+    pm.addPass(createWidenWeightGradients());
   switch (options.scaling) {
   case ScalingMethod::FP32:
     break;
   case ScalingMethod::GS:
-    pm.addPass(createMixedPrecision(mixedPrecisionOptions(options)));
     pm.addPass(createGradientScaling(gradientScalingOptions(options)));
     break;
   case ScalingMethod::Fixed:
   case ScalingMethod::Dynamic:
   case ScalingMethod::None:
-    pm.addPass(createMixedPrecision(mixedPrecisionOptions(options)));
     pm.addPass(createLossScaling(lossScalingOptions(options)));
     break;
   }

@@ -54,11 +54,19 @@
 // BAD: Cannot find option named 'bf16'!
 // BAD-CHOICE: for the --relu-mask option: Cannot find option named 'sometimes'!
 
-// FORWARD-GS: gs-mixed-precision{fp32-ops={gs.sigmoid} widen-weight-gradients=false}
+// The backward region is built once, from the mixed-precision forward ops;
+// without widen-weight-gradients no gs-widen-weight-gradients follows.
+// FORWARD-GS: gs-train-step{name=train_step}
+// FORWARD-GS-NEXT: gs-mixed-precision{fp32-ops={gs.sigmoid}}
+// FORWARD-GS-NEXT: gs-autodiff
 // FORWARD-GS-NEXT: gs-gradient-scaling{cast-model=exponent_histogram gemm-model=log_normal interval=8 max-accum-scale=6.553600e+04 max-scale=1.024000e+03 min-scale=2.500000e-01 overflow-rounding=none relu-mask=never telemetry=false threshold=1.000000e-04 underflow-rounding=down}
 // FORWARD-GS: gs-cpu-kernel-schedule{schedule-file= vector-bits=256}
 
-// FORWARD-DYNAMIC: gs-loss-scaling{backoff-factor=2.500000e-01 growth-factor=4.000000e+00 growth-interval=10 init-scale=4.096000e+03 mode=dynamic scale=1.280000e+02 telemetry=false}
+// FORWARD-DYNAMIC: gs-train-step{name=train_step}
+// FORWARD-DYNAMIC-NEXT: gs-mixed-precision{}
+// FORWARD-DYNAMIC-NEXT: gs-autodiff
+// FORWARD-DYNAMIC-NEXT: gs-widen-weight-gradients
+// FORWARD-DYNAMIC-NEXT: gs-loss-scaling{backoff-factor=2.500000e-01 growth-factor=4.000000e+00 growth-interval=10 init-scale=4.096000e+03 mode=dynamic scale=1.280000e+02 telemetry=false}
 
 // FORWARD-FIXED: gs-loss-scaling{{{.*}} mode=fixed scale=1.024000e+03 telemetry=true}
 // FORWARD-FIXED-NOT: gs-cpu-kernel-schedule

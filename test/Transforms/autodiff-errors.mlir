@@ -1,5 +1,5 @@
 // The errors of gs-autodiff on a gs.training, at the op they are about.
-// RUN: gs-opt %s --split-input-file --verify-diagnostics --gs-autodiff
+// RUN: gs-opt %s --split-input-file --verify-diagnostics --gs-train-step --gs-autodiff
 
 // gs-autodiff trains a function with one block.
 // expected-error @+1 {{'func.func' op must have a single block to be trained}}

@@ -1,4 +1,4 @@
-// RUN: gs-opt %s --split-input-file --gs-autodiff --verify-diagnostics | FileCheck %s
+// RUN: gs-opt %s --split-input-file --gs-train-step --gs-autodiff --verify-diagnostics | FileCheck %s
 
 // A GEMM's gradients are GEMMs: dW = alpha * g^T x (transB), db sums g over
 // the rows; the input x needs no gradient, so no GEMM computes one.
@@ -6,8 +6,9 @@
 // CHECK-LABEL: func.func @gemm
 // CHECK-SAME: (%[[X:.+]]: tensor<8x16xf32>, %[[W:.+]]: tensor<4x16xf32>, %{{.+}}: tensor<4xf32>)
 // CHECK: gs.backward %{{.*}} wrt %[[W]], %{{.*}} : tensor<f32>, tensor<4x16xf32>, tensor<4xf32> {
-// CHECK:   %[[ONE:.+]] = gs.constant dense<1.000000e+00> : tensor<f32>
-// CHECK:   %[[G:.+]] = gs.expand %{{.*}} : tensor<1x1xf32> -> tensor<8x4xf32>
+// CHECK-NEXT: ^bb0(%[[SEED:.+]]: tensor<f32>):
+// CHECK:   %[[ONES:.+]] = gs.reshape %[[SEED]] : tensor<f32> -> tensor<1x1xf32>
+// CHECK:   %[[G:.+]] = gs.expand %[[ONES]] : tensor<1x1xf32> -> tensor<8x4xf32>
 // CHECK-NOT: gs.gemm {{.*}} -> tensor<8x16xf32>
 // CHECK:   %[[DW:.+]] = gs.gemm %[[G]], %[[X]] {alpha = 2.000000e+00 : f32, transA} : tensor<8x4xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
 // CHECK:   %[[DB:.+]] = gs.reduce_sum %[[G]] <{axes = array<i64: 0>}> : tensor<8x4xf32>
@@ -47,6 +48,7 @@ func.func @branch(%x: tensor<4x3xf32>, %s: tensor<3xf32>) -> tensor<3xf32> {
 
 // CHECK-LABEL: func.func @unreachable
 // CHECK: gs.backward
+// CHECK-NEXT: ^bb0(%seed: tensor<f32>):
 // CHECK-NEXT: %[[ZERO:.+]] = gs.constant dense<0.000000e+00> : tensor<4xf32>
 // CHECK-NEXT: gs.yield %[[ZERO]]
 func.func @unreachable(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
@@ -145,7 +147,7 @@ gs.training @forward {learning_rate = 0.1 : f32, optimizer = #gs.momentum<>}
 
 // -----
 
-// expected-error @+1 {{'gs.training' op cannot create the train step @train_step: the symbol exists (was autodiff run already?)}}
+// expected-error @+1 {{'gs.training' op cannot create the train step @train_step: the symbol exists (was gs-train-step run already?)}}
 gs.training @forward {learning_rate = 0.1 : f32, optimizer = #gs.momentum<>}
 func.func @forward(%x: tensor<f32>) -> tensor<f32> {
   return %x : tensor<f32>

@@ -1,21 +1,21 @@
 // Each option of gs-gradient-scaling changes the output as documented
 // (docs/GradientScaling.md); bad values are errors naming the option.
-// RUN: gs-opt %s --gs-autodiff --gs-mixed-precision --gs-gradient-scaling="threshold=1e-4 underflow-rounding=down overflow-rounding=none min-scale=0.25 max-scale=1024 max-accum-scale=65536" | FileCheck %s --check-prefix=RULES
-// RUN: gs-opt %s --gs-autodiff --gs-mixed-precision --gs-gradient-scaling="interval=4" | FileCheck %s --check-prefix=INTERVAL
-// RUN: gs-opt %s --gs-autodiff --gs-mixed-precision --gs-gradient-scaling="gemm-model=log_normal cast-model=exponent_histogram" | FileCheck %s --check-prefix=MODELS
-// RUN: gs-opt %s --gs-autodiff --gs-mixed-precision --gs-gradient-scaling="relu-mask=always" | FileCheck %s --check-prefix=ALWAYS
-// RUN: gs-opt %s --gs-autodiff --gs-mixed-precision --gs-gradient-scaling="relu-mask=never" | FileCheck %s --check-prefix=NEVER
-// RUN: gs-opt %s --gs-autodiff --gs-mixed-precision --gs-gradient-scaling="telemetry=false" | FileCheck %s --check-prefix=QUIET
-// RUN: not gs-opt %s --gs-autodiff --gs-mixed-precision --gs-gradient-scaling="threshold=1.5" 2>&1 | FileCheck %s --check-prefix=BAD-THRESHOLD
-// RUN: not gs-opt %s --gs-autodiff --gs-mixed-precision --gs-gradient-scaling="interval=0" 2>&1 | FileCheck %s --check-prefix=BAD-INTERVAL
-// RUN: not gs-opt %s --gs-autodiff --gs-mixed-precision --gs-gradient-scaling="underflow-rounding=sideways" 2>&1 | FileCheck %s --check-prefix=BAD-ROUNDING
-// RUN: not gs-opt %s --gs-autodiff --gs-mixed-precision --gs-gradient-scaling="min-scale=0" 2>&1 | FileCheck %s --check-prefix=BAD-MIN
-// RUN: not gs-opt %s --gs-autodiff --gs-mixed-precision --gs-gradient-scaling="max-scale=0.5" 2>&1 | FileCheck %s --check-prefix=BAD-MAX
-// RUN: not gs-opt %s --gs-autodiff --gs-mixed-precision --gs-gradient-scaling="max-accum-scale=-1" 2>&1 | FileCheck %s --check-prefix=BAD-ACCUM
-// RUN: not gs-opt %s --gs-autodiff --gs-mixed-precision --gs-gradient-scaling="gemm-model=gaussian" 2>&1 | FileCheck %s --check-prefix=BAD-GEMM
-// RUN: not gs-opt %s --gs-autodiff --gs-mixed-precision --gs-gradient-scaling="cast-model=half_normal" 2>&1 | FileCheck %s --check-prefix=BAD-CAST
-// RUN: not gs-opt %s --gs-autodiff --gs-mixed-precision --gs-gradient-scaling="relu-mask=sometimes" 2>&1 | FileCheck %s --check-prefix=BAD-RELU
-// RUN: not gs-opt %s --gs-autodiff --gs-mixed-precision --gs-gradient-scaling --gs-gradient-scaling 2>&1 | FileCheck %s --check-prefix=TWICE
+// RUN: gs-opt %s --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-gradient-scaling="threshold=1e-4 underflow-rounding=down overflow-rounding=none min-scale=0.25 max-scale=1024 max-accum-scale=65536" | FileCheck %s --check-prefix=RULES
+// RUN: gs-opt %s --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-gradient-scaling="interval=4" | FileCheck %s --check-prefix=INTERVAL
+// RUN: gs-opt %s --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-gradient-scaling="gemm-model=log_normal cast-model=exponent_histogram" | FileCheck %s --check-prefix=MODELS
+// RUN: gs-opt %s --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-gradient-scaling="relu-mask=always" | FileCheck %s --check-prefix=ALWAYS
+// RUN: gs-opt %s --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-gradient-scaling="relu-mask=never" | FileCheck %s --check-prefix=NEVER
+// RUN: gs-opt %s --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-gradient-scaling="telemetry=false" | FileCheck %s --check-prefix=QUIET
+// RUN: not gs-opt %s --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-gradient-scaling="threshold=1.5" 2>&1 | FileCheck %s --check-prefix=BAD-THRESHOLD
+// RUN: not gs-opt %s --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-gradient-scaling="interval=0" 2>&1 | FileCheck %s --check-prefix=BAD-INTERVAL
+// RUN: not gs-opt %s --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-gradient-scaling="underflow-rounding=sideways" 2>&1 | FileCheck %s --check-prefix=BAD-ROUNDING
+// RUN: not gs-opt %s --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-gradient-scaling="min-scale=0" 2>&1 | FileCheck %s --check-prefix=BAD-MIN
+// RUN: not gs-opt %s --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-gradient-scaling="max-scale=0.5" 2>&1 | FileCheck %s --check-prefix=BAD-MAX
+// RUN: not gs-opt %s --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-gradient-scaling="max-accum-scale=-1" 2>&1 | FileCheck %s --check-prefix=BAD-ACCUM
+// RUN: not gs-opt %s --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-gradient-scaling="gemm-model=gaussian" 2>&1 | FileCheck %s --check-prefix=BAD-GEMM
+// RUN: not gs-opt %s --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-gradient-scaling="cast-model=half_normal" 2>&1 | FileCheck %s --check-prefix=BAD-CAST
+// RUN: not gs-opt %s --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-gradient-scaling="relu-mask=sometimes" 2>&1 | FileCheck %s --check-prefix=BAD-RELU
+// RUN: not gs-opt %s --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-gradient-scaling --gs-gradient-scaling 2>&1 | FileCheck %s --check-prefix=TWICE
 
 // The scale rules go to every gs.compute_scale; max-accum-scale bounds
 // alpha * beta, so the incoming alpha becomes an operand.

@@ -1,6 +1,6 @@
-// RUN: gs-opt %s --split-input-file --gs-autodiff --gs-mixed-precision --gs-gradient-scaling | FileCheck %s
-// RUN: gs-opt %s --split-input-file --gs-autodiff --gs-mixed-precision | FileCheck %s --check-prefix=FORWARD
-// RUN: gs-opt %s --split-input-file --gs-autodiff --gs-mixed-precision --gs-gradient-scaling | FileCheck %s --check-prefix=FORWARD
+// RUN: gs-opt %s --split-input-file --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-gradient-scaling | FileCheck %s
+// RUN: gs-opt %s --split-input-file --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients | FileCheck %s --check-prefix=FORWARD
+// RUN: gs-opt %s --split-input-file --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-gradient-scaling | FileCheck %s --check-prefix=FORWARD
 
 // gs-gradient-scaling (docs/GradientScaling.md). An MLP, Linear-ReLU-
 // Linear-ReLU-Linear with softmax cross-entropy, in mixed precision.

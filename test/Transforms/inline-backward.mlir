@@ -1,7 +1,8 @@
 // RUN: gs-opt %s --split-input-file --gs-inline-backward | FileCheck %s
 
 // A differentiated gs.backward region becomes straight-line code in front
-// of where it was; its results are the gradients it yielded.
+// of where it was; ones (no seed) replace its argument, and its results are
+// the gradients it yielded.
 
 // CHECK-LABEL: func.func @differentiated(
 // CHECK-SAME:      %[[X:.*]]: tensor<4xf32>, %[[W:.*]]: tensor<4xf32>)
@@ -17,12 +18,32 @@ func.func @differentiated(%x: tensor<4xf32>, %w: tensor<4xf32>) -> tensor<4xf32>
   %y = gs.mul %x, %w : tensor<4xf32>, tensor<4xf32>
   %l = gs.reduce_sum %y <{axes = array<i64: 0>}> : tensor<4xf32>
   %g = gs.backward %l wrt %w : tensor<f32>, tensor<4xf32> {
-    %one = gs.constant dense<1.0> : tensor<f32>
-    %d = gs.mul %one, %x : tensor<f32>, tensor<4xf32>
+  ^bb0(%seed: tensor<f32>):
+    %d = gs.mul %seed, %x : tensor<f32>, tensor<4xf32>
     gs.yield %d : tensor<4xf32>
   }
   %r = gs.add %g, %l : tensor<4xf32>, tensor<f32>
   return %r : tensor<4xf32>
+}
+
+// -----
+
+// With a seed, the seed replaces the argument.
+
+// CHECK-LABEL: func.func @seeded(
+// CHECK-SAME:      %[[X:.*]]: tensor<4xf32>, %[[W:.*]]: tensor<4xf32>, %[[S:.*]]: tensor<f32>)
+// CHECK-NOT:     gs.constant
+// CHECK:         %[[G:.*]] = gs.mul %[[S]], %[[X]]
+// CHECK:         return %[[G]]
+func.func @seeded(%x: tensor<4xf32>, %w: tensor<4xf32>, %s: tensor<f32>) -> tensor<4xf32> {
+  %y = gs.mul %x, %w : tensor<4xf32>, tensor<4xf32>
+  %l = gs.reduce_sum %y <{axes = array<i64: 0>}> : tensor<4xf32>
+  %g = gs.backward %l wrt %w seed %s : tensor<f32>, tensor<4xf32> {
+  ^bb0(%seed: tensor<f32>):
+    %d = gs.mul %seed, %x : tensor<f32>, tensor<4xf32>
+    gs.yield %d : tensor<4xf32>
+  }
+  return %g : tensor<4xf32>
 }
 
 // -----

@@ -1,20 +1,22 @@
-// RUN: gs-opt %s --split-input-file --gs-autodiff --gs-loss-scaling="mode=fixed scale=1024" | FileCheck %s --check-prefix=FIXED
-// RUN: gs-opt %s --split-input-file --gs-autodiff --gs-mixed-precision --gs-loss-scaling="mode=dynamic init-scale=4096 growth-interval=10" | FileCheck %s --check-prefix=DYNAMIC
-// RUN: gs-opt %s --split-input-file --gs-autodiff --gs-loss-scaling="mode=none" | FileCheck %s --check-prefix=NONE
-// RUN: gs-opt %s --split-input-file --gs-autodiff --gs-mixed-precision --gs-loss-scaling="mode=none" | FileCheck %s --check-prefix=TELEMETRY
-// RUN: gs-opt %s --split-input-file --gs-autodiff --gs-mixed-precision --gs-loss-scaling="mode=fixed telemetry=false" | FileCheck %s --check-prefix=QUIET
-// RUN: not gs-opt %s --split-input-file --gs-autodiff --gs-loss-scaling="mode=bogus" 2>&1 | FileCheck %s --check-prefix=BAD
-// RUN: not gs-opt %s --split-input-file --gs-autodiff --gs-loss-scaling="mode=fixed scale=0" 2>&1 | FileCheck %s --check-prefix=BAD-SCALE
-// RUN: not gs-opt %s --split-input-file --gs-autodiff --gs-loss-scaling="mode=dynamic init-scale=-2" 2>&1 | FileCheck %s --check-prefix=BAD-INIT
-// RUN: not gs-opt %s --split-input-file --gs-autodiff --gs-loss-scaling="mode=dynamic backoff-factor=0" 2>&1 | FileCheck %s --check-prefix=BAD-BACKOFF
-// RUN: not gs-opt %s --split-input-file --gs-autodiff --gs-loss-scaling="mode=dynamic growth-interval=0" 2>&1 | FileCheck %s --check-prefix=BAD-INTERVAL
+// RUN: gs-opt %s --split-input-file --gs-train-step --gs-autodiff --gs-loss-scaling="mode=fixed scale=1024" | FileCheck %s --check-prefix=FIXED
+// RUN: gs-opt %s --split-input-file --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-loss-scaling="mode=dynamic init-scale=4096 growth-interval=10" | FileCheck %s --check-prefix=DYNAMIC
+// RUN: gs-opt %s --split-input-file --gs-train-step --gs-autodiff --gs-loss-scaling="mode=none" | FileCheck %s --check-prefix=NONE
+// RUN: gs-opt %s --split-input-file --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-loss-scaling="mode=none" | FileCheck %s --check-prefix=TELEMETRY
+// RUN: gs-opt %s --split-input-file --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-loss-scaling="mode=fixed telemetry=false" | FileCheck %s --check-prefix=QUIET
+// RUN: not gs-opt %s --split-input-file --gs-train-step --gs-autodiff --gs-loss-scaling="mode=bogus" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not gs-opt %s --split-input-file --gs-train-step --gs-autodiff --gs-loss-scaling="mode=fixed scale=0" 2>&1 | FileCheck %s --check-prefix=BAD-SCALE
+// RUN: not gs-opt %s --split-input-file --gs-train-step --gs-autodiff --gs-loss-scaling="mode=dynamic init-scale=-2" 2>&1 | FileCheck %s --check-prefix=BAD-INIT
+// RUN: not gs-opt %s --split-input-file --gs-train-step --gs-autodiff --gs-loss-scaling="mode=dynamic backoff-factor=0" 2>&1 | FileCheck %s --check-prefix=BAD-BACKOFF
+// RUN: not gs-opt %s --split-input-file --gs-train-step --gs-autodiff --gs-loss-scaling="mode=dynamic growth-interval=0" 2>&1 | FileCheck %s --check-prefix=BAD-INTERVAL
 
-// Fixed: the backward pass starts from S = 1024 instead of 1; each
-// parameter gradient is divided by S before its update.
+// Fixed: the backward pass starts from the seed S = 1024 instead of 1 (the
+// region autodiff built is kept); each parameter gradient is divided by S
+// before its update.
 // FIXED-LABEL: func.func @train_step
 // FIXED:   %[[S:.+]] = gs.constant dense<1.024000e+03> : tensor<f32>
-// FIXED:   %[[G:.+]]:2 = gs.backward
-// FIXED:     gs.mul %{{.*}}, %[[S]]
+// FIXED:   %[[G:.+]]:2 = gs.backward %{{.*}} wrt %{{.*}}, %{{.*}} seed %[[S]] : tensor<f32>, tensor<3x4xf32>, tensor<3xf32> {
+// FIXED-NEXT: ^bb0(%[[SEED:.+]]: tensor<f32>):
+// FIXED:     gs.mul %{{.*}}, %[[SEED]]
 // FIXED:   %[[ALPHA:.+]] = tensor.extract %[[S]][] : tensor<f32>
 // FIXED:   %[[U0:.+]] = gs.unscale %[[G]]#0, %[[ALPHA]] : tensor<3x4xf32>
 // FIXED:   %[[U1:.+]] = gs.unscale %[[G]]#1, %[[ALPHA]] : tensor<3xf32>
@@ -30,7 +32,7 @@
 // DYNAMIC: gs.param state @gs.skipped_steps = dense<0> : tensor<i64>
 // DYNAMIC-LABEL: func.func @train_step
 // DYNAMIC:   %[[S:.+]] = gs.param.read @gs.loss_scale : tensor<f32>
-// DYNAMIC:   %[[G:.+]]:2 = gs.backward
+// DYNAMIC:   %[[G:.+]]:2 = gs.backward %{{.*}} wrt %{{.*}}, %{{.*}} seed %[[S]] :
 // DYNAMIC:     gs.param.write %{{.*}}, @gs.scaling.cast0
 // DYNAMIC:     gs.yield
 // DYNAMIC:   %[[ALPHA:.+]] = tensor.extract %[[S]][] : tensor<f32>
@@ -52,6 +54,7 @@
 // DYNAMIC:   gs.param.write %{{.*}}, @gs.skipped_steps
 
 // NONE-LABEL: func.func @train_step
+// NONE: gs.backward %loss wrt %{{[0-9]+}}, %{{[0-9]+}} : tensor<f32>
 // NONE-NOT: gs.unscale
 
 // Telemetry, also without scaling: the FP32->FP16 cast of the loss gradient

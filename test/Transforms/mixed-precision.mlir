@@ -1,5 +1,5 @@
-// RUN: gs-opt %s --split-input-file --gs-autodiff --gs-mixed-precision --verify-diagnostics | FileCheck %s
-// RUN: gs-opt %s --split-input-file --gs-autodiff --gs-mixed-precision="fp32-ops=gs.relu widen-weight-gradients=false" --verify-diagnostics | FileCheck %s --check-prefix=OPTIONS
+// RUN: gs-opt %s --split-input-file --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --verify-diagnostics | FileCheck %s
+// RUN: gs-opt %s --split-input-file --gs-train-step --gs-mixed-precision="fp32-ops=gs.relu" --gs-autodiff --verify-diagnostics | FileCheck %s --check-prefix=OPTIONS
 
 // An MLP with a softmax cross-entropy loss. Forward: the input and the FP32
 // master weights get FP16 copies, the GEMMs and the ReLU run in FP16, the

@@ -1,8 +1,8 @@
 // The errors of the scaling passes that a model can cause, each at the op
 // it is about (the options' errors are in gradient-scaling-options.mlir).
-// RUN: not gs-opt %s --split-input-file --gs-autodiff --gs-mixed-precision --gs-gradient-scaling 2>&1 | FileCheck %s --check-prefix=GS
-// RUN: not gs-opt %s --split-input-file --gs-autodiff --gs-mixed-precision --gs-loss-scaling=mode=dynamic 2>&1 | FileCheck %s --check-prefix=LOSS
-// RUN: not gs-opt %s --split-input-file --gs-autodiff --gs-mixed-precision --gs-gradient-scaling=interval=2 2>&1 | FileCheck %s --check-prefix=INTERVAL
+// RUN: not gs-opt %s --split-input-file --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-gradient-scaling 2>&1 | FileCheck %s --check-prefix=GS
+// RUN: not gs-opt %s --split-input-file --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-loss-scaling=mode=dynamic 2>&1 | FileCheck %s --check-prefix=LOSS
+// RUN: not gs-opt %s --split-input-file --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-gradient-scaling=interval=2 2>&1 | FileCheck %s --check-prefix=INTERVAL
 
 // A trainable FP16 parameter gets an FP16 gradient, which the scaling
 // passes cannot unscale (they unscale in FP32, for FP32 master weights).

@@ -99,9 +99,7 @@ protected:
     if (!module)
       return nullptr;
     PassManager pm(&context);
-    gs::AutodiffOptions options;
-    options.trainStepName = "";
-    pm.addPass(gs::createAutodiff(options));
+    pm.addPass(gs::createAutodiff());
     if (failed(pm.run(*module)))
       return nullptr;
     std::string error;

@@ -46,8 +46,10 @@ std::string runGradientScaling(const gs::GradientScalingOptions &options) {
     return success();
   });
   PassManager pm(&context);
-  pm.addPass(gs::createAutodiff());
+  pm.addPass(gs::createTrainStep());
   pm.addPass(gs::createMixedPrecision());
+  pm.addPass(gs::createAutodiff());
+  pm.addPass(gs::createWidenWeightGradients());
   pm.addPass(gs::createGradientScaling(options));
   bool ok = succeeded(pm.run(*module));
   EXPECT_EQ(ok, diagnostics.empty()) << diagnostics;

@@ -138,11 +138,13 @@ static OwningOpRef<ModuleOp> loadModel(StringRef path, MLIRContext &context,
   OwningOpRef<ModuleOp> module = parseModel(path, context, options);
   if (!module)
     return nullptr;
-  gs::AutodiffOptions autodiff;
-  autodiff.trainStepName =
-      module->lookupSymbol(entry) ? std::string() : std::string(entry);
   PassManager pm(&context);
-  pm.addPass(gs::createAutodiff(autodiff));
+  if (!module->lookupSymbol(entry)) {
+    gs::TrainStepOptions trainStep;
+    trainStep.stepName = entry;
+    pm.addPass(gs::createTrainStep(trainStep));
+  }
+  pm.addPass(gs::createAutodiff());
   if (failed(pm.run(*module)))
     return nullptr;
   return module;

@@ -65,8 +65,9 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
                      "losses and the reductions (e.g. gs.sigmoid,gs.exp)")};
   PassOptions::Option<bool> widenWeightGradients{
       *this, "widen-weight-gradients",
-      llvm::cl::desc("Weight-gradient contractions write FP32"),
-      llvm::cl::init(MixedPrecisionOptions().widenWeightGradients)};
+      llvm::cl::desc("Weight-gradient contractions write FP32 "
+                     "(gs-widen-weight-gradients)"),
+      llvm::cl::init(true)};
 
   // gs-gradient-scaling (scaling=gs).
   PassOptions::Option<double> threshold{

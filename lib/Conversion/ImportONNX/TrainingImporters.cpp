@@ -52,7 +52,7 @@ static LogicalResult importGradient(NodeContext &ctx) {
   if (failed(of))
     return failure();
   FailureOr<BackwardOp> op =
-      ctx.create<BackwardOp>(ValueRange(wrt).getTypes(), *of, wrt);
+      ctx.create<BackwardOp>(*of, wrt);
   if (failed(op))
     return failure();
   ctx.setOutputs(op->getResults());

@@ -18,6 +18,7 @@ func.func @backward_request(%l: tensor<f32>, %w: tensor<4xf32>) -> tensor<4xf32>
 func.func @backward_region(%l: tensor<f32>, %w: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'gs.backward' op must be inlined (by gs-inline-backward) before lowering}}
   %g = gs.backward %l wrt %w : tensor<f32>, tensor<4xf32> {
+  ^bb0(%seed: tensor<f32>):
     gs.yield %w : tensor<4xf32>
   }
   return %g : tensor<4xf32>

@@ -740,7 +740,7 @@ gs.training @scalar_loss {learning_rate = 0.0 : f32, optimizer = #gs.sgd<>}
 
 func.func @backward_nothing(%l: tensor<f32>) {
   // expected-error @+1 {{'gs.backward' op expects at least one value to differentiate against}}
-  "gs.backward"(%l) ({}) : (tensor<f32>) -> ()
+  "gs.backward"(%l) <{operandSegmentSizes = array<i32: 1, 0, 0>}> ({}) : (tensor<f32>) -> ()
   return
 }
 
@@ -749,6 +749,7 @@ func.func @backward_nothing(%l: tensor<f32>) {
 func.func @backward_terminator(%l: tensor<f32>, %w: tensor<3xf32>) {
   // expected-error @+1 {{'gs.backward' op expects its region to end in gs.yield}}
   %g = gs.backward %l wrt %w : tensor<f32>, tensor<3xf32> {
+  ^bb0(%seed: tensor<f32>):
     llvm.unreachable
   }
   return
@@ -759,9 +760,39 @@ func.func @backward_terminator(%l: tensor<f32>, %w: tensor<3xf32>) {
 func.func @backward_yield(%l: tensor<f32>, %w: tensor<3xf32>) {
   // expected-error @+1 {{'gs.backward' op yields 1 gradients whose types differ from the results' types}}
   %g = gs.backward %l wrt %w : tensor<f32>, tensor<3xf32> {
+  ^bb0(%seed: tensor<f32>):
     %c = gs.constant dense<0.0> : tensor<4xf32>
     gs.yield %c : tensor<4xf32>
   }
+  return
+}
+
+// -----
+
+func.func @backward_no_seed(%l: tensor<f32>, %w: tensor<3xf32>) {
+  // expected-error @+1 {{'gs.backward' op expects its region to take one argument, the seed, of type 'tensor<f32>'}}
+  %g = gs.backward %l wrt %w : tensor<f32>, tensor<3xf32> {
+    gs.yield %w : tensor<3xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @backward_seed_type(%l: tensor<f32>, %w: tensor<3xf32>) {
+  // expected-error @+1 {{'gs.backward' op expects its region to take one argument, the seed, of type 'tensor<f32>'}}
+  %g = gs.backward %l wrt %w : tensor<f32>, tensor<3xf32> {
+  ^bb0(%seed: tensor<f16>):
+    gs.yield %w : tensor<3xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @backward_seed_operand(%l: tensor<f32>, %w: tensor<3xf32>, %s: tensor<f16>) {
+  // expected-error @+1 {{'gs.backward' op failed to verify that the seed has the type of `of`}}
+  %g = "gs.backward"(%l, %w, %s) <{operandSegmentSizes = array<i32: 1, 1, 1>}> ({}) : (tensor<f32>, tensor<3xf32>, tensor<f16>) -> tensor<3xf32>
   return
 }
 

@@ -215,9 +215,11 @@ func.func @training(%x: tensor<2x3xf32>, %mean: tensor<4xf32>) -> tensor<f32> {
   // CHECK: gs.param.write %{{.*}}, @bn.running_mean : tensor<4xf32>
   gs.param.write %mean, @bn.running_mean : tensor<4xf32>
   // CHECK: %[[G:.*]] = gs.backward %{{.*}} wrt %{{.*}} : tensor<f32>, tensor<4x3xf32> {
+  // CHECK: ^bb0(%seed: tensor<f32>):
   // CHECK:   gs.yield %{{.*}} : tensor<4x3xf32>
   // CHECK: }
   %g = gs.backward %l wrt %w : tensor<f32>, tensor<4x3xf32> {
+  ^bb0(%seed: tensor<f32>):
     %s = gs.reduce_sum %x <{axes = array<i64: 0>}> : tensor<2x3xf32>
     %b = gs.expand %s : tensor<3xf32> -> tensor<4x3xf32>
     gs.yield %b : tensor<4x3xf32>
@@ -225,6 +227,9 @@ func.func @training(%x: tensor<2x3xf32>, %mean: tensor<4xf32>) -> tensor<f32> {
   // A gradient request: autodiff fills the region.
   // CHECK: gs.backward %{{.*}} wrt %{{.*}}, %{{.*}} : tensor<f32>, tensor<4x3xf32>, tensor<2x3xf32>{{$}}
   %r:2 = gs.backward %l wrt %w, %x : tensor<f32>, tensor<4x3xf32>, tensor<2x3xf32>
+  // A request with a seed: the gradients of sum(%l * %l).
+  // CHECK: gs.backward %[[L:.*]] wrt %{{.*}} seed %[[L]] : tensor<f32>, tensor<2x3xf32>{{$}}
+  %q = gs.backward %l wrt %x seed %l : tensor<f32>, tensor<2x3xf32>
   %lr = arith.constant 0.1 : f32
   %t = arith.constant 0 : i64
   // CHECK: gs.update @fc.weight, %[[G]], lr %{{.*}}, step %{{.*}} state [@fc.weight.moment1, @fc.weight.moment2] {optimizer = #gs.adam<beta = 0.97999999999999998, epsilon = 1.000000e-08>} : tensor<4x3xf32>

@@ -103,10 +103,22 @@ LogicalResult BackwardOp::verify() {
   return success();
 }
 
+void BackwardOp::getAsmBlockArgumentNames(Region &region,
+                                          OpAsmSetValueNameFn setNameFn) {
+  if (!region.empty() && region.getNumArguments() == 1)
+    setNameFn(region.getArgument(0), "seed");
+}
+
 LogicalResult BackwardOp::verifyRegions() {
   if (!isComputed())
     return success();
-  auto yield = dyn_cast<YieldOp>(getBody().front().getTerminator());
+  Block &body = getBody().front();
+  if (body.getNumArguments() != 1 ||
+      body.getArgument(0).getType() != getOf().getType())
+    return emitOpError("expects its region to take one argument, the seed, "
+                       "of type ")
+           << getOf().getType();
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
   if (!yield)
     return emitOpError("expects its region to end in gs.yield");
   if (yield.getGradients().getTypes() != getResultTypes())

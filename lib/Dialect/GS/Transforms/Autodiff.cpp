@@ -1,23 +1,20 @@
-//===- Autodiff.cpp - Reverse-mode differentiation of gs functions -*- C++
-//-*-=//
+//===- Autodiff.cpp - Reverse-mode differentiation of gs functions -------===//
 //
-// One reverse walk over the forward ops: each op on a path from a `wrt`
-// value to the differentiated value contributes its vector-Jacobian
-// product (DifferentiableOpInterface); a value with several contributions
-// gets them summed by one gs.add_n.
+// Fills each gs.backward request with its adjoint computation, once: one
+// reverse walk over the forward ops from the seed, the region's argument.
+// Each op on a path from a `wrt` value to the differentiated value
+// contributes its vector-Jacobian product (DifferentiableOpInterface); a
+// value with several contributions gets them summed by one gs.add_n.
 //
 //===----------------------------------------------------------------------===//
 
-#include "TrainingState.h"
 #include "VJPUtils.h"
 
 #include "gs/Dialect/GS/IR/GSOps.h"
 #include "gs/Dialect/GS/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::gs {
@@ -74,7 +71,7 @@ private:
 
 } // namespace
 
-LogicalResult mlir::gs::differentiate(BackwardOp backward, Value seed) {
+LogicalResult mlir::gs::differentiate(BackwardOp backward) {
   Block *block = backward->getBlock();
   auto forward = llvm::make_range(block->begin(), backward->getIterator());
 
@@ -89,13 +86,13 @@ LogicalResult mlir::gs::differentiate(BackwardOp backward, Value seed) {
         if (isDifferentiable(result))
           active.insert(result);
 
+  // The region is a function of the seed, the gradient of `of`.
   OpBuilder builder(backward.getContext());
-  Block *body = builder.createBlock(&backward.getBody());
-  builder.setInsertionPointToEnd(body);
-  Adjoints adjoints(builder);
   Value of = backward.getOf();
-  adjoints.add(of, seed ? seed
-                        : splat(builder, backward.getLoc(), typeOf(of), 1.0));
+  Block *body = builder.createBlock(&backward.getBody(), {}, of.getType(),
+                                    backward.getLoc());
+  Adjoints adjoints(builder);
+  adjoints.add(of, body->getArgument(0));
 
   for (Operation &op : llvm::reverse(forward)) {
     if (!llvm::any_of(op.getResults(),
@@ -142,116 +139,17 @@ LogicalResult mlir::gs::differentiate(BackwardOp backward, Value seed) {
 }
 
 namespace {
-/// The train-step function of `training`: the forward function, the
-/// gradients of its loss with respect to the trainable parameters, and an
-/// optimizer update of each.
-LogicalResult buildTrainStep(TrainingOp training, StringRef name,
-                             SymbolTable &symbols) {
-  // The verifier made sure it is a func.func.
-  auto forward = symbols.lookup<func::FuncOp>(training.getFunction());
-  if (forward.isDeclaration())
-    return forward.emitOpError("is a declaration; gs.training needs the body "
-                               "of the function it trains");
-  if (symbols.lookup(name))
-    return training.emitOpError("cannot create the train step @")
-           << name << ": the symbol exists (was autodiff run already?)";
-  if (!forward.getBody().hasOneBlock())
-    return forward.emitOpError("must have a single block to be trained");
-
-  auto step = cast<func::FuncOp>(forward->clone());
-  step.setName(name);
-  symbols.insert(step, std::next(forward->getIterator()));
-  Block &body = step.getBody().front();
-  auto ret = cast<func::ReturnOp>(body.getTerminator());
-  int64_t lossIndex = training.getLoss();
-  if (lossIndex < 0 || lossIndex >= ret.getNumOperands())
-    return training.emitOpError("loss index ")
-           << lossIndex << " is out of range";
-  Value loss = ret.getOperand(lossIndex);
-
-  // One read per trainable parameter: later reads reuse the first.
-  llvm::MapVector<StringAttr, ParamReadOp> reads;
-  for (ParamReadOp read :
-       llvm::make_early_inc_range(body.getOps<ParamReadOp>())) {
-    auto param = symbols.lookup<ParamOp>(read.getParam());
-    if (!param || !param.isTrainable())
-      continue;
-    auto [it, inserted] =
-        reads.try_emplace(read.getParamAttr().getAttr(), read);
-    if (!inserted) {
-      read.replaceAllUsesWith(it->second.getResult());
-      read.erase();
-    }
-  }
-  SmallVector<Value> wrt;
-  for (auto &[paramName, read] : reads)
-    wrt.push_back(read.getResult());
-
-  OpBuilder builder(ret);
-  Location loc = training.getLoc();
-  auto backward = BackwardOp::create(builder, loc, loss, wrt);
-  if (failed(differentiate(backward)))
-    return failure();
-
-  // The step counter, counted from 0, and the learning rate.
-  FailureOr<ParamOp> counter =
-      getOrCreateState(symbols, forward, "gs.step",
-                       RankedTensorType::get({}, builder.getI64Type()));
-  if (failed(counter))
-    return failure();
-  builder.setInsertionPoint(ret);
-  Value stepTensor = ParamReadOp::create(builder, loc, counter->getType(),
-                                         counter->getSymName());
-  Value stepValue = tensor::ExtractOp::create(builder, loc, stepTensor);
-  Value rate =
-      arith::ConstantOp::create(builder, loc, training.getLearningRateAttr());
-
-  OptimizerAttrInterface optimizer = training.getOptimizer();
-  for (auto [index, entry] : llvm::enumerate(reads)) {
-    StringAttr paramName = entry.first;
-    RankedTensorType type = typeOf(entry.second.getResult());
-    SmallVector<Attribute> state;
-    for (StringLiteral stateName : optimizer.getStateNames()) {
-      FailureOr<ParamOp> param = getOrCreateState(
-          symbols, forward, (paramName.getValue() + "." + stateName).str(),
-          type);
-      if (failed(param))
-        return failure();
-      state.push_back(FlatSymbolRefAttr::get(param->getSymNameAttr()));
-    }
-    builder.setInsertionPoint(ret);
-    UpdateOp::create(builder, loc, paramName.getValue(),
-                     backward.getResult(index), rate, stepValue,
-                     state.empty() ? ArrayAttr() : builder.getArrayAttr(state),
-                     optimizer);
-  }
-  Value next = AddOp::create(
-      builder, loc, stepTensor,
-      splat(builder, loc, cast<RankedTensorType>(stepTensor.getType()), 1));
-  ParamWriteOp::create(builder, loc, next, counter->getSymName());
-  return success();
-}
-
 struct AutodiffPass : gs::impl::AutodiffBase<AutodiffPass> {
   using AutodiffBase::AutodiffBase;
 
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    // Gradient requests first (ONNX Gradient operators).
     SmallVector<BackwardOp> requests;
-    module.walk([&](BackwardOp op) {
+    getOperation()->walk([&](BackwardOp op) {
       if (!op.isComputed())
         requests.push_back(op);
     });
     for (BackwardOp request : requests)
       if (failed(differentiate(request)))
-        return signalPassFailure();
-
-    if (trainStepName.empty())
-      return;
-    SymbolTable symbols(module);
-    for (TrainingOp training : llvm::to_vector(module.getOps<TrainingOp>()))
-      if (failed(buildTrainStep(training, trainStepName, symbols)))
         return signalPassFailure();
   }
 };

@@ -173,15 +173,9 @@ LogicalResult RegionScaler::run() {
     return backward.emitOpError(
         "must be differentiated (by gs-autodiff) before gs-gradient-scaling");
   Location loc = backward.getLoc();
-  // Rebuilt from a seed of ones this pass knows, as gs-mixed-precision left
-  // it: weight gradients in FP32.
-  b.setInsertionPoint(backward);
-  Value seed = splat(b, loc, typeOf(backward.getOf()), 1.0);
-  backward.getBody().getBlocks().clear();
-  if (failed(differentiate(backward, seed)))
-    return failure();
   Block &body = backward.getBody().front();
-  vjp::widenContractionResults(body);
+  // The seed is the gradient of the loss as it is: scale 1.
+  Value seed = backward.getSeedArgument();
   llvm::DenseSet<Value> grads = gradientValues(body, seed);
 
   // One record per rounding, numbered before anything is inserted.

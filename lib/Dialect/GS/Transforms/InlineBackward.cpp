@@ -2,9 +2,12 @@
 //
 // Once the passes that transform the backward pass have run, a
 // differentiated gs.backward region is ordinary code: its body moves in
-// front of it and its results become the gradients it yields.
+// front of it, its seed (ones when it has none) replaces the region's
+// argument, and its results become the gradients it yields.
 //
 //===----------------------------------------------------------------------===//
+
+#include "VJPUtils.h"
 
 #include "gs/Dialect/GS/IR/GSOps.h"
 #include "gs/Dialect/GS/Transforms/Passes.h"
@@ -20,6 +23,12 @@ using namespace mlir::gs;
 namespace {
 void inlineRegion(BackwardOp backward) {
   Block &body = backward.getBody().front();
+  Value seed = backward.getSeed();
+  if (!seed) {
+    OpBuilder b(backward);
+    seed = vjp::splat(b, backward.getLoc(), vjp::typeOf(backward.getOf()), 1.0);
+  }
+  body.getArgument(0).replaceAllUsesWith(seed);
   auto yield = cast<YieldOp>(body.getTerminator());
   backward.replaceAllUsesWith(yield.getGradients());
   yield.erase();

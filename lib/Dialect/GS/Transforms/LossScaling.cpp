@@ -1,7 +1,7 @@
 //===- LossScaling.cpp - Fixed and dynamic loss scaling ---------*- C++ -*-===//
 //
 // The baselines gradient scaling is compared with, on the same IR: the
-// backward region is rebuilt from the gradient S of the loss instead of 1,
+// backward region is seeded with the gradient S of the loss instead of 1,
 // and each parameter gradient is divided by S (gs.unscale) before its
 // update.
 //   - fixed: S is a constant;
@@ -111,16 +111,15 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
     } else {
       scaleTensor = splat(b, loc, f32Scalar, none ? 1.0 : scale);
     }
-    Value seed = none ? splat(b, loc, lossType, 1.0)
-                      : castLike(b, loc, scaleTensor, lossType);
-    // Rebuilt as gs-mixed-precision left it: weight gradients in FP32.
-    backward.getBody().getBlocks().clear();
-    if (failed(differentiate(backward, seed)))
-      return failure();
-    Block &body = backward.getBody().front();
-    widenContractionResults(body);
-    if (telemetry && failed(recordRoundings(backward, seed, scaleTensor,
-                                            symbols, anchor, sites)))
+    if (!none) {
+      // The gradient of the loss is S (times a seed the region has).
+      Value seed = castLike(b, loc, scaleTensor, lossType);
+      if (Value given = backward.getSeed())
+        seed = MulOp::create(b, loc, given, seed);
+      backward.getSeedMutable().assign(seed);
+    }
+    if (telemetry &&
+        failed(recordRoundings(backward, scaleTensor, symbols, anchor, sites)))
       return failure();
     if (none)
       return success();
@@ -171,12 +170,12 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
 
   /// A telemetry record at every FP32->FP16 rounding of a gradient, with
   /// the loss scale as its scale.
-  LogicalResult recordRoundings(BackwardOp backward, Value seed,
-                                Value scaleTensor, SymbolTable &symbols,
-                                Operation *anchor, int64_t &sites) {
+  LogicalResult recordRoundings(BackwardOp backward, Value scaleTensor,
+                                SymbolTable &symbols, Operation *anchor,
+                                int64_t &sites) {
     Block &body = backward.getBody().front();
-    SmallVector<Operation *> roundings =
-        gradientRoundings(body, gradientValues(body, seed));
+    SmallVector<Operation *> roundings = gradientRoundings(
+        body, gradientValues(body, backward.getSeedArgument()));
     if (roundings.empty())
       return success();
     OpBuilder b(backward.getContext());

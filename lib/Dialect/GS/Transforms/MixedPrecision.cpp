@@ -1,7 +1,7 @@
 //===- MixedPrecision.cpp - FP16 compute, FP32 master weights ---*- C++ -*-===//
 //
-// Puts each function with a backward region (a train step, a gradient
-// request) in mixed precision. Forward:
+// Puts the forward ops of each function with a gradient request (a train
+// step, an ONNX Gradient) in mixed precision:
 //   - GEMMs, matmuls and convolutions take FP16 operands (an FP32 master
 //     weight gets an FP16 copy, one gs.cast per step) and produce FP16
 //     activations, accumulating in FP32;
@@ -11,12 +11,10 @@
 //     scale and bias;
 //   - softmax, log_softmax, the losses and reductions (and the `fp32-ops`)
 //     run in FP32, their FP16 operands cast up.
-// The backward region is then rebuilt from these forward ops by autodiff,
-// so every precision boundary has its cast in both directions: the
-// backward of the FP16->FP32 cast before the loss is the paper's fT cast
-// (FP32->FP16 of the loss gradient). Finally a contraction or a sum whose
-// FP16 result is only cast to FP32 (a weight or bias gradient), possibly
-// through transposes, reshapes and slices, produces FP32 directly.
+// gs-autodiff then builds the backward region from these forward ops, so
+// every precision boundary has its cast in both directions: the backward
+// of the FP16->FP32 cast before the loss is the paper's fT cast (FP32->FP16
+// of the loss gradient).
 //
 //===----------------------------------------------------------------------===//
 
@@ -178,44 +176,6 @@ LogicalResult convertForward(Block &block, BackwardOp backward,
 
 } // namespace
 
-void mlir::gs::vjp::widenContractionResults(Block &body) {
-  SmallVector<CastOp> casts;
-  for (auto castOp : body.getOps<CastOp>())
-    if (isHalf(castOp.getInput()) &&
-        typeOf(castOp.getResult()).getElementType().isF32())
-      casts.push_back(castOp);
-  for (CastOp castOp : casts) {
-    // The cast's input, back through single-use layout ops, to a
-    // contraction or a sum (a bias gradient).
-    SmallVector<Operation *> chain;
-    Value value = castOp.getInput();
-    while (Operation *def = value.getDefiningOp()) {
-      if (!value.hasOneUse() || def->getBlock() != &body)
-        break;
-      chain.push_back(def);
-      if (!isa<TransposeOp, ReshapeOp, SliceOp>(def))
-        break;
-      value = def->getOperand(0);
-    }
-    if (chain.empty() ||
-        !(isContraction(chain.back()) || isa<ReduceSumOp>(chain.back())))
-      continue;
-    Type f32 = typeOf(castOp.getResult()).getElementType();
-    if (auto sum = dyn_cast<ReduceSumOp>(chain.back())) {
-      // A sum of FP16 values accumulates in FP32 already; read them as
-      // FP32 so that its result is not rounded to FP16.
-      OpBuilder b(sum);
-      Value input = sum.getInput();
-      sum.getInputMutable().assign(
-          CastOp::create(b, sum.getLoc(), typeOf(input).clone(f32), input));
-    }
-    for (Operation *op : chain)
-      op->getResult(0).setType(typeOf(op->getResult(0)).clone(f32));
-    castOp.replaceAllUsesWith(castOp.getInput());
-    castOp.erase();
-  }
-}
-
 namespace {
 struct MixedPrecisionPass : gs::impl::MixedPrecisionBase<MixedPrecisionPass> {
   using MixedPrecisionBase::MixedPrecisionBase;
@@ -225,18 +185,15 @@ struct MixedPrecisionPass : gs::impl::MixedPrecisionBase<MixedPrecisionPass> {
     SmallVector<BackwardOp> backwards;
     getOperation().walk([&](BackwardOp op) { backwards.push_back(op); });
     for (BackwardOp backward : backwards) {
-      if (!backward.isComputed()) {
-        backward.emitOpError("must be differentiated (by gs-autodiff) "
-                             "before gs-mixed-precision");
+      if (backward.isComputed()) {
+        backward.emitOpError(
+            "is differentiated already: gs-mixed-precision changes the "
+            "forward ops the backward region is built from, so it runs "
+            "before gs-autodiff");
         return signalPassFailure();
       }
-      // The backward computation is derived: rebuilt from the new forward.
-      backward.getBody().getBlocks().clear();
-      if (failed(convertForward(*backward->getBlock(), backward, policy)) ||
-          failed(differentiate(backward)))
+      if (failed(convertForward(*backward->getBlock(), backward, policy)))
         return signalPassFailure();
-      if (widenWeightGradients)
-        widenContractionResults(backward.getBody().front());
     }
   }
 };

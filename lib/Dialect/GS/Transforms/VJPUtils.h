@@ -39,12 +39,6 @@ SmallVector<int64_t> nonChannelAxes(int64_t rank);
 /// `mask ? value : 0`, broadcasting.
 Value selectOrZero(OpBuilder &b, Location loc, Value mask, Value value);
 
-/// In a backward region: a cast to FP32 of an FP16 contraction result (a
-/// weight gradient) or sum (a bias gradient), possibly through single-use
-/// transposes, reshapes and slices, becomes the contraction or sum
-/// producing FP32 (FP32 accumulation without an FP16 rounding).
-void widenContractionResults(Block &body);
-
 /// The tensor type of `value`.
 inline RankedTensorType typeOf(Value value) {
   return cast<RankedTensorType>(value.getType());

@@ -29,13 +29,17 @@ import torch_trajectory  # noqa: E402
 import export_torch_models  # noqa: E402  (on the path torch_trajectory sets)
 
 
-def run(args, passes, name, steps):
+def run(args, scaling, name, steps, mixed=False):
     work = os.path.join(args.work, name)
     os.makedirs(work, exist_ok=True)
     model = os.path.join(args.work, "mlp.onnx")
     step = os.path.join(work, "train_step.mlir")
-    subprocess.run([args.gs_opt, model, "--onnx-shape=x=16x1x28x28",
-                    "--gs-autodiff"] + passes + ["-o", step], check=True)
+    precision = ["--gs-mixed-precision"] if mixed else []
+    widen = ["--gs-widen-weight-gradients"] if mixed else []
+    passes = (["--gs-train-step"] + precision + ["--gs-autodiff"] + widen +
+              scaling)
+    subprocess.run([args.gs_opt, model, "--onnx-shape=x=16x1x28x28"] +
+                   passes + ["-o", step], check=True)
     dump = os.path.join(work, "params")
     subprocess.run([args.gs_run, step, "--entry=train_step",
                     "-i", os.path.join(args.work, "x.npy"),
@@ -72,9 +76,8 @@ def main():
                                      if same else "DIFFERENT"))
 
     steps = 10
-    dynamic = run(args, ["--gs-mixed-precision",
-                         "--gs-loss-scaling=mode=dynamic init-scale=16777216"],
-                  "dynamic", steps)
+    dynamic = run(args, ["--gs-loss-scaling=mode=dynamic init-scale=16777216"],
+                  "dynamic", steps, mixed=True)
     trained = [k for k in dynamic[0] if not k.startswith("gs.")]
     previous = None
     skips = cleans = 0

@@ -35,7 +35,7 @@ from how close one FP32 implementation happens to land to another. With
 --judge-steps N only the first N steps are judged; later ones are printed
 as figures ("not judged"), for runs that are only well-conditioned that
 long. With --mixed-precision GradScale trains the step
-that gs-opt's gs-autodiff and gs-mixed-precision build (FP16 activations
+that gs-opt's gs-mixed-precision and gs-autodiff build (FP16 activations
 and gradients, FP32 master weights) against torch's FP32 trajectory.
 
 Tracing a training-mode export runs the model once, which updates
@@ -180,7 +180,8 @@ def main():
         step = os.path.join(args.work, "train_step.mlir")
         subprocess.run(
             [args.mixed_precision, model, "--onnx-shape=" + shape, train,
-             "--gs-autodiff", "--gs-mixed-precision", "-o", step],
+             "--gs-train-step", "--gs-mixed-precision", "--gs-autodiff",
+             "--gs-widen-weight-gradients", "-o", step],
             check=True)
         model = step
     out = subprocess.run(

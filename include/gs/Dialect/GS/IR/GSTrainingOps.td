@@ -105,33 +105,53 @@ def GS_TrainingOp : GS_Op<"training", [HasParent<"::mlir::ModuleOp">,
 //===----------------------------------------------------------------------===//
 
 def GS_BackwardOp : GS_Op<"backward", [RecursiveMemoryEffects,
-    NoRegionArguments, InferTypeOpAdaptor]> {
+    InferTypeOpAdaptor, AttrSizedOperandSegments,
+    OptionalTypesMatchWith<"the seed has the type of `of`", "of", "seed",
+                           "$_self">,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>]> {
   let summary = "gradients of a value with respect to other values";
   let description = [{
-    Results are the gradients of `sum(of)` with respect to each `wrt`
-    value, with the `wrt` types. An op with an empty region is a request
-    (the ONNX `Gradient` operator imports to one); `gs-autodiff` fills the
-    region with the adjoint computation, terminated by `gs.yield`. Every
-    gradient computation lives in such a region, which is where the
-    gradient-scaling pass looks for casts, GEMMs and branches.
+    Results are the gradients of `sum(seed * of)` with respect to each
+    `wrt` value, with the `wrt` types: the vector-Jacobian product of the
+    `seed`, which has the type of `of` and is all ones when absent (the
+    gradient of `sum(of)`). An op with an empty region is a request (the
+    ONNX `Gradient` operator imports to one); `gs-autodiff` fills the
+    region with the adjoint computation: one block whose argument is the
+    seed, terminated by `gs.yield`. Every gradient computation lives in
+    such a region, which is where the gradient-scaling pass looks for
+    casts, GEMMs and branches. It is built once; the passes after
+    `gs-autodiff` transform it (loss scaling only sets the seed).
 
     ```mlir
     %g:2 = gs.backward %loss wrt %w1, %w2 : tensor<f32>, tensor<64x32xf32>, tensor<10x64xf32> {
+    ^bb0(%seed: tensor<f32>):
       ...
       gs.yield %g1, %g2 : tensor<64x32xf32>, tensor<10x64xf32>
     }
+    %h = gs.backward %loss wrt %w1 seed %s : tensor<f32>, tensor<64x32xf32>
     ```
   }];
-  let arguments = (ins GS_FloatTensor:$of, Variadic<GS_FloatTensor>:$wrt);
+  let arguments = (ins GS_FloatTensor:$of, Variadic<GS_FloatTensor>:$wrt,
+                       Optional<GS_FloatTensor>:$seed);
   let results = (outs Variadic<GS_FloatTensor>:$gradients);
   let regions = (region MaxSizedRegion<1>:$body);
   let assemblyFormat = [{
-    $of `wrt` $wrt attr-dict `:` type($of) `,` type($wrt) ($body^)?
+    $of `wrt` $wrt (`seed` $seed^)? attr-dict `:` type($of) `,` type($wrt)
+    ($body^)?
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$of, "::mlir::ValueRange":$wrt), [{
+      build($_builder, $_state, of, wrt, /*seed=*/::mlir::Value());
+    }]>,
+  ];
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
     /// True once autodiff has built the adjoint computation.
     bool isComputed() { return !getBody().empty(); }
+    /// The seed inside a computed region: the entry block's argument.
+    ::mlir::BlockArgument getSeedArgument() {
+      return getBody().front().getArgument(0);
+    }
   }];
   let hasVerifier = 1;
 }

@@ -46,10 +46,9 @@ llvm::cl::ValuesClass reluMaskValues();
 
 /// Fills the empty region of `backward` with the gradients of its `of`
 /// value with respect to its `wrt` values (what gs-autodiff does to each
-/// gradient request), starting from `seed` as the gradient of `of` (ones
-/// when null; loss scaling seeds with the scale); reports failures on the
-/// op.
-LogicalResult differentiate(BackwardOp backward, Value seed = Value());
+/// gradient request), starting from the region's argument, the seed;
+/// reports failures on the op.
+LogicalResult differentiate(BackwardOp backward);
 
 /// Attaches DifferentiableOpInterface (the vector-Jacobian products) to the
 /// gs ops that have one.

@@ -5,16 +5,35 @@
 
 include "mlir/Pass/PassBase.td"
 
-def Autodiff : Pass<"gs-autodiff", "::mlir::ModuleOp"> {
-  let summary = "Build the backward pass and the optimizer update";
+def TrainStep : Pass<"gs-train-step", "::mlir::ModuleOp"> {
+  let summary = "Build the train-step function of each gs.training";
   let description = [{
-    Fills every empty `gs.backward` region (the ONNX `Gradient` operator)
-    with the gradient computation, and turns a `gs.training` configuration
-    into a train-step function: a copy of the forward function followed by a
-    `gs.backward` region computing the gradient of the loss with respect to
-    every trainable parameter, one `gs.update` per parameter with its
-    optimizer state (new `state` parameters, zero-initialized) and the step
-    counter (`@gs.step`, incremented after the updates).
+    Turns a `gs.training` configuration into a train-step function: a copy
+    of the forward function followed by a `gs.backward` request for the
+    gradient of the loss with respect to every trainable parameter, one
+    `gs.update` per parameter with its optimizer state (new `state`
+    parameters, zero-initialized) and the step counter (`@gs.step`,
+    incremented after the updates). `gs-autodiff` fills the request; the
+    passes that change the forward ops (`gs-mixed-precision`) run between
+    the two, so that the backward region is built once, from the forward
+    ops it differentiates.
+  }];
+  let options = [
+    Option<"stepName", "name", "std::string", /*default=*/"\"train_step\"",
+           "Name of the train-step function to create">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def Autodiff : Pass<"gs-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Build the backward pass of each gradient request";
+  let description = [{
+    Fills every empty `gs.backward` region (a train step's request from
+    `gs-train-step`, the ONNX `Gradient` operator) with the gradient
+    computation: one block whose argument is the seed, the gradient of the
+    differentiated value. It is built once; the passes after this one
+    transform the region rather than rebuild it.
 
     The gradient computation is one reverse walk over the forward ops, each
     contributing its vector-Jacobian product through
@@ -23,12 +42,6 @@ def Autodiff : Pass<"gs-autodiff", "::mlir::ModuleOp"> {
     gradient-scaling pass looks for. Integer values, frozen parameters and
     values that do not reach the loss get no gradient.
   }];
-  let options = [
-    Option<"trainStepName", "train-step", "std::string",
-           /*default=*/"\"train_step\"",
-           "Name of the train-step function to create (empty: only fill "
-           "gradient requests)">,
-  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::tensor::TensorDialect"];
 }
@@ -36,38 +49,45 @@ def Autodiff : Pass<"gs-autodiff", "::mlir::ModuleOp"> {
 def MixedPrecision : Pass<"gs-mixed-precision", "::mlir::ModuleOp"> {
   let summary = "FP16 activations and gradients, FP32 master weights";
   let description = [{
-    Puts every function with a (differentiated) `gs.backward` region in
-    mixed precision. In the forward ops: GEMMs, matmuls and convolutions
-    take FP16 operands (an FP32 master weight gets an FP16 copy, one
-    `gs.cast` per step) and produce FP16 activations with FP32
-    accumulation; elementwise, pooling, shape and dropout ops follow their
-    operands; batch and layer norm keep FP32 statistics, scale and bias
-    around an FP16 input; softmax, log_softmax, the losses, the reductions
-    and the `fp32-ops` run in FP32, their operands cast up. The backward
-    region is rebuilt from the new forward ops, so that each precision
-    boundary has its cast in both directions (the backward of the
-    FP16->FP32 cast before the loss is the FP32->FP16 cast of the loss
-    gradient), and weight-gradient GEMMs write FP32. FP64 values are left
-    alone.
+    Puts the forward ops of every function with a `gs.backward` request in
+    mixed precision, before `gs-autodiff` builds the backward region from
+    them. GEMMs, matmuls and convolutions take FP16 operands (an FP32
+    master weight gets an FP16 copy, one `gs.cast` per step) and produce
+    FP16 activations with FP32 accumulation; elementwise, pooling, shape
+    and dropout ops follow their operands; batch and layer norm keep FP32
+    statistics, scale and bias around an FP16 input; softmax, log_softmax,
+    the losses, the reductions and the `fp32-ops` run in FP32, their
+    operands cast up. Each precision boundary is a `gs.cast`, so the
+    backward region gets its cast in the other direction (the backward of
+    the FP16->FP32 cast before the loss is the FP32->FP16 cast of the loss
+    gradient). FP64 values are left alone. A region differentiated already
+    is an error: its gradients would be of the old forward ops.
   }];
   let options = [
     ListOption<"fp32Ops", "fp32-ops", "std::string",
                "gs ops kept in FP32 besides softmax, log_softmax, the "
                "losses and the reductions (e.g. gs.sigmoid,gs.exp)">,
-    Option<"widenWeightGradients", "widen-weight-gradients", "bool",
-           /*default=*/"true",
-           "Contractions whose FP16 result is only cast to FP32 (weight "
-           "gradients) write FP32: FP32 accumulation without an FP16 "
-           "rounding">,
   ];
+}
+
+def WidenWeightGradients : Pass<"gs-widen-weight-gradients"> {
+  let summary = "Weight-gradient contractions write FP32";
+  let description = [{
+    In every differentiated `gs.backward` region, a contraction or a sum
+    whose FP16 result is only cast to FP32 (a weight or bias gradient of
+    a mixed-precision step), possibly through single-use transposes,
+    reshapes and slices, produces FP32 directly: FP32 accumulation without
+    an FP16 rounding in between.
+  }];
 }
 
 def LossScaling : Pass<"gs-loss-scaling", "::mlir::ModuleOp"> {
   let summary = "Fixed or dynamic loss scaling (the baselines)";
   let description = [{
-    Rebuilds each differentiated `gs.backward` region from the gradient `S`
-    of the (scalar) loss instead of 1, and divides each parameter gradient
-    by `S` (`gs.unscale`, FP32) before its update.
+    Seeds each differentiated `gs.backward` region with the gradient `S`
+    of the (scalar) loss instead of 1 (multiplying a seed it has), and
+    divides each parameter gradient by `S` (`gs.unscale`, FP32) before its
+    update.
 
     * `mode=fixed`: `S` is `scale` (the paper's baseline used 128).
     * `mode=dynamic`: PyTorch's GradScaler. `S` is the training state
@@ -149,8 +169,8 @@ def GradientScaling : Pass<"gs-gradient-scaling", "::mlir::ModuleOp"> {
   let summary = "Per-tensor power-of-two gradient scales from an underflow model";
   let description = [{
     The method of Zhao et al. (IJCAI 2020), docs/GradientScaling.md.
-    Rebuilds each differentiated `gs.backward` region and carries a scale
-    `alpha` (an f32 SSA value, 1 at the seed) with every gradient:
+    Transforms each differentiated `gs.backward` region so that every
+    gradient carries a scale `alpha` (an f32 SSA value, 1 at the seed):
 
     * fG, a contraction with an FP16 result (a data gradient): statistics
       of the incoming gradient and the weight, `gs.compute_scale` with the
