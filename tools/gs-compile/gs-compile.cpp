@@ -14,8 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ModelTable.h"
-
+#include "gs/Compiler/Compiler.h"
 #include "gs/Conversion/ImportONNX/ImportONNX.h"
 #include "gs/Conversion/ImportONNX/ImportOptionsCL.h"
 #include "gs/InitAll.h"
@@ -359,109 +358,50 @@ int linkExecutable(const std::string &object, const char *argv0) {
   }
   return 0;
 }
-/// The runtime's view of the model: its parameters, the train step and, for
-/// classifiers, an eval step returning the class scores (added here; a model
-/// that is not a classifier gets a note).
-LogicalResult describeForRuntime(ModuleOp module, gs_compile::ModelSpec &spec,
-                                 std::string &error) {
-  spec.scaling = scaling;
-  llvm::SmallVector<llvm::StringRef> entries = {"train_step"};
-  {
-    // Not a classifier: a note, not an error.
-    std::string why;
-    ScopedDiagnosticHandler asNote(module.getContext(),
-                                   [&](Diagnostic &diagnostic) {
-                                     why = diagnostic.str();
-                                     return success();
-                                   });
-    if (succeeded(gs::addEvalStep(module)))
-      entries.push_back("eval_step");
-    else if (emit == Emit::Executable || emit == Emit::Library)
-      llvm::errs() << "gs-compile: note: no eval_step, so no accuracy: " << why
-                   << "\n";
-  }
-  if (failed(gs_compile::describeModel(module, entries, spec, error)) ||
-      failed(onnxBytes(spec.onnx, error))) {
-    error = "'" + modelPath + "': " + error;
-    return failure();
-  }
-  return success();
+/// The options of the library's compilation, from the flags.
+gs::CompileOptions compileOptions(const gs::CPUTarget &cpuTarget,
+                                  llvm::StringRef prefix) {
+  gs::CompileOptions options;
+  options.target = cpuTarget;
+  options.prefix = prefix.str();
+  options.internalize = emit == Emit::Library || emit == Emit::Executable;
+  options.scaling = scaling;
+  options.modelName = modelPath;
+  return options;
 }
 
-/// The train step lowered for the CPU and translated to an optimized LLVM
-/// module for `machine` (created here, for `cpuTarget`) with the model table
-/// behind `accessor` (the only symbol left external for an executable or a
-/// library). Null on failure: `error` says why, or is empty where a
-/// diagnostic did.
-std::unique_ptr<llvm::Module>
-lowerToLLVM(ModuleOp module, const gs::CPUTarget &cpuTarget,
-            const gs_compile::ModelSpec &spec, llvm::StringRef accessor,
-            llvm::LLVMContext &llvmContext,
-            function_ref<LogicalResult(PassManager &)> configure,
-            PhaseTimer &timer, std::unique_ptr<llvm::TargetMachine> &machine,
-            std::string &error) {
-  error.clear();
-  MLIRContext *context = module.getContext();
-  // C interfaces for the runtime, then the CPU pipeline.
-  for (auto function : module.getOps<func::FuncOp>())
-    if (!function.isDeclaration())
-      function->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
-  timer.next("CPU lowering (MLIR)");
-  PassManager lower(context);
-  if (failed(configure(lower)))
-    return nullptr;
-  gs::CPUPipelineOptions cpuOptions;
-  cpuOptions.vectorBits = cpuTarget.vectorBits;
-  gs::buildCPUPipeline(lower, cpuOptions);
-  if (failed(lower.run(module))) {
-    error = "'" + modelPath + "': lowering to LLVM failed";
-    return nullptr;
-  }
-  machine = cpuTarget.createTargetMachine(llvm::Reloc::PIC_, error);
-  if (!machine)
-    return nullptr;
-
-  timer.next("translation to LLVM IR");
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateModuleToLLVMIR(module, llvmContext, modelPath);
-  if (!llvmModule) {
-    error = "'" + modelPath + "': translation to LLVM IR failed";
-    return nullptr;
-  }
-  if (failed(gs_compile::emitModelTable(*llvmModule, spec, accessor, error))) {
-    error = "'" + modelPath + "': " + error;
-    return nullptr;
-  }
-  if (emit == Emit::Library || emit == Emit::Executable)
-    gs_compile::internalizeExcept(*llvmModule, accessor);
-  llvmModule->setTargetTriple(machine->getTargetTriple());
-  llvmModule->setDataLayout(machine->createDataLayout());
-  cpuTarget.annotate(*llvmModule);
-  timer.next("LLVM optimization");
-  if (llvm::Error err = makeOptimizingTransformer(
-          /*optLevel=*/3, /*sizeLevel=*/0, machine.get())(llvmModule.get())) {
-    error = "optimizing LLVM IR: " + llvm::toString(std::move(err));
-    return nullptr;
-  }
-  return llvmModule;
+/// The runtime's view of the model: its parameters, the train step and, for
+/// classifiers, an eval step (a model that is not a classifier gets a note).
+FailureOr<gs::ModelSpec> describeForRuntime(ModuleOp module,
+                                            gs::CompileOptions &options,
+                                            std::string &error) {
+  if (failed(onnxBytes(options.onnx, error)))
+    return failure();
+  std::string whyNoEvalStep;
+  FailureOr<gs::ModelSpec> spec =
+      gs::describeTrainStep(module, options, whyNoEvalStep, error);
+  if (succeeded(spec) && !whyNoEvalStep.empty() &&
+      (emit == Emit::Executable || emit == Emit::Library))
+    llvm::errs() << "gs-compile: note: no eval_step, so no accuracy: "
+                 << whyNoEvalStep << "\n";
+  return spec;
 }
 
 /// Writes what --emit asks for from the optimized LLVM module: its text, an
 /// object file, a library (object and header) or a linked executable.
-int writeEmitted(llvm::Module &llvmModule, llvm::TargetMachine &machine,
-                 const gs_compile::ModelSpec &spec, llvm::StringRef prefix,
-                 PhaseTimer &timer, const char *argv0) {
-  llvm::SmallString<0> bytes;
-  llvm::raw_svector_ostream os(bytes);
+int writeEmitted(gs::LoweredModel &lowered, const gs::ModelSpec &spec,
+                 llvm::StringRef prefix, PhaseTimer &timer, const char *argv0) {
+  std::string bytes;
   if (emit == Emit::LLVM) {
-    llvmModule.print(os, nullptr);
+    llvm::raw_string_ostream os(bytes);
+    lowered.module->print(os, nullptr);
   } else {
     timer.next("code generation");
-    llvm::legacy::PassManager codegen;
-    if (machine.addPassesToEmitFile(codegen, os, nullptr,
-                                    llvm::CodeGenFileType::ObjectFile))
-      return fail("the target cannot emit object files");
-    codegen.run(llvmModule);
+    std::string error;
+    FailureOr<std::string> object = gs::emitObjectCode(lowered, error);
+    if (failed(object))
+      return fail(error);
+    bytes = std::move(*object);
   }
   if (emit == Emit::Executable) {
     llvm::SmallString<128> object;
@@ -478,9 +418,9 @@ int writeEmitted(llvm::Module &llvmModule, llvm::TargetMachine &machine,
     return status;
   if (emit != Emit::Library)
     return 0;
-  return writeOutput(gs_compile::renderHeader(
-                         spec, prefix, llvm::sys::path::filename(modelPath)),
-                     libraryHeader());
+  return writeOutput(
+      gs::renderHeader(spec, prefix, llvm::sys::path::filename(modelPath)),
+      libraryHeader());
 }
 } // namespace
 
@@ -547,12 +487,11 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  timer.next("train step (gs passes)");
-  PassManager pm(&context);
-  if (failed(passManager(pm)))
-    return 1;
-  gs::buildTrainPipeline(pm, options);
-  if (failed(pm.run(*module)))
+  std::string prefix = emit == Emit::Executable ? "gs_program" : symbolPrefix();
+  gs::CompileOptions compile = compileOptions(cpuTarget, prefix);
+  compile.configurePassManager = passManager;
+  compile.onPhase = [&](StringRef phase) { timer.next(phase); };
+  if (failed(gs::runTrainPipeline(*module, options, compile)))
     return fail("'" + modelPath + "': building the train step failed");
   if (emit == Emit::MLIR) {
     std::string text;
@@ -561,17 +500,14 @@ int main(int argc, char **argv) {
     return writeOutput(text);
   }
 
-  gs_compile::ModelSpec spec;
-  if (failed(describeForRuntime(*module, spec, error)))
+  FailureOr<gs::ModelSpec> spec = describeForRuntime(*module, compile, error);
+  if (failed(spec))
     return fail(error);
-  std::string prefix = emit == Emit::Executable ? "gs_program" : symbolPrefix();
 
   llvm::LLVMContext llvmContext;
-  std::unique_ptr<llvm::TargetMachine> machine;
-  std::unique_ptr<llvm::Module> llvmModule =
-      lowerToLLVM(*module, cpuTarget, spec, prefix + "_model", llvmContext,
-                  passManager, timer, machine, error);
-  if (!llvmModule)
+  FailureOr<gs::LoweredModel> lowered =
+      gs::lowerTrainStep(*module, *spec, compile, llvmContext, error);
+  if (failed(lowered))
     return error.empty() ? 1 : fail(error);
-  return writeEmitted(*llvmModule, *machine, spec, prefix, timer, argv[0]);
+  return writeEmitted(*lowered, *spec, prefix, timer, argv[0]);
 }

@@ -1,6 +1,6 @@
 //===- ModelTable.cpp - The table a compiled model exports ------*- C++ -*-===//
 
-#include "ModelTable.h"
+#include "gs/Compiler/ModelTable.h"
 
 #include "gs/Dialect/GS/IR/GSOps.h"
 #include "gs/Runtime/Model.h"
@@ -19,7 +19,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
-using namespace gs_compile;
+using namespace mlir::gs;
 namespace runtime = mlir::gs::runtime;
 
 //===----------------------------------------------------------------------===//
@@ -85,7 +85,7 @@ static std::string nameAttr(DictionaryAttr attrs, const std::string &fallback) {
   return fallback;
 }
 
-LogicalResult gs_compile::describeModel(ModuleOp module,
+LogicalResult mlir::gs::describeModel(ModuleOp module,
                                         llvm::ArrayRef<llvm::StringRef> entries,
                                         ModelSpec &spec, std::string &error) {
   for (auto param : module.getOps<gs::ParamOp>()) {
@@ -210,7 +210,7 @@ public:
 };
 } // namespace
 
-LogicalResult gs_compile::emitModelTable(llvm::Module &module,
+LogicalResult mlir::gs::emitModelTable(llvm::Module &module,
                                          const ModelSpec &spec,
                                          llvm::StringRef accessor,
                                          std::string &error) {
@@ -269,7 +269,7 @@ LogicalResult gs_compile::emitModelTable(llvm::Module &module,
   return success();
 }
 
-void gs_compile::internalizeExcept(llvm::Module &module, llvm::StringRef keep) {
+void mlir::gs::internalizeExcept(llvm::Module &module, llvm::StringRef keep) {
   for (llvm::GlobalValue &value : module.global_values())
     if (!value.isDeclaration() && value.getName() != keep &&
         !value.hasLocalLinkage() && !value.getName().starts_with("llvm."))
@@ -368,7 +368,7 @@ std::string shapeText(const TensorSpec &spec) {
 }
 } // namespace
 
-std::string gs_compile::renderHeader(const ModelSpec &spec,
+std::string mlir::gs::renderHeader(const ModelSpec &spec,
                                      llvm::StringRef name,
                                      llvm::StringRef source) {
   std::string text;

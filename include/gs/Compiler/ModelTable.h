@@ -1,14 +1,14 @@
 //===- ModelTable.h - The table a compiled model exports --------*- C++ -*-===//
 //
-// What gs-compile tells the runtime about a model (gs/Runtime/ModelABI.h):
-// read from the gs train step before lowering, emitted into the LLVM module
-// as a gs_model_info and its accessor, and rendered as a library-mode C
-// header.
+// What a compiled model tells the runtime about itself
+// (gs/Runtime/ModelABI.h): read from the gs train step before lowering,
+// emitted into the LLVM module as a gs_model_info and its accessor, and
+// rendered as a library-mode C header.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GS_COMPILE_MODELTABLE_H
-#define GS_COMPILE_MODELTABLE_H
+#ifndef GS_COMPILER_MODELTABLE_H
+#define GS_COMPILER_MODELTABLE_H
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -22,7 +22,7 @@ namespace llvm {
 class Module;
 } // namespace llvm
 
-namespace gs_compile {
+namespace mlir::gs {
 
 struct TensorSpec {
   std::string name;
@@ -55,13 +55,13 @@ struct ModelSpec {
 
 /// Describes the parameters and the functions `entries` of a gs module
 /// whose tensors all have static shapes. Sets `error` on failure.
-mlir::LogicalResult describeModel(mlir::ModuleOp module,
+LogicalResult describeModel(ModuleOp module,
                                   llvm::ArrayRef<llvm::StringRef> entries,
                                   ModelSpec &spec, std::string &error);
 
 /// Adds the gs_model_info of `spec` to the lowered `module`, returned by
 /// `const gs_model_info *<accessor>(void)`. Sets `error` on failure.
-mlir::LogicalResult emitModelTable(llvm::Module &module, const ModelSpec &spec,
+LogicalResult emitModelTable(llvm::Module &module, const ModelSpec &spec,
                                    llvm::StringRef accessor,
                                    std::string &error);
 
@@ -74,6 +74,6 @@ void internalizeExcept(llvm::Module &module, llvm::StringRef keep);
 std::string renderHeader(const ModelSpec &spec, llvm::StringRef name,
                          llvm::StringRef source);
 
-} // namespace gs_compile
+} // namespace mlir::gs
 
-#endif // GS_COMPILE_MODELTABLE_H
+#endif // GS_COMPILER_MODELTABLE_H

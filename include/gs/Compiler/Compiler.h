@@ -1,0 +1,137 @@
+//===- Compiler.h - A model to CPU code with its table ----------*- C++ -*-===//
+//
+// The ahead-of-time compilation of gs-compile as a library that the tools,
+// a C API and the Python bindings share: a gs module (an imported model
+// with its gs.training) to its train step, the runtime's description of it
+// (ModelTable.h), an optimized LLVM module for a CPU that exports the table
+// as `<prefix>_model`, and object code.
+//
+//   mlir::gs::CompileOptions options;
+//   options.target = mlir::gs::CPUTarget::resolve("native", error);
+//   mlir::FailureOr<mlir::gs::CompiledModel> compiled =
+//       mlir::gs::compileModel(module, trainOptions, options, error);
+//   // compiled->object: a PIC object; compiled->spec: its table.
+//   auto loaded = mlir::gs::LoadedModel::load(*compiled, options.prefix,
+//                                             error);
+//   // loaded->table(): what gs/Runtime/Model.h runs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GS_COMPILER_COMPILER_H
+#define GS_COMPILER_COMPILER_H
+
+#include "gs/Compiler/ModelTable.h"
+#include "gs/Pipelines/CPUTarget.h"
+#include "gs/Pipelines/Pipelines.h"
+#include "gs/Runtime/ModelABI.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+class TargetMachine;
+} // namespace llvm
+
+namespace mlir::gs {
+
+/// How a model is compiled, beyond the training pipeline's options.
+struct CompileOptions {
+  /// The CPU the code is for (CPUTarget::resolve).
+  CPUTarget target;
+  /// The C prefix of the table's accessor, `<prefix>_model`.
+  std::string prefix = "gs_program";
+  /// Leave only the accessor external, so that the object links beside
+  /// other compiled models (an executable, a library).
+  bool internalize = true;
+  /// The method's name as the table records it (reports print it).
+  std::string scaling = "gs";
+  /// The model's name in error messages and the LLVM module.
+  std::string modelName = "model";
+  /// The ONNX model (binary protobuf) to embed for exporting trained
+  /// weights; empty for none.
+  std::string onnx;
+  /// Called on each pass manager before it runs (timing, IR printing);
+  /// a failure stops the compilation.
+  std::function<LogicalResult(PassManager &)> configurePassManager;
+  /// Called as each phase starts, with its name (a phase timer).
+  std::function<void(StringRef)> onPhase;
+};
+
+/// Runs the training pipeline `train` (no lowering) on `module`: the train
+/// step, with its precision and scaling method.
+LogicalResult runTrainPipeline(ModuleOp module,
+                               const TrainPipelineOptions &train,
+                               const CompileOptions &options);
+
+/// The runtime's view of a train-step module: its parameters, the train
+/// step and, for classifiers, an eval step returning the class scores,
+/// added here. A model that is no classifier gets no eval step;
+/// `whyNoEvalStep` then says why. Sets `error` on failure.
+FailureOr<ModelSpec> describeTrainStep(ModuleOp module,
+                                       const CompileOptions &options,
+                                       std::string &whyNoEvalStep,
+                                       std::string &error);
+
+/// A train step lowered for a CPU: an optimized LLVM module with its model
+/// table, and the target machine it is for.
+struct LoweredModel {
+  std::unique_ptr<llvm::TargetMachine> machine;
+  std::unique_ptr<llvm::Module> module;
+};
+
+/// Lowers the train-step module `module` described by `spec` for
+/// `options.target` and optimizes it. On failure, `error` says why, or is
+/// empty where a diagnostic did.
+FailureOr<LoweredModel> lowerTrainStep(ModuleOp module, const ModelSpec &spec,
+                                       const CompileOptions &options,
+                                       llvm::LLVMContext &llvmContext,
+                                       std::string &error);
+
+/// The object code of a lowered model.
+FailureOr<std::string> emitObjectCode(LoweredModel &lowered,
+                                      std::string &error);
+
+/// A compiled model: PIC object code exporting `<prefix>_model`, and the
+/// table it returns.
+struct CompiledModel {
+  std::string object;
+  ModelSpec spec;
+};
+
+/// All of the above: `module` (an imported model with its gs.training) to
+/// object code. On failure, `error` says why, or is empty where a
+/// diagnostic did.
+FailureOr<CompiledModel> compileModel(ModuleOp module,
+                                      const TrainPipelineOptions &train,
+                                      const CompileOptions &options,
+                                      std::string &error);
+
+/// A compiled model linked into this process (by LLVM's ORC JIT), for the
+/// runtime to run: its table stays valid while the object lives.
+class LoadedModel {
+public:
+  /// Links `compiled`'s object; its undefined symbols resolve against this
+  /// process (libc, the gs runtime). Null on failure, with `error` set.
+  static std::unique_ptr<LoadedModel>
+  load(const CompiledModel &compiled, StringRef prefix, std::string &error);
+  ~LoadedModel();
+
+  /// The table the object's `<prefix>_model()` returns.
+  const gs_model_info &table() const { return *info; }
+
+private:
+  LoadedModel();
+  struct Linker;
+  std::unique_ptr<Linker> linker;
+  const gs_model_info *info = nullptr;
+};
+
+} // namespace mlir::gs
+
+#endif // GS_COMPILER_COMPILER_H

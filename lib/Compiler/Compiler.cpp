@@ -1,0 +1,208 @@
+//===- Compiler.cpp - A model to CPU code with its table --------*- C++ -*-===//
+
+#include "gs/Compiler/Compiler.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+
+using namespace mlir;
+using namespace mlir::gs;
+
+namespace {
+void startPhase(const CompileOptions &options, StringRef name) {
+  if (options.onPhase)
+    options.onPhase(name);
+}
+
+LogicalResult configure(const CompileOptions &options, PassManager &pm) {
+  return options.configurePassManager ? options.configurePassManager(pm)
+                                      : success();
+}
+
+/// `message` about the model, for `error`.
+std::string aboutModel(const CompileOptions &options, const Twine &message) {
+  return ("'" + options.modelName + "': " + message).str();
+}
+} // namespace
+
+LogicalResult mlir::gs::runTrainPipeline(ModuleOp module,
+                                         const TrainPipelineOptions &train,
+                                         const CompileOptions &options) {
+  startPhase(options, "train step (gs passes)");
+  PassManager pm(module.getContext());
+  if (failed(configure(options, pm)))
+    return failure();
+  buildTrainPipeline(pm, train);
+  return pm.run(module);
+}
+
+FailureOr<ModelSpec> mlir::gs::describeTrainStep(ModuleOp module,
+                                                 const CompileOptions &options,
+                                                 std::string &whyNoEvalStep,
+                                                 std::string &error) {
+  ModelSpec spec;
+  spec.scaling = options.scaling;
+  spec.onnx = options.onnx;
+  SmallVector<StringRef> entries = {"train_step"};
+  {
+    // Not a classifier: a reason, not an error.
+    whyNoEvalStep.clear();
+    ScopedDiagnosticHandler asReason(module.getContext(),
+                                     [&](Diagnostic &diagnostic) {
+                                       whyNoEvalStep = diagnostic.str();
+                                       return success();
+                                     });
+    if (succeeded(addEvalStep(module)))
+      entries.push_back("eval_step");
+  }
+  if (failed(describeModel(module, entries, spec, error))) {
+    error = aboutModel(options, error);
+    return failure();
+  }
+  return spec;
+}
+
+FailureOr<LoweredModel> mlir::gs::lowerTrainStep(ModuleOp module,
+                                                 const ModelSpec &spec,
+                                                 const CompileOptions &options,
+                                                 llvm::LLVMContext &llvmContext,
+                                                 std::string &error) {
+  error.clear();
+  MLIRContext *context = module.getContext();
+  // C interfaces for the runtime, then the CPU pipeline.
+  for (auto function : module.getOps<func::FuncOp>())
+    if (!function.isDeclaration())
+      function->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
+  startPhase(options, "CPU lowering (MLIR)");
+  PassManager lower(context);
+  if (failed(configure(options, lower)))
+    return failure();
+  CPUPipelineOptions cpuOptions;
+  cpuOptions.vectorBits = options.target.vectorBits;
+  buildCPUPipeline(lower, cpuOptions);
+  if (failed(lower.run(module))) {
+    error = aboutModel(options, "lowering to LLVM failed");
+    return failure();
+  }
+  LoweredModel lowered;
+  lowered.machine =
+      options.target.createTargetMachine(llvm::Reloc::PIC_, error);
+  if (!lowered.machine)
+    return failure();
+
+  startPhase(options, "translation to LLVM IR");
+  lowered.module =
+      translateModuleToLLVMIR(module, llvmContext, options.modelName);
+  if (!lowered.module) {
+    error = aboutModel(options, "translation to LLVM IR failed");
+    return failure();
+  }
+  std::string accessor = options.prefix + "_model";
+  if (failed(emitModelTable(*lowered.module, spec, accessor, error))) {
+    error = aboutModel(options, error);
+    return failure();
+  }
+  if (options.internalize)
+    internalizeExcept(*lowered.module, accessor);
+  lowered.module->setTargetTriple(lowered.machine->getTargetTriple());
+  lowered.module->setDataLayout(lowered.machine->createDataLayout());
+  options.target.annotate(*lowered.module);
+  startPhase(options, "LLVM optimization");
+  if (llvm::Error err = makeOptimizingTransformer(
+          /*optLevel=*/3, /*sizeLevel=*/0,
+          lowered.machine.get())(lowered.module.get())) {
+    error = "optimizing LLVM IR: " + llvm::toString(std::move(err));
+    return failure();
+  }
+  return lowered;
+}
+
+FailureOr<std::string> mlir::gs::emitObjectCode(LoweredModel &lowered,
+                                                std::string &error) {
+  llvm::SmallString<0> bytes;
+  llvm::raw_svector_ostream os(bytes);
+  llvm::legacy::PassManager codegen;
+  if (lowered.machine->addPassesToEmitFile(codegen, os, nullptr,
+                                           llvm::CodeGenFileType::ObjectFile)) {
+    error = "the target cannot emit object files";
+    return failure();
+  }
+  codegen.run(*lowered.module);
+  return std::string(bytes.str());
+}
+
+FailureOr<CompiledModel>
+mlir::gs::compileModel(ModuleOp module, const TrainPipelineOptions &train,
+                       const CompileOptions &options, std::string &error) {
+  error.clear();
+  if (failed(runTrainPipeline(module, train, options))) {
+    error = aboutModel(options, "building the train step failed");
+    return failure();
+  }
+  std::string whyNoEvalStep;
+  FailureOr<ModelSpec> spec =
+      describeTrainStep(module, options, whyNoEvalStep, error);
+  if (failed(spec))
+    return failure();
+  llvm::LLVMContext llvmContext;
+  FailureOr<LoweredModel> lowered =
+      lowerTrainStep(module, *spec, options, llvmContext, error);
+  if (failed(lowered))
+    return failure();
+  startPhase(options, "code generation");
+  FailureOr<std::string> object = emitObjectCode(*lowered, error);
+  if (failed(object))
+    return failure();
+  return CompiledModel{std::move(*object), std::move(*spec)};
+}
+
+//===----------------------------------------------------------------------===//
+// Loading
+//===----------------------------------------------------------------------===//
+
+struct LoadedModel::Linker {
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+};
+
+LoadedModel::LoadedModel() : linker(std::make_unique<Linker>()) {}
+LoadedModel::~LoadedModel() = default;
+
+std::unique_ptr<LoadedModel> LoadedModel::load(const CompiledModel &compiled,
+                                               StringRef prefix,
+                                               std::string &error) {
+  auto fail = [&](llvm::Error err) {
+    error = "loading the compiled model: " + llvm::toString(std::move(err));
+    return nullptr;
+  };
+  llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> jit =
+      llvm::orc::LLJITBuilder().create();
+  if (!jit)
+    return fail(jit.takeError());
+  llvm::orc::JITDylib &dylib = (*jit)->getMainJITDylib();
+  llvm::Expected<std::unique_ptr<llvm::orc::DynamicLibrarySearchGenerator>>
+      process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+          (*jit)->getDataLayout().getGlobalPrefix());
+  if (!process)
+    return fail(process.takeError());
+  dylib.addGenerator(std::move(*process));
+  if (llvm::Error err = (*jit)->addObjectFile(
+          llvm::MemoryBuffer::getMemBufferCopy(compiled.object, prefix)))
+    return fail(std::move(err));
+  llvm::Expected<llvm::orc::ExecutorAddr> accessor =
+      (*jit)->lookup((prefix + "_model").str());
+  if (!accessor)
+    return fail(accessor.takeError());
+  std::unique_ptr<LoadedModel> loaded(new LoadedModel());
+  loaded->linker->jit = std::move(*jit);
+  loaded->info = accessor->toPtr<const gs_model_info *(*)()>()();
+  return loaded;
+}

@@ -1,0 +1,135 @@
+//===- CompilerTest.cpp - The compiler library's C++ API --------*- C++ -*-===//
+//
+// What gs-compile does, through the library a C API and the Python
+// bindings use: a gs module to object code with its table, linked into
+// this process and trained by the runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gs/Compiler/Compiler.h"
+#include "gs/InitAll.h"
+#include "gs/Runtime/Model.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+using namespace mlir;
+namespace runtime = mlir::gs::runtime;
+
+namespace {
+/// A linear classifier whose weights start equal: every class gets the same
+/// logit, so the first loss is ln 3 whatever the input.
+constexpr const char *kClassifier = R"mlir(
+gs.param trainable @w = dense<0.5> : tensor<3x4xf32>
+func.func @forward(%x: tensor<2x4xf32>, %t: tensor<2xi64>) -> tensor<f32> {
+  %w = gs.param.read @w : tensor<3x4xf32>
+  %y = gs.gemm %x, %w {transB} : tensor<2x4xf32>, tensor<3x4xf32> -> tensor<2x3xf32>
+  %l, %lp = gs.softmax_cross_entropy %y, %t <{reduction = #gs.reduction<mean>}> : tensor<2x3xf32>, tensor<2xi64>
+  return %l : tensor<f32>
+}
+gs.training @forward {learning_rate = 0.5 : f32, optimizer = #gs.sgd<>}
+)mlir";
+
+class CompilerTest : public ::testing::Test {
+protected:
+  CompilerTest() {
+    DialectRegistry registry;
+    gs::registerAllDialects(registry);
+    context.appendDialectRegistry(registry);
+  }
+
+  gs::CompileOptions options() {
+    gs::CompileOptions compile;
+    std::string error;
+    compile.target = gs::CPUTarget::resolve("generic", error);
+    EXPECT_FALSE(compile.target.cpu.empty()) << error;
+    compile.prefix = "unit";
+    compile.modelName = "classifier";
+    return compile;
+  }
+
+  MLIRContext context;
+};
+
+TEST_F(CompilerTest, CompilesLoadsAndTrains) {
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(kClassifier, &context);
+  ASSERT_TRUE(module);
+  gs::TrainPipelineOptions train; // scaling=gs
+  gs::CompileOptions compile = options();
+  std::vector<std::string> phases;
+  compile.onPhase = [&](StringRef phase) { phases.push_back(phase.str()); };
+  std::string error;
+  FailureOr<gs::CompiledModel> compiled =
+      gs::compileModel(*module, train, compile, error);
+  ASSERT_TRUE(succeeded(compiled)) << error;
+
+  // The table: both steps, the weight, and the state gs-train added.
+  EXPECT_EQ(compiled->spec.scaling, "gs");
+  ASSERT_EQ(compiled->spec.entries.size(), 2u);
+  EXPECT_EQ(compiled->spec.entries[0].name, "train_step");
+  EXPECT_EQ(compiled->spec.entries[1].name, "eval_step");
+  auto hasParam = [&](StringRef name) {
+    return llvm::any_of(compiled->spec.params, [&](const gs::ParamSpec &p) {
+      return p.tensor.name == name;
+    });
+  };
+  EXPECT_TRUE(hasParam("w"));
+  EXPECT_TRUE(hasParam("gs.step"));
+  EXPECT_TRUE(hasParam("gs.skipped_steps"));
+  EXPECT_EQ(phases.front(), "train step (gs passes)");
+  EXPECT_EQ(phases.back(), "code generation");
+  ASSERT_GT(compiled->object.size(), 4u);
+  EXPECT_EQ(compiled->object.substr(0, 4), "\x7f"
+                                           "ELF");
+
+  std::unique_ptr<gs::LoadedModel> loaded =
+      gs::LoadedModel::load(*compiled, compile.prefix, error);
+  ASSERT_TRUE(loaded) << error;
+  const gs_model_info &table = loaded->table();
+  ASSERT_EQ(runtime::validate(table), "");
+  const gs_entry_info *step = runtime::findEntry(table, "train_step");
+  ASSERT_TRUE(step);
+
+  runtime::Tensor x = runtime::tensorFor(step->inputs[0]);
+  runtime::Tensor t = runtime::tensorFor(step->inputs[1]);
+  float xs[8] = {1.0f, -2.0f, 0.5f, 3.0f, -1.0f, 0.25f, 2.0f, -0.5f};
+  std::memcpy(x.data(), xs, sizeof(xs));
+  int64_t labels[2] = {0, 2};
+  std::memcpy(t.data(), labels, sizeof(labels));
+  std::vector<float> losses;
+  for (int i = 0; i < 3; ++i) {
+    std::vector<runtime::Tensor> results;
+    ASSERT_EQ(runtime::run(*step, {&x, &t}, results), "");
+    ASSERT_EQ(results.size(), 1u);
+    losses.push_back(*results[0].as<float>());
+  }
+  // Equal logits: ln 3, up to the rounding of one f32 log-sum-exp.
+  EXPECT_NEAR(losses[0], std::log(3.0), 1e-6);
+  // Gradient descent on a convex loss with a small enough step.
+  EXPECT_LT(losses[1], losses[0]);
+  EXPECT_LT(losses[2], losses[1]);
+  const gs_param_info *counter = runtime::findParam(table, "gs.step");
+  ASSERT_TRUE(counter);
+  EXPECT_EQ(*runtime::readParam(*counter).as<int64_t>(), 3);
+}
+
+TEST_F(CompilerTest, ReportsAModelThatDoesNotTrain) {
+  // No gs.training: there is no train step to describe.
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+      "func.func @forward(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "  return %x : tensor<2xf32>\n}\n",
+      &context);
+  ASSERT_TRUE(module);
+  std::string error;
+  FailureOr<gs::CompiledModel> compiled =
+      gs::compileModel(*module, gs::TrainPipelineOptions(), options(), error);
+  EXPECT_TRUE(failed(compiled));
+  EXPECT_EQ(error, "'classifier': the module has no function 'train_step'");
+}
+} // namespace
