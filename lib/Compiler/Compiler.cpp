@@ -10,7 +10,10 @@
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
@@ -32,7 +35,33 @@ LogicalResult configure(const CompileOptions &options, PassManager &pm) {
 std::string aboutModel(const CompileOptions &options, const Twine &message) {
   return ("'" + options.modelName + "': " + message).str();
 }
+
+/// The method as the table records it: `options.scaling`, or the
+/// pipeline's.
+std::string scalingName(const TrainPipelineOptions &train,
+                        const CompileOptions &options) {
+  if (!options.scaling.empty())
+    return options.scaling;
+  switch (train.scaling) {
+  case ScalingMethod::GS:
+    return "gs";
+  case ScalingMethod::Fixed:
+    return llvm::formatv(
+        "fixed={0}", llvm::format("%g", static_cast<double>(train.lossScale)));
+  case ScalingMethod::Dynamic:
+    return "dynamic";
+  case ScalingMethod::None:
+    return "none";
+  case ScalingMethod::FP32:
+    return "fp32";
+  }
+  llvm_unreachable("a scaling method");
+}
 } // namespace
+
+LoweredModel::LoweredModel() = default;
+LoweredModel::LoweredModel(LoweredModel &&) = default;
+LoweredModel::~LoweredModel() = default;
 
 LogicalResult mlir::gs::runTrainPipeline(ModuleOp module,
                                          const TrainPipelineOptions &train,
@@ -74,7 +103,6 @@ FailureOr<ModelSpec> mlir::gs::describeTrainStep(ModuleOp module,
 FailureOr<LoweredModel> mlir::gs::lowerTrainStep(ModuleOp module,
                                                  const ModelSpec &spec,
                                                  const CompileOptions &options,
-                                                 llvm::LLVMContext &llvmContext,
                                                  std::string &error) {
   error.clear();
   MLIRContext *context = module.getContext();
@@ -94,6 +122,7 @@ FailureOr<LoweredModel> mlir::gs::lowerTrainStep(ModuleOp module,
     return failure();
   }
   LoweredModel lowered;
+  lowered.context = std::make_unique<llvm::LLVMContext>();
   lowered.machine =
       options.target.createTargetMachine(llvm::Reloc::PIC_, error);
   if (!lowered.machine)
@@ -101,7 +130,7 @@ FailureOr<LoweredModel> mlir::gs::lowerTrainStep(ModuleOp module,
 
   startPhase(options, "translation to LLVM IR");
   lowered.module =
-      translateModuleToLLVMIR(module, llvmContext, options.modelName);
+      translateModuleToLLVMIR(module, *lowered.context, options.modelName);
   if (!lowered.module) {
     error = aboutModel(options, "translation to LLVM IR failed");
     return failure();
@@ -148,21 +177,22 @@ mlir::gs::compileModel(ModuleOp module, const TrainPipelineOptions &train,
     error = aboutModel(options, "building the train step failed");
     return failure();
   }
+  CompileOptions named = options;
+  named.scaling = scalingName(train, options);
   std::string whyNoEvalStep;
   FailureOr<ModelSpec> spec =
-      describeTrainStep(module, options, whyNoEvalStep, error);
+      describeTrainStep(module, named, whyNoEvalStep, error);
   if (failed(spec))
     return failure();
-  llvm::LLVMContext llvmContext;
-  FailureOr<LoweredModel> lowered =
-      lowerTrainStep(module, *spec, options, llvmContext, error);
+  FailureOr<LoweredModel> lowered = lowerTrainStep(module, *spec, named, error);
   if (failed(lowered))
     return failure();
   startPhase(options, "code generation");
   FailureOr<std::string> object = emitObjectCode(*lowered, error);
   if (failed(object))
     return failure();
-  return CompiledModel{std::move(*object), std::move(*spec)};
+  return CompiledModel{std::move(*object), options.prefix, std::move(*spec),
+                       std::move(whyNoEvalStep)};
 }
 
 //===----------------------------------------------------------------------===//
@@ -177,12 +207,14 @@ LoadedModel::LoadedModel() : linker(std::make_unique<Linker>()) {}
 LoadedModel::~LoadedModel() = default;
 
 std::unique_ptr<LoadedModel> LoadedModel::load(const CompiledModel &compiled,
-                                               StringRef prefix,
                                                std::string &error) {
   auto fail = [&](llvm::Error err) {
     error = "loading the compiled model: " + llvm::toString(std::move(err));
     return nullptr;
   };
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  StringRef prefix = compiled.prefix;
   llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> jit =
       llvm::orc::LLJITBuilder().create();
   if (!jit)
@@ -201,6 +233,9 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const CompiledModel &compiled,
       (*jit)->lookup((prefix + "_model").str());
   if (!accessor)
     return fail(accessor.takeError());
+  // Static initializers, should the object have any.
+  if (llvm::Error err = (*jit)->initialize(dylib))
+    return fail(std::move(err));
   std::unique_ptr<LoadedModel> loaded(new LoadedModel());
   loaded->linker->jit = std::move(*jit);
   loaded->info = accessor->toPtr<const gs_model_info *(*)()>()();

@@ -86,8 +86,8 @@ static std::string nameAttr(DictionaryAttr attrs, const std::string &fallback) {
 }
 
 LogicalResult mlir::gs::describeModel(ModuleOp module,
-                                        llvm::ArrayRef<llvm::StringRef> entries,
-                                        ModelSpec &spec, std::string &error) {
+                                      llvm::ArrayRef<llvm::StringRef> entries,
+                                      ModelSpec &spec, std::string &error) {
   for (auto param : module.getOps<gs::ParamOp>()) {
     ParamSpec &p = spec.params.emplace_back();
     if (failed(tensorSpec(param.getInitialValue().getType(), param.getSymName(),
@@ -211,9 +211,9 @@ public:
 } // namespace
 
 LogicalResult mlir::gs::emitModelTable(llvm::Module &module,
-                                         const ModelSpec &spec,
-                                         llvm::StringRef accessor,
-                                         std::string &error) {
+                                       const ModelSpec &spec,
+                                       llvm::StringRef accessor,
+                                       std::string &error) {
   TableBuilder table(module);
   std::vector<llvm::Constant *> params;
   for (const ParamSpec &param : spec.params) {
@@ -368,9 +368,8 @@ std::string shapeText(const TensorSpec &spec) {
 }
 } // namespace
 
-std::string mlir::gs::renderHeader(const ModelSpec &spec,
-                                     llvm::StringRef name,
-                                     llvm::StringRef source) {
+std::string mlir::gs::renderHeader(const ModelSpec &spec, llvm::StringRef name,
+                                   llvm::StringRef source) {
   std::string text;
   llvm::raw_string_ostream os(text);
   std::string guard = llvm::StringRef(name).upper() + "_H";

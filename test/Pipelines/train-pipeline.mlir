@@ -1,6 +1,8 @@
 // gs-train: one flag switches the gradient-precision method.
 // RUN: gs-opt %s --gs-train=scaling=gs | FileCheck %s --check-prefix=GS
 // RUN: gs-opt %s --gs-train="scaling=gs threshold=1e-4 interval=8 cast-model=exponent_histogram" | FileCheck %s --check-prefix=GS-OPTIONS
+// RUN: gs-opt %s --gs-train="scaling=gs widen-weight-gradients=false telemetry=false" | FileCheck %s --check-prefix=NARROW
+// RUN: gs-opt %s --gs-train=scaling=gs | FileCheck %s --check-prefix=WIDE
 // RUN: gs-opt %s --gs-train="scaling=fixed loss-scale=1024" | FileCheck %s --check-prefix=FIXED
 // RUN: gs-opt %s --gs-train=scaling=dynamic | FileCheck %s --check-prefix=DYNAMIC
 // RUN: gs-opt %s --gs-train=scaling=none | FileCheck %s --check-prefix=NONE
@@ -20,6 +22,17 @@
 // GS: gs.compute_scale %{{.*}} {model = #gs.scale_model<log_normal>}
 // GS: gs.unscale
 // GS: gs.all_finite
+
+// Widened (the default), the weight gradient is an FP32 GEMM: no FP16
+// rounding to scale. Not widened, it rounds to FP16 and gets the
+// half-normal scale of a contraction like a data gradient.
+// WIDE-LABEL: func.func @train_step
+// WIDE-NOT: half_normal
+// NARROW-LABEL: func.func @train_step
+// NARROW: gs.compute_scale %{{.*}}, %{{.*}} {accum_length = 2 : i64, model = #gs.scale_model<half_normal>}
+// NARROW-NEXT: %[[DW:.+]] = gs.gemm %{{.*}}, %{{.*}} {transA} : tensor<2x3xf16>, tensor<2x4xf16> -> tensor<3x4xf32>
+// NARROW-NEXT: %[[SCALED:.+]] = gs.rescale %[[DW]]
+// NARROW: gs.cast %[[SCALED]] : tensor<3x4xf32> to tensor<3x4xf16>
 
 // GS-OPTIONS: gs.param state @gs.scaling.recompute
 // GS-OPTIONS: arith.constant 8 : i64

@@ -1,7 +1,11 @@
-// The errors of gs-autodiff on a gs.training, at the op they are about.
+// The errors of gs-train-step and gs-autodiff on a gs.training, at the op
+// they are about.
 // RUN: gs-opt %s --split-input-file --verify-diagnostics --gs-train-step --gs-autodiff
+// RUN: not gs-opt %s --split-input-file --gs-train-step=name= 2>&1 | FileCheck %s --check-prefix=EMPTY
 
-// gs-autodiff trains a function with one block.
+// EMPTY: error: gs-train-step: name must not be empty
+
+// gs-train-step trains a function with one block.
 // expected-error @+1 {{'func.func' op must have a single block to be trained}}
 func.func @forward(%x: tensor<2x4xf32>) -> tensor<f32> {
   cf.br ^next

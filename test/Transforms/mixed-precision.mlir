@@ -3,8 +3,8 @@
 
 // An MLP with a softmax cross-entropy loss. Forward: the input and the FP32
 // master weights get FP16 copies, the GEMMs and the ReLU run in FP16, the
-// logits are cast up for the loss (FP32). Backward, rebuilt from that
-// forward: the loss gradient is cast to FP16 (the fT cast), the data
+// logits are cast up for the loss (FP32). Backward, built by gs-autodiff
+// from that forward: the loss gradient is cast to FP16 (the fT cast), the data
 // gradients stay FP16, the weight-gradient GEMMs write FP32, the bias
 // gradient sums FP16 values into FP32, and the updates get FP32 gradients. The forward function is left alone.
 

@@ -71,6 +71,8 @@ TEST_F(CompilerTest, CompilesLoadsAndTrains) {
 
   // The table: both steps, the weight, and the state gs-train added.
   EXPECT_EQ(compiled->spec.scaling, "gs");
+  EXPECT_EQ(compiled->prefix, "unit");
+  EXPECT_EQ(compiled->whyNoEvalStep, "");
   ASSERT_EQ(compiled->spec.entries.size(), 2u);
   EXPECT_EQ(compiled->spec.entries[0].name, "train_step");
   EXPECT_EQ(compiled->spec.entries[1].name, "eval_step");
@@ -89,7 +91,7 @@ TEST_F(CompilerTest, CompilesLoadsAndTrains) {
                                            "ELF");
 
   std::unique_ptr<gs::LoadedModel> loaded =
-      gs::LoadedModel::load(*compiled, compile.prefix, error);
+      gs::LoadedModel::load(*compiled, error);
   ASSERT_TRUE(loaded) << error;
   const gs_model_info &table = loaded->table();
   ASSERT_EQ(runtime::validate(table), "");
@@ -117,6 +119,30 @@ TEST_F(CompilerTest, CompilesLoadsAndTrains) {
   const gs_param_info *counter = runtime::findParam(table, "gs.step");
   ASSERT_TRUE(counter);
   EXPECT_EQ(*runtime::readParam(*counter).as<int64_t>(), 3);
+}
+
+TEST_F(CompilerTest, RecordsTheMethodOfTheTrainPipeline) {
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(kClassifier, &context);
+  ASSERT_TRUE(module);
+  gs::TrainPipelineOptions train;
+  train.scaling = gs::ScalingMethod::Fixed;
+  train.lossScale = 1024;
+  std::string error;
+  FailureOr<gs::CompiledModel> compiled =
+      gs::compileModel(*module, train, options(), error);
+  ASSERT_TRUE(succeeded(compiled)) << error;
+  EXPECT_EQ(compiled->spec.scaling, "fixed=1024");
+}
+
+TEST_F(CompilerTest, ReportsAnObjectItCannotLoad) {
+  gs::CompiledModel garbage;
+  garbage.object = "not an object file";
+  garbage.prefix = "unit";
+  std::string error;
+  EXPECT_FALSE(gs::LoadedModel::load(garbage, error));
+  EXPECT_TRUE(StringRef(error).starts_with("loading the compiled model: "))
+      << error;
 }
 
 TEST_F(CompilerTest, ReportsAModelThatDoesNotTrain) {

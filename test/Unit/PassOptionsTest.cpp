@@ -31,7 +31,8 @@ func.func @forward(%x: tensor<2x4xf32>, %t: tensor<2xi64>) -> tensor<f32> {
 gs.training @forward {learning_rate = 0.1 : f32, optimizer = #gs.sgd<>}
 )mlir";
 
-/// Runs gs-autodiff, gs-mixed-precision and gs-gradient-scaling with
+/// Runs gs-train-step, gs-mixed-precision, gs-autodiff,
+/// gs-widen-weight-gradients and gs-gradient-scaling with
 /// `options` on the train graph; returns the diagnostics, empty on success.
 std::string runGradientScaling(const gs::GradientScalingOptions &options) {
   DialectRegistry registry;

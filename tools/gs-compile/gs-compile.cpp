@@ -23,17 +23,14 @@
 #include "gs/Runtime/Tensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
-#include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -504,9 +501,8 @@ int main(int argc, char **argv) {
   if (failed(spec))
     return fail(error);
 
-  llvm::LLVMContext llvmContext;
   FailureOr<gs::LoweredModel> lowered =
-      gs::lowerTrainStep(*module, *spec, compile, llvmContext, error);
+      gs::lowerTrainStep(*module, *spec, compile, error);
   if (failed(lowered))
     return error.empty() ? 1 : fail(error);
   return writeEmitted(*lowered, *spec, prefix, timer, argv[0]);

@@ -1,7 +1,7 @@
 //===- Compiler.h - A model to CPU code with its table ----------*- C++ -*-===//
 //
-// The ahead-of-time compilation of gs-compile as a library that the tools,
-// a C API and the Python bindings share: a gs module (an imported model
+// The ahead-of-time compilation as a library that gs-compile and the
+// Python package (python-bindings/) share: a gs module (an imported model
 // with its gs.training) to its train step, the runtime's description of it
 // (ModelTable.h), an optimized LLVM module for a CPU that exports the table
 // as `<prefix>_model`, and object code.
@@ -11,8 +11,7 @@
 //   mlir::FailureOr<mlir::gs::CompiledModel> compiled =
 //       mlir::gs::compileModel(module, trainOptions, options, error);
 //   // compiled->object: a PIC object; compiled->spec: its table.
-//   auto loaded = mlir::gs::LoadedModel::load(*compiled, options.prefix,
-//                                             error);
+//   auto loaded = mlir::gs::LoadedModel::load(*compiled, error);
 //   // loaded->table(): what gs/Runtime/Model.h runs.
 //
 //===----------------------------------------------------------------------===//
@@ -42,15 +41,16 @@ namespace mlir::gs {
 
 /// How a model is compiled, beyond the training pipeline's options.
 struct CompileOptions {
-  /// The CPU the code is for (CPUTarget::resolve).
+  /// The CPU the code is for (CPUTarget::resolve; required).
   CPUTarget target;
   /// The C prefix of the table's accessor, `<prefix>_model`.
   std::string prefix = "gs_program";
   /// Leave only the accessor external, so that the object links beside
   /// other compiled models (an executable, a library).
   bool internalize = true;
-  /// The method's name as the table records it (reports print it).
-  std::string scaling = "gs";
+  /// The method's name as the table records it (reports print it); empty:
+  /// the training pipeline's (`gs`, `fixed=S`, `dynamic`, `none`, `fp32`).
+  std::string scaling;
   /// The model's name in error messages and the LLVM module.
   std::string modelName = "model";
   /// The ONNX model (binary protobuf) to embed for exporting trained
@@ -79,18 +79,21 @@ FailureOr<ModelSpec> describeTrainStep(ModuleOp module,
                                        std::string &error);
 
 /// A train step lowered for a CPU: an optimized LLVM module with its model
-/// table, and the target machine it is for.
+/// table, the LLVM context it lives in, and the target machine it is for.
 struct LoweredModel {
+  LoweredModel();
+  LoweredModel(LoweredModel &&);
+  ~LoweredModel();
+  std::unique_ptr<llvm::LLVMContext> context;
   std::unique_ptr<llvm::TargetMachine> machine;
   std::unique_ptr<llvm::Module> module;
 };
 
-/// Lowers the train-step module `module` described by `spec` for
-/// `options.target` and optimizes it. On failure, `error` says why, or is
-/// empty where a diagnostic did.
+/// Lowers the train-step module `module` (in place) described by `spec`
+/// for `options.target` and optimizes it. On failure, `error` says why, or
+/// is empty where a diagnostic did.
 FailureOr<LoweredModel> lowerTrainStep(ModuleOp module, const ModelSpec &spec,
                                        const CompileOptions &options,
-                                       llvm::LLVMContext &llvmContext,
                                        std::string &error);
 
 /// The object code of a lowered model.
@@ -101,11 +104,15 @@ FailureOr<std::string> emitObjectCode(LoweredModel &lowered,
 /// table it returns.
 struct CompiledModel {
   std::string object;
+  std::string prefix;
   ModelSpec spec;
+  /// Why the model has no eval step; empty when it has one.
+  std::string whyNoEvalStep;
 };
 
-/// All of the above: `module` (an imported model with its gs.training) to
-/// object code. On failure, `error` says why, or is empty where a
+/// All of the above: `module` (an imported model with its gs.training, in
+/// a context with gs::registerAllDialects) to object code; `module` is
+/// transformed in place. On failure, `error` says why, or is empty where a
 /// diagnostic did.
 FailureOr<CompiledModel> compileModel(ModuleOp module,
                                       const TrainPipelineOptions &train,
@@ -118,8 +125,8 @@ class LoadedModel {
 public:
   /// Links `compiled`'s object; its undefined symbols resolve against this
   /// process (libc, the gs runtime). Null on failure, with `error` set.
-  static std::unique_ptr<LoadedModel>
-  load(const CompiledModel &compiled, StringRef prefix, std::string &error);
+  static std::unique_ptr<LoadedModel> load(const CompiledModel &compiled,
+                                           std::string &error);
   ~LoadedModel();
 
   /// The table the object's `<prefix>_model()` returns.

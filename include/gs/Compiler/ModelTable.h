@@ -56,14 +56,13 @@ struct ModelSpec {
 /// Describes the parameters and the functions `entries` of a gs module
 /// whose tensors all have static shapes. Sets `error` on failure.
 LogicalResult describeModel(ModuleOp module,
-                                  llvm::ArrayRef<llvm::StringRef> entries,
-                                  ModelSpec &spec, std::string &error);
+                            llvm::ArrayRef<llvm::StringRef> entries,
+                            ModelSpec &spec, std::string &error);
 
 /// Adds the gs_model_info of `spec` to the lowered `module`, returned by
 /// `const gs_model_info *<accessor>(void)`. Sets `error` on failure.
 LogicalResult emitModelTable(llvm::Module &module, const ModelSpec &spec,
-                                   llvm::StringRef accessor,
-                                   std::string &error);
+                             llvm::StringRef accessor, std::string &error);
 
 /// Gives every definition but `keep` internal linkage: an object that
 /// exports only its table links beside other compiled models.

@@ -41,8 +41,9 @@ void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
 enum class ScalingMethod { GS, Fixed, Dynamic, None, FP32 };
 
 /// Options of the training pipeline: the method, and every option of the
-/// passes it runs (gs-mixed-precision, gs-gradient-scaling, gs-loss-scaling,
-/// gs-lower-to-llvm-cpu) under the same name and with the same default.
+/// passes it runs (gs-mixed-precision, gs-widen-weight-gradients,
+/// gs-gradient-scaling, gs-loss-scaling, gs-lower-to-llvm-cpu) under the
+/// same name and with the same default.
 struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
   PassOptions::Option<ScalingMethod> scaling{
       *this, "scaling",
@@ -58,7 +59,7 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
           clEnumValN(ScalingMethod::None, "none", "no scaling"),
           clEnumValN(ScalingMethod::FP32, "fp32", "FP32 training"))};
 
-  // gs-mixed-precision.
+  // gs-mixed-precision, and whether gs-widen-weight-gradients runs.
   PassOptions::ListOption<std::string> fp32Ops{
       *this, "fp32-ops",
       llvm::cl::desc("gs ops kept in FP32 besides softmax, log_softmax, the "
@@ -168,9 +169,10 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::init(0)};
 };
 
-/// The train step of an imported model: gs-autodiff, then (unless
-/// scaling=fp32) gs-mixed-precision and the scaling method, optionally
-/// lowered for the CPU.
+/// The train step of an imported model: gs-train-step, (unless
+/// scaling=fp32) gs-mixed-precision, gs-autodiff, (unless scaling=fp32 or
+/// widen-weight-gradients=false) gs-widen-weight-gradients, and the scaling
+/// method, optionally lowered for the CPU.
 void buildTrainPipeline(OpPassManager &pm, const TrainPipelineOptions &options);
 
 /// Adds `eval_step`, a copy of `forward` that also returns the class scores

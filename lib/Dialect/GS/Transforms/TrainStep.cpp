@@ -122,6 +122,10 @@ struct TrainStepPass : gs::impl::TrainStepBase<TrainStepPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (stepName.empty()) {
+      module.emitError("gs-train-step: name must not be empty");
+      return signalPassFailure();
+    }
     SymbolTable symbols(module);
     for (TrainingOp training : llvm::to_vector(module.getOps<TrainingOp>()))
       if (failed(buildTrainStep(training, stepName, symbols)))

@@ -1,7 +1,7 @@
 //===- TrainingState.h - State parameters the passes create -----*- C++ -*-===//
 //
 // Training state that lives across steps as `state` parameters: the step
-// counter and optimizer moments (gs-autodiff), loss and gradient scales,
+// counter and optimizer moments (gs-train-step), loss and gradient scales,
 // counters and telemetry (the scaling passes).
 //
 //===----------------------------------------------------------------------===//

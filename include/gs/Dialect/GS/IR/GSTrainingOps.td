@@ -86,8 +86,8 @@ def GS_TrainingOp : GS_Op<"training", [HasParent<"::mlir::ModuleOp">,
   let description = [{
     Names the forward function, which of its results is the loss (a float
     scalar), the optimizer applied to every `trainable` parameter and the
-    initial learning rate. `gs-autodiff` turns this into a train-step
-    function.
+    initial learning rate. `gs-train-step` turns this into a train-step
+    function, whose gradient request `gs-autodiff` fills.
 
     ```mlir
     gs.training @forward {loss = 0 : i64, optimizer = #gs.momentum<alpha = 9.000000e-01>, learning_rate = 1.000000e-01 : f32}
