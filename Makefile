@@ -1,7 +1,8 @@
 # GradScale: the two entry points of the README, and the build they share.
 #
 #   make demo    install what is missing, build, run the bundled example
-#   make check   install what is missing, build, run every test
+#   make check   install what is missing, build, run every test (with the
+#                Python package's, `make check-python`)
 #   make bench   build, run the benchmarks in bench/ (see bench/README.md)
 #   make fuzz    build the libFuzzer targets (clang, ASan, UBSan) and run
 #                each for FUZZ_SECONDS (default 600); `make check` runs them
@@ -31,8 +32,8 @@ CMAKE_FLAGS = -G Ninja \
   -DCMAKE_C_COMPILER_LAUNCHER=ccache \
   -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 
-.PHONY: all deps configure build check demo bench docs clean fuzz fuzz-build gpu-check-prepare \
-	check-sanitizers
+.PHONY: all deps configure build check check-python demo bench docs clean fuzz fuzz-build \
+	gpu-check-prepare check-sanitizers
 
 all: build
 
@@ -49,8 +50,23 @@ build: deps configure
 
 check: build fuzz-build
 	ninja -C $(BUILD) -j$(JOBS) check-gs
+	$(MAKE) --no-print-directory check-python
 	FUZZ_SEED=1 FUZZ_RUNS=$(CHECK_FUZZ_RUNS) utils/run_fuzzers.sh \
 	  $(BUILD_FUZZ) $(CHECK_FUZZ_SECONDS)
+
+# The Python package as users install it (`pip install ./python-bindings`,
+# which builds the extension in build/python-wheel), in a virtual
+# environment of Debian's Python that also sees its NumPy, ONNX and PyTorch;
+# then its tests, which compare against the tools in $(BUILD)/bin.
+PYTHON_VENV = $(BUILD)/python-venv
+
+check-python: build
+	test -x $(PYTHON_VENV)/bin/python || \
+	  /usr/bin/python3 -m venv --system-site-packages $(PYTHON_VENV)
+	$(PYTHON_VENV)/bin/pip install --quiet --disable-pip-version-check \
+	  "./python-bindings[test]"
+	GS_BIN=$(abspath $(BUILD))/bin $(PYTHON_VENV)/bin/python -m pytest -q \
+	  python-bindings/test
 
 # The fuzzing build: clang, every target instrumented (GS_ENABLE_FUZZING).
 $(BUILD_FUZZ)/build.ninja: | deps

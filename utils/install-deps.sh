@@ -23,6 +23,8 @@ packages=(
   # The reference Python environment (ONNX Runtime from pip, see
   # utils/requirements-reference.txt) and the GEMM benchmark's baseline.
   python3-venv python3-pip libopenblas-dev
+  # The Python package's extension (python-bindings/) for Debian's Python.
+  python3-dev
   # Training data for the PyTorch trajectory tests.
   dataset-fashion-mnist
 )
