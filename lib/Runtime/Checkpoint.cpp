@@ -70,7 +70,7 @@ std::string mlir::gs::runtime::saveCheckpoint(
 std::string mlir::gs::runtime::loadCheckpoint(
     const std::string &path, const gs_model_info &model, DataIdentity &data,
     bool seedGiven, std::vector<double> &losses, int64_t &step,
-    std::vector<std::string> &warnings) {
+    std::vector<std::string> &warnings, bool checkData) {
   std::vector<std::pair<std::string, Tensor>> arrays;
   if (std::string error = readNpz(path, arrays); !error.empty())
     return error;
@@ -118,6 +118,14 @@ std::string mlir::gs::runtime::loadCheckpoint(
   auto same = [](const Normalization &a, const double *b) {
     return a.kind == b[0] && a.mean == b[1] && a.std == b[2];
   };
+  if (!checkData) {
+    saved.batch = scalar(kCheckpointBatch);
+    saved.normalization.kind =
+        static_cast<Normalization::Kind>(static_cast<int>(normalization[0]));
+    saved.normalization.mean = normalization[1];
+    saved.normalization.std = normalization[2];
+    data = saved;
+  }
   if (!seedGiven)
     data.seed = saved.seed;
   if (saved.seed != data.seed || saved.shuffle != data.shuffle)

@@ -267,8 +267,12 @@ class Trainer {
 public:
   Trainer(gs::CompiledModel compiled, std::unique_ptr<gs::LoadedModel> loaded)
       : compiled(std::move(compiled)), loaded(std::move(loaded)) {
-    if (gs_init(&table()) != 0)
-      raise(gs_last_error());
+    if (std::string error = runtime::validate(table()); !error.empty())
+      raise(error);
+    // Kept here rather than by gs_init, whose record is keyed by the
+    // table's address, which a later Trainer's object may reuse.
+    for (int32_t i = 0; i < table().num_params; ++i)
+      initial.push_back(runtime::readParam(table().params[i]));
   }
 
   const gs_model_info &table() const { return loaded->table(); }
@@ -398,8 +402,11 @@ public:
   }
 
   void reset() {
-    if (gs_init(&table()) != 0)
-      raise(gs_last_error());
+    for (int32_t i = 0; i < table().num_params; ++i)
+      if (std::string error =
+              runtime::writeParam(table().params[i], initial[i]);
+          !error.empty())
+        raise(error);
   }
 
   /// Writes the parameters and `losses`, the loss of each step taken (NaN
@@ -421,8 +428,10 @@ public:
     std::vector<double> losses;
     int64_t step = 0;
     std::vector<std::string> warnings;
+    // The caller feeds the batches: any data order is this Trainer's.
     if (std::string error = runtime::loadCheckpoint(
-            path, table(), data, /*seedGiven=*/true, losses, step, warnings);
+            path, table(), data, /*seedGiven=*/false, losses, step, warnings,
+            /*checkData=*/false);
         !error.empty())
       raise(error);
     return losses;
@@ -473,6 +482,7 @@ private:
 
   gs::CompiledModel compiled;
   std::unique_ptr<gs::LoadedModel> loaded;
+  std::vector<runtime::Tensor> initial;
 };
 
 Trainer *compileModule(const Module &module, const std::string &train,

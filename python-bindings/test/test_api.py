@@ -199,3 +199,33 @@ def test_export_onnx_holds_the_trained_weights(mlp_path, batch, tmp_path):
                 for i in onnx.load(str(path)).graph.initializer}
     for name, value in trainer.parameters().items():
         assert np.array_equal(exported[name], value), name
+
+
+def test_trainers_of_different_models_keep_their_own_state(mlp_path, batch,
+                                                            tmp_path):
+    # Trainers come and go; a new one (possibly where an old one's code
+    # was) starts from its own initial values.
+    x, labels = batch
+    first = compile_mlp(mlp_path)
+    expected = first.step(x=x, labels=labels)["loss"]
+    del first
+    other = tmp_path / "other.onnxtext"
+    other.write_text("""<ir_version: 8, opset_import: ["" : 17]>
+other (float[4,8] x, int64[4] labels) => (float loss)
+  <float[3,8] w = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8,
+                   0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8,
+                   0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8}>
+{
+  logits = Gemm <transB = 1> (x, w)
+  loss = SoftmaxCrossEntropyLoss(logits, labels)
+}
+""")
+    for _ in range(3):
+        trainer = gradscale.compile(other, optimizer="sgd")
+        trainer.step(x=x, labels=labels)
+        trainer.reset()
+        assert trainer.step_count == 0
+        del trainer
+    again = compile_mlp(mlp_path)
+    again.reset()
+    assert again.step(x=x, labels=labels)["loss"] == expected

@@ -52,3 +52,44 @@ def test_trainer_matches_the_executable(mlp_path, tool, tmp_path, scaling,
     if scaling == "dynamic":
         assert trainer.parameters(state=True)["gs.loss_scale"] == \
             np.float32(rows[-1]["loss_scale"])
+
+
+def test_trainer_resumes_the_executables_checkpoint(mlp_path, tool, tmp_path):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((12, 8)).astype(np.float32)
+    labels = rng.integers(0, 3, 12).astype(np.int64)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "labels.npy", labels)
+    exe = tmp_path / "train"
+    subprocess.run([tool("gs-compile"), mlp_path, "--onnx-shape=x=4x8",
+                    "--onnx-shape=labels=4", "--onnx-train=optimizer=adam lr=0.01",
+                    "--cpu=native", "-o", str(exe)], check=True)
+    data = [f"--train-data={tmp_path / 'x.npy'}",
+            f"--train-labels={tmp_path / 'labels.npy'}", "--no-shuffle",
+            "--progress=never"]
+    checkpoint = tmp_path / "three.npz"
+    subprocess.run([str(exe)] + data + ["--steps=3",
+                                        f"--checkpoint={checkpoint}"],
+                   check=True, capture_output=True)
+    subprocess.run([str(exe)] + data + ["--steps=4", f"--resume={checkpoint}",
+                                        f"--csv={tmp_path / 'curves.csv'}"],
+                   check=True, capture_output=True)
+    with open(tmp_path / "curves.csv") as f:
+        fourth = [row for row in csv.DictReader(f) if row["step"] == "4"]
+
+    trainer = gradscale.compile(mlp_path, input_shapes=SHAPES,
+                                optimizer={"name": "adam", "lr": 0.01},
+                                cpu="native")
+    trainer.load_checkpoint(checkpoint)
+    assert trainer.step_count == 3
+    # Step 4 is the second epoch's first batch, in file order.
+    loss = trainer.step(x=x[:4], labels=labels[:4])["loss"]
+    assert loss == np.float32(fourth[0]["loss"])
+
+    # And the executable resumes what the Trainer saves.
+    saved = tmp_path / "four.npz"
+    trainer.save_checkpoint(saved)
+    run = subprocess.run([str(exe)] + data + ["--steps=5", f"--resume={saved}"],
+                         capture_output=True, text=True)
+    assert run.returncode != 0
+    assert "resume with the same data order" in run.stderr

@@ -40,12 +40,16 @@ std::string saveCheckpoint(const std::string &path, const gs_model_info &model,
 /// Loads `path` into the model after checking it (see the file comment);
 /// sets `data.seed` from it unless `seedGiven`, and `losses` and `step`;
 /// `warnings` gets what is suspect but not wrong (non-finite weights of a
-/// model without a skip guard). Returns an error message naming the file,
-/// empty on success; on an error no parameter has changed.
+/// model without a skip guard). Without `checkData` the data order and
+/// inputs are not compared with `data` (a caller that feeds its own
+/// batches); `data` then becomes the checkpoint's. Returns an error
+/// message naming the file, empty on success; on an error no parameter has
+/// changed.
 std::string loadCheckpoint(const std::string &path, const gs_model_info &model,
                            DataIdentity &data, bool seedGiven,
                            std::vector<double> &losses, int64_t &step,
-                           std::vector<std::string> &warnings);
+                           std::vector<std::string> &warnings,
+                           bool checkData = true);
 
 } // namespace mlir::gs::runtime
 
