@@ -1,5 +1,7 @@
 """Every call of the gradscale API on the example MLP."""
 
+import pathlib
+
 import numpy as np
 import onnx
 import onnx.parser
@@ -229,3 +231,12 @@ other (float[4,8] x, int64[4] labels) => (float loss)
     again = compile_mlp(mlp_path)
     again.reset()
     assert again.step(x=x, labels=labels)["loss"] == expected
+
+
+def test_the_package_is_typed():
+    root = pathlib.Path(gradscale.__file__).parent
+    assert (root / "py.typed").exists()
+    stub = (root / "_gradscale.pyi").read_text()
+    assert "class _Trainer" in stub
+    assert "def _compile(" in stub
+    assert "class GradScaleError" in stub or "GradScaleError" in stub
