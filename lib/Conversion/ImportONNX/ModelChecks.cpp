@@ -16,12 +16,14 @@
 
 #include "Importer.h"
 #include "OnnxFrontend.h"
+#include "TensorData.h"
 
 #include "gs/Dialect/GS/IR/ShapeUtils.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -55,6 +57,109 @@ namespace {
 /// them.
 using PrefixRanks = std::function<llvm::StringMap<int64_t>(int)>;
 
+/// How a tensor's elements are stored: bytes per element in raw_data, and
+/// the typed field and values per element without it. Zero bytes: a type
+/// this check leaves to the importer (strings, unknown types).
+struct TensorStorage {
+  int64_t rawBytes = 0;
+  int valuesPerElement = 1;
+};
+
+TensorStorage storageOf(int32_t dataType) {
+  using T = onnx::TensorProto;
+  switch (dataType) {
+  case T::UINT8:
+  case T::INT8:
+  case T::BOOL:
+    return {1};
+  case T::UINT16:
+  case T::INT16:
+  case T::FLOAT16:
+  case T::BFLOAT16:
+    return {2};
+  case T::FLOAT:
+  case T::INT32:
+  case T::UINT32:
+    return {4};
+  case T::INT64:
+  case T::UINT64:
+  case T::DOUBLE:
+    return {8};
+  case T::COMPLEX64:
+    return {8, 2};
+  case T::COMPLEX128:
+    return {16, 2};
+  default:
+    return {};
+  }
+}
+
+/// The number of values of `tensor`'s typed field for its type.
+int64_t typedValues(const onnx::TensorProto &tensor) {
+  using T = onnx::TensorProto;
+  switch (tensor.data_type()) {
+  case T::FLOAT:
+  case T::COMPLEX64:
+    return tensor.float_data_size();
+  case T::INT64:
+    return tensor.int64_data_size();
+  case T::DOUBLE:
+  case T::COMPLEX128:
+    return tensor.double_data_size();
+  case T::UINT32:
+  case T::UINT64:
+    return tensor.uint64_data_size();
+  default:
+    return tensor.int32_data_size();
+  }
+}
+
+/// libonnx's shape inference reads constant tensors (initializers,
+/// Constant values) for data propagation and trusts their data to fit
+/// their shape: checks that it does, for data held in the model.
+/// `a * b`, or nullopt where it overflows.
+std::optional<int64_t> product(int64_t a, int64_t b) {
+  int64_t result;
+  if (llvm::MulOverflow(a, b, result))
+    return std::nullopt;
+  return result;
+}
+
+std::string checkTensorData(const onnx::TensorProto &tensor,
+                            const std::string &subject) {
+  for (int64_t d : tensor.dims())
+    if (d < 0)
+      return subject + " has the negative dimension " + std::to_string(d);
+  std::optional<int64_t> elements = checkedNumElements(
+      ArrayRef<int64_t>(tensor.dims().data(), tensor.dims_size()));
+  if (!elements)
+    return subject + " has more elements than 64 bits count";
+  TensorStorage storage = storageOf(tensor.data_type());
+  if (storage.rawBytes == 0 ||
+      tensor.data_location() == onnx::TensorProto::EXTERNAL)
+    return {};
+  std::string type =
+      onnx_import::elementTypeName(tensor.data_type()) + "[" +
+      llvm::join(llvm::map_range(tensor.dims(),
+                                 [](int64_t d) { return std::to_string(d); }),
+                 "x") +
+      "]";
+  if (tensor.has_raw_data()) {
+    std::optional<int64_t> bytes = product(*elements, storage.rawBytes);
+    if (!bytes || static_cast<int64_t>(tensor.raw_data().size()) != *bytes)
+      return subject + " holds " + std::to_string(tensor.raw_data().size()) +
+             " bytes of data, but " + type + " needs " +
+             (bytes ? std::to_string(*bytes) : std::string("more"));
+    return {};
+  }
+  std::optional<int64_t> values = product(*elements, storage.valuesPerElement);
+  if (!values || typedValues(tensor) != *values)
+    return subject + " holds " + std::to_string(typedValues(tensor)) +
+           " values, but " + type + " needs " +
+           (values ? std::to_string(*values) : std::string("more"));
+  return {};
+}
+
 /// The checks of one graph; `ranks` holds the rank of every value whose
 /// type the model states or whose op determines it from its inputs'.
 class GraphChecker {
@@ -72,6 +177,10 @@ public:
     for (const onnx::TensorProto &tensor : graph.initializer()) {
       ranks[tensor.name()] = tensor.dims_size();
       if (std::string error = checkName("initializer", tensor.name());
+          !error.empty())
+        return error;
+      if (std::string error = checkTensorData(
+              tensor, "initializer '" + escaped(tensor.name()) + "'");
           !error.empty())
         return error;
     }
@@ -222,6 +331,16 @@ private:
     for (const onnx::AttributeProto &attribute : node.attribute()) {
       if (std::string error = checkAttribute(node, attribute); !error.empty())
         return onnx_import::describeNode(node) + ": " + error;
+      std::string tensorWhat =
+          "the tensor of attribute '" + escaped(attribute.name()) + "'";
+      if (attribute.has_t())
+        if (std::string error = checkTensorData(attribute.t(), tensorWhat);
+            !error.empty())
+          return onnx_import::describeNode(node) + ": " + error;
+      for (const onnx::TensorProto &tensor : attribute.tensors())
+        if (std::string error = checkTensorData(tensor, tensorWhat);
+            !error.empty())
+          return onnx_import::describeNode(node) + ": " + error;
       // Subgraphs (If, Loop, Scan) are inferred too.
       if (attribute.has_g())
         if (std::string error = GraphChecker().check(attribute.g());
@@ -308,7 +427,8 @@ private:
       }
     if (axis >= -rank->second && axis < rank->second)
       return {};
-    return (stated ? "attribute 'axis' is " : "attribute 'axis' (default) is ") +
+    return (stated ? "attribute 'axis' is "
+                   : "attribute 'axis' (default) is ") +
            std::to_string(axis) + ", out of range for its rank-" +
            std::to_string(rank->second) + " input";
   }

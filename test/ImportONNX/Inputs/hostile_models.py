@@ -146,6 +146,32 @@ def main():
                           ["y"], name="slice")],
         [tensor("v", [2, 3])], [tensor("y", [2, 1])], steps))
 
+    # Constant tensors whose data does not fit their shape, which libonnx's
+    # data propagation reads out of bounds: raw data a byte short, typed
+    # values one short (in an initializer, in a Constant's value).
+    short = helper.make_tensor("start", TensorProto.INT64, [], [0])
+    short.raw_data = b"\0" * 7
+    short.ClearField("int64_data")
+    limits = [numpy_helper.from_array(np.array(v, np.int64), n)
+              for n, v in (("limit", 4), ("delta", 1))]
+    save("range-short-raw-data.onnx", model(
+        [helper.make_node("Range", ["start", "limit", "delta"], ["r"],
+                          name="range"),
+         helper.make_node("Reshape", ["r", "r"], ["y"], name="reshape")],
+        [], [tensor("y", ["n"], TensorProto.INT64)], [short] + limits))
+    bias = helper.make_tensor("b", TensorProto.FLOAT, [2, 2], [1, 2, 3, 4])
+    bias.float_data.pop()
+    save("initializer-few-values.onnx", model(
+        [helper.make_node("Add", ["v", "b"], ["y"], name="add")],
+        [tensor("v", [2, 2])], [tensor("y", [2, 2])], [bias]))
+    few = helper.make_tensor("value", TensorProto.INT64, [3], [1, 2, 3])
+    few.int64_data.pop()
+    save("constant-few-values.onnx", model(
+        [helper.make_node("Constant", [], ["shape"], name="shape",
+                          value=few),
+         helper.make_node("Reshape", ["v", "shape"], ["y"], name="reshape")],
+        [tensor("v", [6])], [unknown("y", 3)]))
+
     # 5,000 graph inputs summed.
     count = 5000
     save("many-inputs.onnx", model(
