@@ -42,6 +42,7 @@ LossScalingOptions lossScalingOptions(const TrainPipelineOptions &o) {
   scaling.growthFactor = o.growthFactor;
   scaling.backoffFactor = o.backoffFactor;
   scaling.growthInterval = o.growthInterval;
+  scaling.skipNonFinite = o.skipNonFinite;
   scaling.telemetry = o.telemetry;
   return scaling;
 }

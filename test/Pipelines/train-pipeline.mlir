@@ -14,7 +14,7 @@
 // Every option of the passes gs-train runs reaches them.
 // RUN: gs-opt %s --dump-pass-pipeline -o /dev/null --gs-train="scaling=gs fp32-ops=gs.sigmoid widen-weight-gradients=false threshold=1e-4 interval=8 underflow-rounding=down overflow-rounding=none min-scale=0.25 max-scale=1024 max-accum-scale=65536 gemm-model=log_normal cast-model=exponent_histogram relu-mask=never telemetry=false lower-to-llvm=true kernel-schedule=true vector-bits=256" 2>&1 | FileCheck %s --check-prefix=FORWARD-GS
 // RUN: gs-opt %s --dump-pass-pipeline -o /dev/null --gs-train="scaling=dynamic init-scale=4096 growth-factor=4 backoff-factor=0.25 growth-interval=10 telemetry=false" 2>&1 | FileCheck %s --check-prefix=FORWARD-DYNAMIC
-// RUN: gs-opt %s --dump-pass-pipeline -o /dev/null --gs-train="scaling=fixed loss-scale=1024 lower-to-llvm=true kernel-schedule=false" 2>&1 | FileCheck %s --check-prefix=FORWARD-FIXED
+// RUN: gs-opt %s --dump-pass-pipeline -o /dev/null --gs-train="scaling=fixed loss-scale=1024 skip-non-finite=false lower-to-llvm=true kernel-schedule=false" 2>&1 | FileCheck %s --check-prefix=FORWARD-FIXED
 
 // GS: gs.param state @gs.scaling.cast0
 // GS-LABEL: func.func @train_step
@@ -79,9 +79,9 @@
 // FORWARD-DYNAMIC-NEXT: gs-mixed-precision{}
 // FORWARD-DYNAMIC-NEXT: gs-autodiff
 // FORWARD-DYNAMIC-NEXT: gs-widen-weight-gradients
-// FORWARD-DYNAMIC-NEXT: gs-loss-scaling{backoff-factor=2.500000e-01 growth-factor=4.000000e+00 growth-interval=10 init-scale=4.096000e+03 mode=dynamic scale=1.280000e+02 telemetry=false}
+// FORWARD-DYNAMIC-NEXT: gs-loss-scaling{backoff-factor=2.500000e-01 growth-factor=4.000000e+00 growth-interval=10 init-scale=4.096000e+03 mode=dynamic scale=1.280000e+02 skip-non-finite=true telemetry=false}
 
-// FORWARD-FIXED: gs-loss-scaling{{{.*}} mode=fixed scale=1.024000e+03 telemetry=true}
+// FORWARD-FIXED: gs-loss-scaling{{{.*}} mode=fixed scale=1.024000e+03 skip-non-finite=false telemetry=true}
 // FORWARD-FIXED-NOT: gs-cpu-kernel-schedule
 // FORWARD-FIXED: finalize-memref-to-llvm
 gs.param trainable @w = dense<0.5> : tensor<3x4xf32>

@@ -1,5 +1,6 @@
 // RUN: gs-opt %s --split-input-file --gs-train-step --gs-autodiff --gs-loss-scaling="mode=fixed scale=1024" | FileCheck %s --check-prefix=FIXED
 // RUN: gs-opt %s --split-input-file --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-loss-scaling="mode=dynamic init-scale=4096 growth-interval=10" | FileCheck %s --check-prefix=DYNAMIC
+// RUN: gs-opt %s --split-input-file --gs-train-step --gs-autodiff --gs-loss-scaling="mode=fixed scale=1024 skip-non-finite=false" | FileCheck %s --check-prefix=UNGUARDED
 // RUN: gs-opt %s --split-input-file --gs-train-step --gs-autodiff --gs-loss-scaling="mode=none" | FileCheck %s --check-prefix=NONE
 // RUN: gs-opt %s --split-input-file --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-loss-scaling="mode=none" | FileCheck %s --check-prefix=TELEMETRY
 // RUN: gs-opt %s --split-input-file --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-loss-scaling="mode=fixed telemetry=false" | FileCheck %s --check-prefix=QUIET
@@ -11,7 +12,8 @@
 
 // Fixed: the backward pass starts from the seed S = 1024 instead of 1 (the
 // region autodiff built is kept); each parameter gradient is divided by S
-// before its update.
+// before its update; a step whose scaled gradients are not finite skips
+// its updates and step count and is counted (skip-non-finite, default).
 // FIXED-LABEL: func.func @train_step
 // FIXED:   %[[S:.+]] = gs.constant dense<1.024000e+03> : tensor<f32>
 // FIXED:   %[[G:.+]]:2 = gs.backward %{{.*}} wrt %{{.*}}, %{{.*}} seed %[[S]] : tensor<f32>, tensor<3x4xf32>, tensor<3xf32> {
@@ -20,9 +22,18 @@
 // FIXED:   %[[ALPHA:.+]] = tensor.extract %[[S]][] : tensor<f32>
 // FIXED:   %[[U0:.+]] = gs.unscale %[[G]]#0, %[[ALPHA]] : tensor<3x4xf32>
 // FIXED:   %[[U1:.+]] = gs.unscale %[[G]]#1, %[[ALPHA]] : tensor<3xf32>
-// FIXED-NOT: scf.if
-// FIXED:   gs.update @w, %[[U0]]
-// FIXED:   gs.update @b, %[[U1]]
+// FIXED:   %[[OK:.+]] = gs.all_finite %[[G]]#0, %[[G]]#1
+// FIXED:   scf.if %[[OK]] {
+// FIXED-NEXT: gs.update @w, %[[U0]]
+// FIXED-NEXT: gs.update @b, %[[U1]]
+// FIXED-NEXT: gs.param.write %{{.*}}, @gs.step
+// FIXED-NEXT: }
+// FIXED:   gs.param.write %{{.*}}, @gs.skipped_steps
+
+// UNGUARDED-LABEL: func.func @train_step
+// UNGUARDED-NOT: gs.all_finite
+// UNGUARDED-NOT: scf.if
+// UNGUARDED: gs.update @w
 
 // Dynamic: S is the state @gs.loss_scale; the updates and the step count
 // run only when the scaled gradients are finite; then S halves (skip) or
@@ -53,8 +64,12 @@
 // DYNAMIC:   gs.param.write %{{.*}}, @gs.loss_scale.good_steps
 // DYNAMIC:   gs.param.write %{{.*}}, @gs.skipped_steps
 
+// None guards its updates too.
 // NONE-LABEL: func.func @train_step
-// NONE: gs.backward %loss wrt %{{[0-9]+}}, %{{[0-9]+}} : tensor<f32>
+// NONE: %[[G:.+]]:2 = gs.backward %loss wrt %{{[0-9]+}}, %{{[0-9]+}} : tensor<f32>
+// NONE-NOT: gs.unscale
+// NONE: %[[OK:.+]] = gs.all_finite %[[G]]#0, %[[G]]#1
+// NONE: scf.if %[[OK]] {
 // NONE-NOT: gs.unscale
 
 // Telemetry, also without scaling: the FP32->FP16 cast of the loss gradient

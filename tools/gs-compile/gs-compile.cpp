@@ -89,6 +89,12 @@ static cl::opt<gs::ScaleModel> castModel(
     "cast-model", cl::desc("--scaling=gs: the model at FP32->FP16 casts"),
     cl::init(gs::ScaleModel::log_normal),
     gs::scaleModelValues(/*withHalfNormal=*/false), cl::cat(compileCategory));
+static cl::opt<bool> skipNonFinite(
+    "skip-non-finite",
+    cl::desc("--scaling=fixed and none: skip a step whose gradients hold an "
+             "inf or NaN, counted as a skipped step (default on; gs and "
+             "dynamic always do)"),
+    cl::init(true), cl::cat(compileCategory));
 enum class Emit { MLIR, LLVM, Object, Library, Executable };
 static cl::opt<Emit> emit(
     "emit", cl::desc("What to write"), cl::init(Emit::Executable),
@@ -222,6 +228,7 @@ LogicalResult trainOptions(gs::TrainPipelineOptions &options,
   options.threshold = threshold;
   options.interval = interval;
   options.castModel = castModel;
+  options.skipNonFinite = skipNonFinite;
   return success();
 }
 

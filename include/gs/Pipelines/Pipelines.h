@@ -144,6 +144,11 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::desc("scaling=dynamic: clean steps in a row before the scale "
                      "grows"),
       llvm::cl::init(LossScalingOptions().growthInterval)};
+  PassOptions::Option<bool> skipNonFinite{
+      *this, "skip-non-finite",
+      llvm::cl::desc("scaling=fixed and none: skip a step whose gradients "
+                     "hold an inf or NaN (dynamic and gs always do)"),
+      llvm::cl::init(LossScalingOptions().skipNonFinite)};
 
   PassOptions::Option<bool> telemetry{
       *this, "telemetry",

@@ -121,8 +121,11 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
     if (telemetry &&
         failed(recordRoundings(backward, scaleTensor, symbols, anchor, sites)))
       return failure();
-    if (none)
-      return success();
+    if (none) {
+      b.setInsertionPointAfter(backward);
+      return skipNonFiniteSteps(b, backward, backward.getResults(), symbols,
+                                anchor);
+    }
 
     // Unscaled gradients for the updates.
     b.setInsertionPointAfter(backward);
@@ -137,7 +140,7 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
       gradient.replaceAllUsesExcept(unscaled, unscaled.getDefiningOp());
     }
     if (!dynamic)
-      return success();
+      return skipNonFiniteSteps(b, backward, scaled, symbols, anchor);
 
     // Dynamic: skip the updates (and the step count) on a non-finite
     // gradient, then adapt the scale.
@@ -165,6 +168,28 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
     writeScalar(b, loc, scaleState, newScale);
     writeScalar(b, loc, goodSteps, newGood);
     countSkippedStep(b, loc, skipped, finite);
+    return success();
+  }
+
+  /// With skip-non-finite, the updates of a train step (and its step count)
+  /// run only when `gradients` are finite; a skipped step is counted in
+  /// gs.skipped_steps. `b` is after `backward`.
+  LogicalResult skipNonFiniteSteps(OpBuilder &b, BackwardOp backward,
+                                   ValueRange gradients, SymbolTable &symbols,
+                                   Operation *anchor) {
+    if (!skipNonFinite)
+      return success();
+    Location loc = backward.getLoc();
+    Value finite = AllFiniteOp::create(b, loc, gradients);
+    if (!guardUpdates(b, backward, finite)) {
+      // A gradient request: no update to skip.
+      finite.getDefiningOp()->erase();
+      return success();
+    }
+    FailureOr<ParamOp> skipped = getOrCreateSkippedSteps(symbols, anchor);
+    if (failed(skipped))
+      return failure();
+    countSkippedStep(b, loc, *skipped, finite);
     return success();
   }
 

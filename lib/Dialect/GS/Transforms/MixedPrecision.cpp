@@ -6,7 +6,10 @@
 //     weight gets an FP16 copy, one gs.cast per step) and produce FP16
 //     activations, accumulating in FP32;
 //   - elementwise, pooling, shape and dropout ops follow their operands:
-//     FP16 once any float operand is;
+//     FP16 when their float operands are FP16 or constants; an op that
+//     mixes FP16 with other FP32 values (a target, a parameter) widens
+//     them to FP32, as autocast promotes: a mixed op never narrows, so a
+//     model output compared with FP32 data stays FP32 up to its loss;
 //   - batch and layer norm normalize an FP16 input with FP32 statistics,
 //     scale and bias;
 //   - softmax, log_softmax, the losses and reductions (and the `fp32-ops`)
@@ -24,6 +27,7 @@
 #include "gs/Dialect/GS/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -41,7 +45,7 @@ namespace {
 enum class Placement {
   Half,      // cast to FP16: contractions
   Full,      // cast to FP32: losses, softmax, reductions, fp32-ops
-  Follow,    // FP16 once any float operand is
+  Follow,    // FP16 from FP16 operands and constants; mixed: FP32
   InputOnly, // normalization: only the normalized input follows
   Keep,      // untouched: casts, training structure
 };
@@ -142,11 +146,16 @@ LogicalResult convertForward(Block &block, BackwardOp backward,
     case Placement::Full:
       castOperands(f32, floats);
       break;
-    case Placement::Follow:
-      if (llvm::any_of(floats,
-                       [&](unsigned i) { return isHalf(op.getOperand(i)); }))
-        castOperands(f16, floats);
+    case Placement::Follow: {
+      auto half = [&](unsigned i) { return isHalf(op.getOperand(i)); };
+      auto wide = [&](unsigned i) {
+        Value operand = op.getOperand(i);
+        return !isHalf(operand) && !matchPattern(operand, m_Constant());
+      };
+      if (llvm::any_of(floats, half))
+        castOperands(llvm::any_of(floats, wide) ? f32 : f16, floats);
       break;
+    }
     case Placement::InputOnly:
     case Placement::Keep:
       break;

@@ -88,10 +88,17 @@ LogicalResult buildTrainStep(TrainingOp training, StringRef name,
   Value stepTensor = ParamReadOp::create(builder, loc, counter->getType(),
                                          counter->getSymName());
   Value stepValue = tensor::ExtractOp::create(builder, loc, stepTensor);
+  OptimizerAttrInterface optimizer = training.getOptimizer();
+  // ONNX Adam corrects its moments' bias only for T > 0; torch.optim.Adam
+  // and the Adam paper count T from 1: T = steps taken + 1.
+  Value optimizerStep = stepValue;
+  if (isa<AdamAttr>(optimizer))
+    optimizerStep = arith::AddIOp::create(
+        builder, loc, stepValue,
+        arith::ConstantOp::create(builder, loc, builder.getI64IntegerAttr(1)));
   Value rate =
       arith::ConstantOp::create(builder, loc, training.getLearningRateAttr());
 
-  OptimizerAttrInterface optimizer = training.getOptimizer();
   for (auto [index, entry] : llvm::enumerate(reads)) {
     StringAttr paramName = entry.first;
     RankedTensorType type = typeOf(entry.second.getResult());
@@ -106,7 +113,7 @@ LogicalResult buildTrainStep(TrainingOp training, StringRef name,
     }
     builder.setInsertionPoint(ret);
     UpdateOp::create(builder, loc, paramName.getValue(),
-                     backward.getResult(index), rate, stepValue,
+                     backward.getResult(index), rate, optimizerStep,
                      state.empty() ? ArrayAttr() : builder.getArrayAttr(state),
                      optimizer);
   }

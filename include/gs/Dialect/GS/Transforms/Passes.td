@@ -54,7 +54,8 @@ def MixedPrecision : Pass<"gs-mixed-precision", "::mlir::ModuleOp"> {
     them. GEMMs, matmuls and convolutions take FP16 operands (an FP32
     master weight gets an FP16 copy, one `gs.cast` per step) and produce
     FP16 activations with FP32 accumulation; elementwise, pooling, shape
-    and dropout ops follow their operands; batch and layer norm keep FP32
+    and dropout ops follow their operands (FP16 from FP16 operands and
+    constants; an op mixing FP16 with another FP32 value widens to FP32); batch and layer norm keep FP32
     statistics, scale and bias around an FP16 input; softmax, log_softmax,
     the losses, the reductions and the `fp32-ops` run in FP32, their
     operands cast up. Each precision boundary is a `gs.cast`, so the
@@ -99,6 +100,11 @@ def LossScaling : Pass<"gs-loss-scaling", "::mlir::ModuleOp"> {
       `@gs.skipped_steps` the skipped ones.
     * `mode=none`: no scaling (the telemetry only).
 
+    With `skip-non-finite` (default), fixed and none skip a train step's
+    updates and step count when a gradient holds an inf or NaN, as
+    GradScaler does, and count it in `@gs.skipped_steps`: one overflow does
+    not turn every weight into NaN for good.
+
     With `telemetry` (default), every FP32->FP16 rounding of a gradient
     records per step its scale and the counts of gs.cast_stats in the state
     `@gs.scaling.cast<i>`, numbered as gs-gradient-scaling numbers them.
@@ -125,6 +131,10 @@ def LossScaling : Pass<"gs-loss-scaling", "::mlir::ModuleOp"> {
     Option<"growthInterval", "growth-interval", "int64_t",
            /*default=*/"2000",
            "mode=dynamic: clean steps in a row before the scale grows">,
+    Option<"skipNonFinite", "skip-non-finite", "bool", /*default=*/"true",
+           "mode=fixed and none: skip the updates (and the step count) of a "
+           "step whose gradients hold an inf or NaN, counted in "
+           "@gs.skipped_steps (mode=dynamic always does)">,
     Option<"telemetry", "telemetry", "bool", /*default=*/"true",
            "Record, at every FP32->FP16 rounding of a gradient, the scale "
            "and what the rounding did (gs.scaling.cast<i> state)">,
