@@ -126,15 +126,18 @@ std::string mlir::gs::runtime::loadCheckpoint(
     saved.normalization.std = normalization[2];
     data = saved;
   }
-  if (!seedGiven)
+  // A checkpoint whose batches its caller fed (the Python package) records
+  // no data order: the resumed run continues in its own.
+  bool orderKnown = saved.examples != kUnknownDataOrder;
+  if (!seedGiven && orderKnown)
     data.seed = saved.seed;
-  if (saved.seed != data.seed || saved.shuffle != data.shuffle)
+  if (orderKnown && (saved.seed != data.seed || saved.shuffle != data.shuffle))
     return "--resume: '" + path +
            "' was trained with --seed=" + std::to_string(saved.seed) +
            (saved.shuffle ? "" : " --no-shuffle") +
            "; resume with the same data order";
-  if (saved.examples != data.examples ||
-      !same(data.normalization, normalization))
+  if (orderKnown && (saved.examples != data.examples ||
+                     !same(data.normalization, normalization)))
     return "--resume: '" + path + "' was trained on " +
            std::to_string(saved.examples) +
            " examples with another normalization or data set; resume on the "

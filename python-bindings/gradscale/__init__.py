@@ -19,6 +19,7 @@ message carries the compiler's diagnostics.
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
@@ -40,8 +41,9 @@ _OPTIMIZER_KEYS = {"name": "optimizer", "lr": "lr", "learning_rate": "lr",
                    "lr_decay": "lr_decay"}
 
 
-def _model_source(model: Any) -> Tuple[bytes, bool, str]:
-    """The model's bytes, whether they are ONNX text, and its name."""
+def _model_source(model: Any) -> Tuple[bytes, bool, str, str]:
+    """The model's bytes, whether they are ONNX text, its name, and the
+    directory its external data is relative to."""
     if isinstance(model, (str, os.PathLike)):
         path = os.fspath(model)
         try:
@@ -50,12 +52,14 @@ def _model_source(model: Any) -> Tuple[bytes, bool, str]:
         except OSError as e:
             raise GradScaleError(f"cannot read the model '{path}': "
                                  f"{e.strerror}") from None
-        return data, path.endswith(".onnxtext"), path
+        return (data, path.endswith(".onnxtext"), path,
+                os.path.dirname(os.path.abspath(path)))
     if isinstance(model, (bytes, bytearray, memoryview)):
-        return bytes(model), False, "<bytes>"
+        return bytes(model), False, "<bytes>", os.getcwd()
     if hasattr(model, "SerializeToString"):  # onnx.ModelProto
         graph = getattr(getattr(model, "graph", None), "name", "") or "model"
-        return model.SerializeToString(), False, f"<onnx.ModelProto {graph}>"
+        return (model.SerializeToString(), False,
+                f"<onnx.ModelProto {graph}>", os.getcwd())
     raise TypeError("model must be a path, bytes or an onnx.ModelProto, "
                     f"got {type(model).__name__}")
 
@@ -81,16 +85,25 @@ def _training_spec(optimizer: Union[None, str, Mapping[str, Any]]) -> str:
             raise GradScaleError(
                 f"optimizer: unknown key '{key}' (expected one of "
                 f"{', '.join(sorted(_OPTIMIZER_KEYS))})")
-        parts.append(f"{_OPTIMIZER_KEYS[key]}={value}")
+        parts.append(f"{_OPTIMIZER_KEYS[key]}={_option_value(key, value)}")
     return " ".join(parts)
 
 
-def _option_value(value: Any) -> str:
+def _option_value(key: str, value: Any) -> str:
+    """`value` as the compiler's option parser reads it."""
+    if value is None:
+        raise GradScaleError(f"{key}: None is not a value")
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (list, tuple)):
-        return ",".join(str(v) for v in value)
-    return str(value)
+        if not value:
+            raise GradScaleError(f"{key}: an empty list is not a value")
+        return ",".join(_option_value(key, v) for v in value)
+    text = str(value)
+    if not text or any(c in text for c in " \t\"'{}="):
+        raise GradScaleError(f"{key}: {text!r} is not a value the option "
+                             "parser can read")
+    return text
 
 
 def import_onnx(model: Any, input_shapes: Optional[Mapping[str, Iterable[int]]]
@@ -109,8 +122,9 @@ def import_onnx(model: Any, input_shapes: Optional[Mapping[str, Iterable[int]]]
     `str(module)` is its MLIR; `module.run_pipeline("builtin.module(...)")`
     runs passes on it (e.g. gs-train-step, gs-autodiff).
     """
-    data, text, name = _model_source(model)
-    return _gradscale._import_onnx(data, text, name, _shape_specs(input_shapes),
+    data, text, name, directory = _model_source(model)
+    return _gradscale._import_onnx(data, text, name, directory,
+                                   _shape_specs(input_shapes),
                                    _training_spec(optimizer))
 
 
@@ -148,7 +162,7 @@ def compile(model: Any,  # noqa: A001 - the package's verb
         module = import_onnx(model, input_shapes, optimizer)
     options = [f"scaling={scaling}"]
     for key, value in scaling_options.items():
-        options.append(f"{key.replace('_', '-')}={_option_value(value)}")
+        options.append(f"{key.replace('_', '-')}={_option_value(key, value)}")
     return Trainer(_gradscale._compile(module, " ".join(options), cpu))
 
 
@@ -265,14 +279,17 @@ class Trainer:
     def save_checkpoint(self, path: Union[str, os.PathLike]) -> None:
         """Writes every parameter and the step count (the executables'
         checkpoint format), atomically."""
-        steps = self.step_count
+        steps = self.step_count + self.skipped_steps
         history = self._losses[-steps:] if steps else []
         history = [float("nan")] * (steps - len(history)) + history
         self._compiled.save_checkpoint(os.fspath(path), history)
 
     def load_checkpoint(self, path: Union[str, os.PathLike]) -> None:
         """Loads a checkpoint of this model; on an error nothing changes."""
-        self._losses = list(self._compiled.load_checkpoint(os.fspath(path)))
+        losses, problems = self._compiled.load_checkpoint(os.fspath(path))
+        self._losses = list(losses)
+        for problem in problems:
+            warnings.warn(problem, RuntimeWarning, stacklevel=2)
 
     def export_onnx(self, path: Union[str, os.PathLike]) -> None:
         """Writes the ONNX model compiled, with the trained weights."""
@@ -284,7 +301,8 @@ def _as_input(value: Any, name: str, dtype: str) -> Any:
     their type or layout differs (same-kind casts only); objects with
     __dlpack__ (torch tensors) pass as they are and must match."""
     if not isinstance(value, np.ndarray) and hasattr(value, "__dlpack__"):
-        return value
+        # A tensor that records gradients exports through DLPack detached.
+        return value.detach() if hasattr(value, "detach") else value
     array = np.asarray(value)
     if array.dtype != np.dtype(dtype):
         if not np.can_cast(array.dtype, dtype, casting="same_kind"):

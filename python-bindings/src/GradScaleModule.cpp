@@ -33,6 +33,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
 
 namespace nb = nanobind;
@@ -153,6 +154,7 @@ private:
 };
 
 Module importOnnx(nb::bytes model, bool text, const std::string &name,
+                  const std::string &modelDir,
                   const std::vector<std::string> &shapes,
                   const std::string &training) {
   gs::OnnxImportOptions options;
@@ -174,8 +176,7 @@ Module importOnnx(nb::bytes model, bool text, const std::string &name,
   {
     llvm::raw_string_ostream os(printed);
     gs::OnnxDiagnosticPrinter diagnostics(context.get(), os);
-    module = gs::importOnnxModel(proto, /*modelDir=*/".", name, context.get(),
-                                 options);
+    module = gs::importOnnxModel(proto, modelDir, name, context.get(), options);
   }
   if (!module)
     raise(printed.empty() ? name + ": the import failed" : printed);
@@ -248,7 +249,10 @@ nb::object newArray(const gs_tensor_info &info, void *&data) {
 }
 
 /// Checks that `array` is a dense CPU tensor of `info`'s type and shape.
-void checkArray(const nb::ndarray<> &array, const gs_tensor_info &info,
+/// A read-only view of any array, as inputs and parameters are read.
+using InputArray = nb::ndarray<nb::ro>;
+
+void checkArray(const InputArray &array, const gs_tensor_info &info,
                 const std::string &what) {
   bool dense = array.device_type() == nb::device::cpu::value &&
                array.ndim() == static_cast<size_t>(info.rank) &&
@@ -298,10 +302,10 @@ public:
     if (nb::len(arrays) != static_cast<size_t>(entry.num_inputs))
       raise(entryName + " takes " + std::to_string(entry.num_inputs) +
             " inputs, got " + std::to_string(nb::len(arrays)));
-    std::vector<nb::ndarray<>> held;
+    std::vector<InputArray> held;
     std::vector<const void *> inputs;
     for (int32_t i = 0; i < entry.num_inputs; ++i) {
-      nb::ndarray<> array;
+      InputArray array;
       if (!nb::try_cast(arrays[i], array))
         raise(std::string("input '") + entry.inputs[i].name +
               "' is not an array");
@@ -319,6 +323,7 @@ public:
     }
     {
       nb::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(busy);
       if (gs_run(&table(), entry.name, inputs.data(), outputs.data()) != 0)
         raise(gs_last_error());
     }
@@ -328,6 +333,7 @@ public:
   /// Every parameter's value; the optimizer and scaling state too with
   /// `state`.
   nb::dict parameters(bool state) const {
+    std::lock_guard<std::mutex> lock(busy);
     nb::dict values;
     for (int32_t i = 0; i < table().num_params; ++i) {
       const gs_param_info &param = table().params[i];
@@ -344,24 +350,26 @@ public:
 
   void loadParameters(const nb::dict &values) {
     // Checked first, so that an error changes no parameter.
-    std::vector<std::pair<const gs_param_info *, nb::ndarray<>>> checked;
+    std::vector<std::pair<const gs_param_info *, InputArray>> checked;
     for (auto [key, value] : values) {
       std::string name = nb::cast<std::string>(key);
       const gs_param_info *param = runtime::findParam(table(), name);
       if (!param)
         raise("the model has no parameter '" + name + "'");
-      nb::ndarray<> array;
+      InputArray array;
       if (!nb::try_cast(value, array))
         raise("parameter '" + name + "' is not an array");
       checkArray(array, param->tensor, "parameter '" + name + "'");
       checked.emplace_back(param, std::move(array));
     }
+    std::lock_guard<std::mutex> lock(busy);
     for (auto &[param, array] : checked)
       std::memcpy(param->data, array.data(), array.nbytes());
   }
 
   /// One dict per FP32->FP16 rounding of a gradient, with its latest step.
   nb::list telemetryRecords() const {
+    std::lock_guard<std::mutex> lock(busy);
     nb::list records;
     for (int32_t i = 0; i < table().num_params; ++i) {
       const gs_param_info &param = table().params[i];
@@ -393,6 +401,13 @@ public:
     return records;
   }
 
+  /// counter() for Python, between steps.
+  int64_t readCounter(const std::string &name) const {
+    std::lock_guard<std::mutex> lock(busy);
+    return counter(name.c_str());
+  }
+
+  /// A scalar state parameter's value; 0 when the model has none.
   int64_t counter(const char *name) const {
     const gs_param_info *param = runtime::findParam(table(), name);
     if (!param)
@@ -402,6 +417,7 @@ public:
   }
 
   void reset() {
+    std::lock_guard<std::mutex> lock(busy);
     for (int32_t i = 0; i < table().num_params; ++i)
       if (std::string error =
               runtime::writeParam(table().params[i], initial[i]);
@@ -413,17 +429,35 @@ public:
   /// for steps it does not know).
   void saveCheckpoint(const std::string &path,
                       std::vector<double> losses) const {
-    int64_t step = counter("gs.step");
+    std::lock_guard<std::mutex> lock(busy);
+    int64_t step = stepsTaken();
     losses.resize(std::max<int64_t>(step, 0),
                   std::numeric_limits<double>::quiet_NaN());
-    if (std::string error = runtime::saveCheckpoint(
-            path, table(), step, runtime::DataIdentity(), losses);
+    // The caller fed the batches: no data order to record.
+    runtime::DataIdentity data;
+    data.examples = runtime::kUnknownDataOrder;
+    data.shuffle = false;
+    data.batch = batchSize();
+    if (std::string error =
+            runtime::saveCheckpoint(path, table(), step, data, losses);
         !error.empty())
       raise(error);
   }
 
-  /// Loads a checkpoint; returns its loss history.
-  std::vector<double> loadCheckpoint(const std::string &path) {
+  /// Steps taken, skipped ones too: what a checkpoint counts.
+  int64_t stepsTaken() const {
+    return counter("gs.step") + counter("gs.skipped_steps");
+  }
+
+  /// The train step's batch: its first input's leading dimension.
+  int64_t batchSize() const {
+    const gs_entry_info &step = requireEntry("train_step");
+    return step.num_inputs && step.inputs[0].rank ? step.inputs[0].shape[0] : 1;
+  }
+
+  /// Loads a checkpoint; returns its loss history and its warnings.
+  nb::tuple loadCheckpoint(const std::string &path) {
+    std::lock_guard<std::mutex> lock(busy);
     runtime::DataIdentity data;
     std::vector<double> losses;
     int64_t step = 0;
@@ -434,10 +468,11 @@ public:
             /*checkData=*/false);
         !error.empty())
       raise(error);
-    return losses;
+    return nb::make_tuple(losses, warnings);
   }
 
   void exportOnnx(const std::string &path) const {
+    std::lock_guard<std::mutex> lock(busy);
     if (!table().onnx || table().onnx_size == 0)
       raise("the model was not compiled from ONNX: nothing to export into");
     std::vector<std::pair<std::string, runtime::Tensor>> weights;
@@ -483,6 +518,9 @@ private:
   gs::CompiledModel compiled;
   std::unique_ptr<gs::LoadedModel> loaded;
   std::vector<runtime::Tensor> initial;
+  /// The runtime is not thread-safe: one step or state access at a time
+  /// (steps run without the GIL).
+  mutable std::mutex busy;
 };
 
 Trainer *compileModule(const Module &module, const std::string &train,
@@ -504,13 +542,17 @@ Trainer *compileModule(const Module &module, const std::string &train,
   // The pipeline transforms the module: compile a copy, so that the Module
   // stays as it was imported.
   OwningOpRef<ModuleOp> copy = module.get().clone();
-  FailureOr<gs::CompiledModel> compiled =
-      gs::compileModel(*copy, options, compile, error);
+  FailureOr<gs::CompiledModel> compiled = failure();
+  std::unique_ptr<gs::LoadedModel> loaded;
+  {
+    nb::gil_scoped_release release;
+    compiled = gs::compileModel(*copy, options, compile, error);
+    if (succeeded(compiled))
+      loaded = gs::LoadedModel::load(*compiled, error);
+  }
   if (failed(compiled))
     raise(diagnostics.message(
         error.empty() ? "compiling " + module.getName() + " failed" : error));
-  std::unique_ptr<gs::LoadedModel> loaded =
-      gs::LoadedModel::load(*compiled, error);
   if (!loaded)
     raise(error);
   return new Trainer(std::move(*compiled), std::move(loaded));
@@ -534,7 +576,8 @@ NB_MODULE(_gradscale, m) {
       .def_prop_ro("name", &Module::getName);
 
   m.def("_import_onnx", &importOnnx, nb::arg("model"), nb::arg("text"),
-        nb::arg("name"), nb::arg("shapes"), nb::arg("training"));
+        nb::arg("name"), nb::arg("model_dir"), nb::arg("shapes"),
+        nb::arg("training"));
   m.def("_compile", &compileModule, nb::arg("module"), nb::arg("train"),
         nb::arg("cpu"), nb::rv_policy::take_ownership);
 
@@ -546,10 +589,7 @@ NB_MODULE(_gradscale, m) {
       .def("parameters", &Trainer::parameters, nb::arg("state"))
       .def("load_parameters", &Trainer::loadParameters)
       .def("telemetry", &Trainer::telemetryRecords)
-      .def("counter",
-           [](const Trainer &t, const std::string &name) {
-             return t.counter(name.c_str());
-           })
+      .def("counter", &Trainer::readCounter)
       .def("reset", &Trainer::reset)
       .def("save_checkpoint", &Trainer::saveCheckpoint)
       .def("load_checkpoint", &Trainer::loadCheckpoint)

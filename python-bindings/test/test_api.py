@@ -177,6 +177,33 @@ def test_every_scaling_method_trains(mlp_path, batch, scaling, options):
     assert trainer.scaling == expected
 
 
+def test_read_only_inputs(mlp_path, batch):
+    a, b = compile_mlp(mlp_path), compile_mlp(mlp_path)
+    x, labels = batch
+    frozen = x.copy()
+    frozen.setflags(write=False)
+    broadcast = np.broadcast_to(labels, (4,))
+    assert a.step(x=frozen, labels=broadcast)["loss"] == \
+        b.step(x=x, labels=labels)["loss"]
+
+
+def test_checkpoint_after_a_skipped_step(mlp_path, batch, tmp_path):
+    # A loss scale past FP16's range: the first step overflows and is
+    # skipped, and the checkpoint counts it.
+    trainer = compile_mlp(mlp_path, scaling="dynamic", init_scale=2.0 ** 40)
+    x, labels = batch
+    for _ in range(3):
+        trainer.step(x=x, labels=labels)
+    skipped, taken = trainer.skipped_steps, trainer.step_count
+    assert skipped >= 1 and skipped + taken == 3
+    path = tmp_path / "skipped.ckpt"
+    trainer.save_checkpoint(path)
+    after = trainer.step(x=x, labels=labels)["loss"]
+    trainer.load_checkpoint(path)
+    assert (trainer.skipped_steps, trainer.step_count) == (skipped, taken)
+    assert trainer.step(x=x, labels=labels)["loss"] == after
+
+
 def test_checkpoint_round_trip(mlp_path, batch, tmp_path):
     trainer = compile_mlp(mlp_path)
     x, labels = batch
@@ -239,4 +266,27 @@ def test_the_package_is_typed():
     stub = (root / "_gradscale.pyi").read_text()
     assert "class _Trainer" in stub
     assert "def _compile(" in stub
-    assert "class GradScaleError" in stub or "GradScaleError" in stub
+    assert "class GradScaleError(RuntimeError)" in stub
+
+
+@pytest.mark.parametrize("scaling", ["fixed", "none"])
+def test_non_finite_steps_are_skipped(mlp_path, batch, scaling):
+    # A loss scale past FP16's range (fixed), or an input that overflows
+    # the FP16 activations (none): every gradient is inf or NaN.
+    x, labels = batch
+    if scaling == "fixed":
+        options = {"loss_scale": 2.0 ** 40}
+    else:
+        options = {}
+        x = np.full_like(x, 1e30)
+    guarded = compile_mlp(mlp_path, scaling=scaling, **options)
+    before = guarded.parameters()
+    guarded.step(x=x, labels=labels)
+    assert (guarded.skipped_steps, guarded.step_count) == (1, 0)
+    after = guarded.parameters()
+    assert all(np.array_equal(before[k], after[k]) for k in before)
+    unguarded = compile_mlp(mlp_path, scaling=scaling,
+                            skip_non_finite=False, **options)
+    unguarded.step(x=x, labels=labels)
+    assert unguarded.step_count == 1
+    assert not np.isfinite(unguarded.parameters()["fc2_weight"]).all()

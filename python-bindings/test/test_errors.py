@@ -82,7 +82,7 @@ def test_option_the_pass_refuses_carries_its_diagnostic(mlp_path):
 
 
 def test_unknown_cpu(mlp_path):
-    with pytest.raises(GradScaleError, match="cpu"):
+    with pytest.raises(GradScaleError, match="cpu: .*no-such-cpu"):
         gradscale.compile(mlp_path, input_shapes=SHAPES, cpu="no-such-cpu")
 
 
@@ -90,6 +90,23 @@ def test_dynamic_shapes_are_an_error(mlp_path):
     with pytest.raises(GradScaleError,
                        match="(?s)dynamic dimensions.*input 'x': \\[batch, 8\\]"):
         gradscale.compile(mlp_path, optimizer="sgd")
+
+
+@pytest.mark.parametrize("value,problem", [
+    (None, "None is not a value"),
+    ([], "an empty list"),
+    ("a b", "'a b' is not a value"),
+])
+def test_option_values_the_parser_cannot_read(mlp_path, value, problem):
+    with pytest.raises(GradScaleError, match=f"fp32_ops: {problem}"):
+        gradscale.compile(mlp_path, input_shapes=SHAPES, optimizer="sgd",
+                          fp32_ops=value)
+
+
+def test_input_that_is_not_an_array(mlp_path):
+    trainer = gradscale.compile(mlp_path, input_shapes=SHAPES, optimizer="sgd")
+    with pytest.raises(GradScaleError, match="input 'x' is not an array"):
+        trainer._compiled.run("train_step", [object(), np.zeros(4, np.int64)])
 
 
 def test_module_with_import_options(mlp_path):

@@ -31,6 +31,10 @@ struct DataIdentity {
   Normalization normalization;
 };
 
+/// DataIdentity::examples of a run whose caller fed the batches (the Python
+/// package): no data order to resume; a resumed run continues in its own.
+constexpr int64_t kUnknownDataOrder = -1;
+
 /// Writes the model's parameters and the trainer's state to `path`
 /// (atomically). Returns an error message, empty on success.
 std::string saveCheckpoint(const std::string &path, const gs_model_info &model,
