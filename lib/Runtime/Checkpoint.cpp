@@ -181,8 +181,10 @@ std::string mlir::gs::runtime::loadCheckpoint(
              it->second->describe() + ", the model's is " +
              describeTensor(type, shape);
     // Weights and optimizer state are finite where the model skips steps
-    // with non-finite gradients (gs, dynamic): no step of it writes one.
-    // Without that guard a diverged run may have written them: a warning.
+    // with non-finite gradients: no step of it writes one. Without that
+    // guard a diverged run may have written them, and buffers (batch-norm
+    // running statistics, written by the forward pass) may hold what an
+    // overflowing forward pass left: a warning.
     std::string name = param.tensor.name;
     const Tensor &value = *it->second;
     if (name.rfind(telemetry::kSitePrefix, 0) == 0 ||
@@ -195,7 +197,7 @@ std::string mlir::gs::runtime::loadCheckpoint(
       std::string problem = "parameter '" + name +
                             "' holds a non-finite value at element " +
                             std::to_string(e);
-      if (guarded)
+      if (guarded && param.kind != GS_PARAM_BUFFER)
         return "'" + path + "' is corrupt: " + problem;
       if (nonFinite++ == 0)
         firstNonFinite = problem;

@@ -279,10 +279,8 @@ class Trainer:
     def save_checkpoint(self, path: Union[str, os.PathLike]) -> None:
         """Writes every parameter and the step count (the executables'
         checkpoint format), atomically."""
-        steps = self.step_count + self.skipped_steps
-        history = self._losses[-steps:] if steps else []
-        history = [float("nan")] * (steps - len(history)) + history
-        self._compiled.save_checkpoint(os.fspath(path), history)
+        # The C++ side counts the steps and keeps the history's tail.
+        self._compiled.save_checkpoint(os.fspath(path), self._losses)
 
     def load_checkpoint(self, path: Union[str, os.PathLike]) -> None:
         """Loads a checkpoint of this model; on an error nothing changes."""

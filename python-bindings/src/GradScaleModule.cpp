@@ -430,8 +430,12 @@ public:
   void saveCheckpoint(const std::string &path,
                       std::vector<double> losses) const {
     std::lock_guard<std::mutex> lock(busy);
-    int64_t step = stepsTaken();
-    losses.resize(std::max<int64_t>(step, 0),
+    // The last `step` losses, NaN-padded in front for steps before this
+    // Trainer's history.
+    int64_t step = std::max<int64_t>(stepsTaken(), 0);
+    if (static_cast<int64_t>(losses.size()) > step)
+      losses.erase(losses.begin(), losses.end() - step);
+    losses.insert(losses.begin(), step - losses.size(),
                   std::numeric_limits<double>::quiet_NaN());
     // The caller fed the batches: no data order to record.
     runtime::DataIdentity data;

@@ -290,3 +290,36 @@ def test_non_finite_steps_are_skipped(mlp_path, batch, scaling):
     unguarded.step(x=x, labels=labels)
     assert unguarded.step_count == 1
     assert not np.isfinite(unguarded.parameters()["fc2_weight"]).all()
+
+
+def test_checkpoint_with_non_finite_running_statistics(tmp_path, batch):
+    # Inputs near 1e25: the batch variance overflows FP32, so the running
+    # variance the forward pass writes is inf while the normalized values
+    # and every gradient stay finite. The checkpoint of such a model, which
+    # skips non-finite steps, loads with a warning, not as corrupt.
+    model = tmp_path / "bn.onnxtext"
+    model.write_text("""<ir_version: 8, opset_import: ["" : 17]>
+bn (float[4,8] x, int64[4] labels) => (float loss)
+  <float[8] scale = {1, 1, 1, 1, 1, 1, 1, 1}, float[8] bias = {0, 0, 0, 0, 0, 0, 0, 0},
+   float[8] mean = {0, 0, 0, 0, 0, 0, 0, 0}, float[8] var = {1, 1, 1, 1, 1, 1, 1, 1},
+   float[3,8] w = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8,
+                   0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8,
+                   0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8}>
+{
+  normalized, running_mean, running_var = BatchNormalization <training_mode = 1> (x, scale, bias, mean, var)
+  logits = Gemm <transB = 1> (normalized, w)
+  loss = SoftmaxCrossEntropyLoss(logits, labels)
+}
+""")
+    trainer = gradscale.compile(model, optimizer="sgd", scaling="none")
+    x, labels = batch
+    trainer.step(x=x * np.float32(1e25), labels=labels)
+    assert (trainer.skipped_steps, trainer.step_count) == (0, 1)
+    state = trainer.parameters()
+    assert not np.isfinite(state["var"]).all()
+    assert np.isfinite(state["w"]).all()
+    path = tmp_path / "bn.ckpt"
+    trainer.save_checkpoint(path)
+    with pytest.warns(RuntimeWarning,
+                      match="parameter 'var' holds a non-finite value"):
+        trainer.load_checkpoint(path)

@@ -2,6 +2,7 @@
 // RUN: gs-opt %s --split-input-file --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-loss-scaling="mode=dynamic init-scale=4096 growth-interval=10" | FileCheck %s --check-prefix=DYNAMIC
 // RUN: gs-opt %s --split-input-file --gs-train-step --gs-autodiff --gs-loss-scaling="mode=fixed scale=1024 skip-non-finite=false" | FileCheck %s --check-prefix=UNGUARDED
 // RUN: gs-opt %s --split-input-file --gs-train-step --gs-autodiff --gs-loss-scaling="mode=none" | FileCheck %s --check-prefix=NONE
+// RUN: gs-opt %s --split-input-file --gs-train-step --gs-autodiff --gs-loss-scaling="mode=none telemetry=false" | FileCheck %s --check-prefix=NONE
 // RUN: gs-opt %s --split-input-file --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-loss-scaling="mode=none" | FileCheck %s --check-prefix=TELEMETRY
 // RUN: gs-opt %s --split-input-file --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-loss-scaling="mode=fixed telemetry=false" | FileCheck %s --check-prefix=QUIET
 // RUN: not gs-opt %s --split-input-file --gs-train-step --gs-autodiff --gs-loss-scaling="mode=bogus" 2>&1 | FileCheck %s --check-prefix=BAD

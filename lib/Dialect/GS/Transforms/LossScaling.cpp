@@ -45,7 +45,7 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
   using LossScalingBase::LossScalingBase;
 
   void runOnOperation() override {
-    if (mode == LossScalingMode::None && !telemetry)
+    if (mode == LossScalingMode::None && !telemetry && !skipNonFinite)
       return;
     auto positive = [&](StringRef option, double value) {
       if (value > 0)

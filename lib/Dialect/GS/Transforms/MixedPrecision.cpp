@@ -6,10 +6,10 @@
 //     weight gets an FP16 copy, one gs.cast per step) and produce FP16
 //     activations, accumulating in FP32;
 //   - elementwise, pooling, shape and dropout ops follow their operands:
-//     FP16 when their float operands are FP16 or constants; an op that
-//     mixes FP16 with other FP32 values (a target, a parameter) widens
-//     them to FP32, as autocast promotes: a mixed op never narrows, so a
-//     model output compared with FP32 data stays FP32 up to its loss;
+//     FP16 when their float operands are FP16, constants or scalars; an op
+//     that mixes FP16 with other FP32 values (a target, a parameter)
+//     widens them to FP32, as autocast promotes: a mixed op never narrows,
+//     so a model output compared with FP32 data stays FP32 up to its loss;
 //   - batch and layer norm normalize an FP16 input with FP32 statistics,
 //     scale and bias;
 //   - softmax, log_softmax, the losses and reductions (and the `fp32-ops`)
@@ -148,9 +148,12 @@ LogicalResult convertForward(Block &block, BackwardOp backward,
       break;
     case Placement::Follow: {
       auto half = [&](unsigned i) { return isHalf(op.getOperand(i)); };
+      // Constants and scalars are weak, as 0-d tensors are in torch's
+      // promotion: they take the FP16 operands' type.
       auto wide = [&](unsigned i) {
         Value operand = op.getOperand(i);
-        return !isHalf(operand) && !matchPattern(operand, m_Constant());
+        return !isHalf(operand) && typeOf(operand).getRank() > 0 &&
+               !matchPattern(operand, m_Constant());
       };
       if (llvm::any_of(floats, half))
         castOperands(llvm::any_of(floats, wide) ? f32 : f16, floats);

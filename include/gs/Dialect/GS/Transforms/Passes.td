@@ -54,8 +54,8 @@ def MixedPrecision : Pass<"gs-mixed-precision", "::mlir::ModuleOp"> {
     them. GEMMs, matmuls and convolutions take FP16 operands (an FP32
     master weight gets an FP16 copy, one `gs.cast` per step) and produce
     FP16 activations with FP32 accumulation; elementwise, pooling, shape
-    and dropout ops follow their operands (FP16 from FP16 operands and
-    constants; an op mixing FP16 with another FP32 value widens to FP32); batch and layer norm keep FP32
+    and dropout ops follow their operands (FP16 from FP16 operands,
+    constants and scalars; an op mixing FP16 with another FP32 value widens to FP32); batch and layer norm keep FP32
     statistics, scale and bias around an FP16 input; softmax, log_softmax,
     the losses, the reductions and the `fp32-ops` run in FP32, their
     operands cast up. Each precision boundary is a `gs.cast`, so the
