@@ -11,6 +11,30 @@ import gradscale
 from conftest import SHAPES
 
 
+def write_data(directory, seed, examples=12):
+    """x.npy and labels.npy for the example MLP in `directory`."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((examples, 8)).astype(np.float32)
+    labels = rng.integers(0, 3, examples).astype(np.int64)
+    np.save(directory / "x.npy", x)
+    np.save(directory / "labels.npy", labels)
+    return x, labels
+
+
+def compile_executable(tool, mlp_path, directory, optimizer, flags=()):
+    """The example MLP's training executable, batches of 4."""
+    exe = directory / "train"
+    subprocess.run([tool("gs-compile"), mlp_path, "--onnx-shape=x=4x8",
+                    "--onnx-shape=labels=4", f"--onnx-train={optimizer}",
+                    "--cpu=native", "-o", str(exe)] + list(flags), check=True)
+    return str(exe)
+
+
+def data_flags(directory):
+    return [f"--train-data={directory / 'x.npy'}",
+            f"--train-labels={directory / 'labels.npy'}", "--progress=never"]
+
+
 @pytest.mark.parametrize("scaling,flags,options", [
     ("gs", [], {}),
     ("dynamic", ["--scaling=dynamic"], {}),
@@ -18,19 +42,13 @@ from conftest import SHAPES
 ])
 def test_trainer_matches_the_executable(mlp_path, tool, tmp_path, scaling,
                                         flags, options):
-    rng = np.random.default_rng(3)
-    x = rng.standard_normal((12, 8)).astype(np.float32)
-    labels = rng.integers(0, 3, 12).astype(np.int64)
-    np.save(tmp_path / "x.npy", x)
-    np.save(tmp_path / "labels.npy", labels)
-    exe = tmp_path / "train"
-    subprocess.run([tool("gs-compile"), mlp_path, "--onnx-shape=x=4x8",
-                    "--onnx-shape=labels=4", "--onnx-train=optimizer=sgd lr=0.1",
-                    "--cpu=native", "-o", str(exe)] + flags, check=True)
-    subprocess.run([str(exe), f"--train-data={tmp_path / 'x.npy'}",
-                    f"--train-labels={tmp_path / 'labels.npy'}", "--no-shuffle",
-                    "--steps=3", f"--csv={tmp_path / 'curves.csv'}",
-                    "--progress=never"], check=True, capture_output=True)
+    x, labels = write_data(tmp_path, seed=3)
+    exe = compile_executable(tool, mlp_path, tmp_path, "optimizer=sgd lr=0.1",
+                             flags)
+    subprocess.run([exe] + data_flags(tmp_path) +
+                   ["--no-shuffle", "--steps=3",
+                    f"--csv={tmp_path / 'curves.csv'}"],
+                   check=True, capture_output=True)
     with open(tmp_path / "curves.csv") as f:
         rows = list(csv.DictReader(f))
 
@@ -58,23 +76,15 @@ def test_trainer_matches_the_executable(mlp_path, tool, tmp_path, scaling,
 
 
 def test_trainer_resumes_the_executables_checkpoint(mlp_path, tool, tmp_path):
-    rng = np.random.default_rng(5)
-    x = rng.standard_normal((12, 8)).astype(np.float32)
-    labels = rng.integers(0, 3, 12).astype(np.int64)
-    np.save(tmp_path / "x.npy", x)
-    np.save(tmp_path / "labels.npy", labels)
-    exe = tmp_path / "train"
-    subprocess.run([tool("gs-compile"), mlp_path, "--onnx-shape=x=4x8",
-                    "--onnx-shape=labels=4", "--onnx-train=optimizer=adam lr=0.01",
-                    "--cpu=native", "-o", str(exe)], check=True)
-    data = [f"--train-data={tmp_path / 'x.npy'}",
-            f"--train-labels={tmp_path / 'labels.npy'}", "--no-shuffle",
-            "--progress=never"]
+    x, labels = write_data(tmp_path, seed=5)
+    exe = compile_executable(tool, mlp_path, tmp_path,
+                             "optimizer=adam lr=0.01")
+    data = data_flags(tmp_path) + ["--no-shuffle"]
     checkpoint = tmp_path / "three.npz"
-    subprocess.run([str(exe)] + data + ["--steps=3",
+    subprocess.run([exe] + data + ["--steps=3",
                                         f"--checkpoint={checkpoint}"],
                    check=True, capture_output=True)
-    subprocess.run([str(exe)] + data + ["--steps=4", f"--resume={checkpoint}",
+    subprocess.run([exe] + data + ["--steps=4", f"--resume={checkpoint}",
                                         f"--csv={tmp_path / 'curves.csv'}"],
                    check=True, capture_output=True)
     with open(tmp_path / "curves.csv") as f:
@@ -93,7 +103,7 @@ def test_trainer_resumes_the_executables_checkpoint(mlp_path, tool, tmp_path):
     # own data order: step 5 is the second epoch's second batch.
     saved = tmp_path / "four.npz"
     trainer.save_checkpoint(saved)
-    subprocess.run([str(exe)] + data + ["--steps=5", f"--resume={saved}",
+    subprocess.run([exe] + data + ["--steps=5", f"--resume={saved}",
                                         f"--csv={tmp_path / 'resumed.csv'}"],
                    check=True, capture_output=True)
     with open(tmp_path / "resumed.csv") as f:
@@ -106,17 +116,11 @@ def test_trainer_resumes_the_executables_checkpoint(mlp_path, tool, tmp_path):
                                           (["--skip-non-finite=false"], 0)])
 def test_executable_skips_non_finite_fixed_steps(mlp_path, tool, tmp_path,
                                                  flag, skipped):
-    x = np.random.default_rng(1).standard_normal((8, 8)).astype(np.float32)
-    np.save(tmp_path / "x.npy", x)
-    np.save(tmp_path / "labels.npy", np.arange(8, dtype=np.int64) % 3)
-    exe = tmp_path / "train"
+    write_data(tmp_path, seed=1, examples=8)
     # 2^40 overflows FP16 at the first cast of the loss gradient.
-    subprocess.run([tool("gs-compile"), mlp_path, "--onnx-shape=x=4x8",
-                    "--onnx-shape=labels=4", "--onnx-train=optimizer=sgd lr=0.1",
-                    "--scaling=fixed", "--loss-scale=1099511627776",
-                    "-o", str(exe)] + flag, check=True)
-    out = subprocess.run([str(exe), f"--train-data={tmp_path / 'x.npy'}",
-                          f"--train-labels={tmp_path / 'labels.npy'}",
-                          "--steps=2", "--progress=never"], check=True,
-                         capture_output=True, text=True).stdout
+    exe = compile_executable(tool, mlp_path, tmp_path, "optimizer=sgd lr=0.1",
+                             ["--scaling=fixed", "--loss-scale=1099511627776"]
+                             + flag)
+    out = subprocess.run([exe] + data_flags(tmp_path) + ["--steps=2"],
+                         check=True, capture_output=True, text=True).stdout
     assert f"skipped steps {skipped}," in out
