@@ -240,16 +240,13 @@ class Trainer:
         """Sets parameters by name; every value is checked before any is
         set."""
         converted = {}
-        specs = {name: dtype for name, dtype, _ in self._param_specs()}
+        specs = {name: dtype for name, dtype, _ in
+                 self._compiled.parameter_specs()}
         for name, value in values.items():
             if name not in specs:
                 raise GradScaleError(f"the model has no parameter '{name}'")
             converted[name] = _as_input(value, name, specs[name])
         self._compiled.load_parameters(converted)
-
-    def _param_specs(self) -> List[Tuple[str, str, List[int]]]:
-        return [(name, str(array.dtype), list(array.shape))
-                for name, array in self._compiled.parameters(True).items()]
 
     def telemetry(self) -> List[Dict[str, Any]]:
         """One record per FP32->FP16 rounding of a gradient, from the last

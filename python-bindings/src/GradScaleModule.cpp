@@ -14,6 +14,7 @@
 #include "gs/Runtime/Checkpoint.h"
 #include "gs/Runtime/Model.h"
 #include "gs/Runtime/OnnxExport.h"
+#include "gs/Runtime/Report.h"
 #include "gs/Support/Telemetry.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -29,6 +30,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -227,18 +229,10 @@ nb::dlpack::dtype dlpackType(int32_t dtype) {
   }
 }
 
-std::string describe(const gs_tensor_info &info) {
-  return runtime::describe(info);
-}
-
 /// A new NumPy array of `info`'s type and shape, owning its buffer.
 nb::object newArray(const gs_tensor_info &info, void *&data) {
   std::vector<size_t> shape(info.shape, info.shape + info.rank);
-  runtime::DType type;
-  runtime::toDType(info.dtype, type);
-  size_t bytes = runtime::sizeOf(type);
-  for (size_t d : shape)
-    bytes *= d;
+  size_t bytes = runtime::tensorFor(info).byteSize();
   data = std::calloc(bytes ? bytes : 1, 1);
   if (!data)
     throw std::bad_alloc();
@@ -248,10 +242,10 @@ nb::object newArray(const gs_tensor_info &info, void *&data) {
       .cast();
 }
 
-/// Checks that `array` is a dense CPU tensor of `info`'s type and shape.
 /// A read-only view of any array, as inputs and parameters are read.
 using InputArray = nb::ndarray<nb::ro>;
 
+/// Checks that `array` is a dense CPU tensor of `info`'s type and shape.
 void checkArray(const InputArray &array, const gs_tensor_info &info,
                 const std::string &what) {
   bool dense = array.device_type() == nb::device::cpu::value &&
@@ -264,7 +258,8 @@ void checkArray(const InputArray &array, const gs_tensor_info &info,
     expectedStride *= info.shape[d];
   }
   if (!dense)
-    raise(what + " must be a C-contiguous CPU array of " + describe(info));
+    raise(what + " must be a C-contiguous CPU array of " +
+          runtime::describe(info));
 }
 
 class Trainer {
@@ -330,6 +325,14 @@ public:
     return results;
   }
 
+  /// (name, dtype, shape) of every parameter.
+  nb::list parameterSpecs() const {
+    std::vector<gs_tensor_info> infos;
+    for (int32_t i = 0; i < table().num_params; ++i)
+      infos.push_back(table().params[i].tensor);
+    return describeAll(infos.data(), table().num_params);
+  }
+
   /// Every parameter's value; the optimizer and scaling state too with
   /// `state`.
   nb::dict parameters(bool state) const {
@@ -339,11 +342,10 @@ public:
       const gs_param_info &param = table().params[i];
       if (!state && param.kind == GS_PARAM_STATE)
         continue;
-      void *data = nullptr;
-      nb::object array = newArray(param.tensor, data);
       runtime::Tensor value = runtime::readParam(param);
+      void *data = nullptr;
+      values[param.tensor.name] = newArray(param.tensor, data);
       std::memcpy(data, value.data(), value.byteSize());
-      values[param.tensor.name] = array;
     }
     return values;
   }
@@ -378,7 +380,8 @@ public:
       runtime::Tensor value = runtime::readParam(param);
       if (value.numElements() != telemetry::NumRecordFields)
         continue;
-      const double *f = value.as<double>();
+      std::array<double, telemetry::NumRecordFields> f;
+      std::memcpy(f.data(), value.data(), sizeof(f));
       double nonzero = f[telemetry::FirstCount + telemetry::Nonzero];
       double flushed = f[telemetry::FirstCount + telemetry::Flushed];
       nb::dict record;
@@ -387,9 +390,7 @@ public:
       record["scale"] = f[telemetry::Scale];
       record["site_scale"] = f[telemetry::SiteScale];
       record["estimated_underflow"] = f[telemetry::Estimate];
-      record["measured_underflow"] =
-          nonzero > 0 ? flushed / nonzero
-                      : std::numeric_limits<double>::quiet_NaN();
+      record["measured_underflow"] = runtime::measuredUnderflow(f);
       record["nonzero"] = static_cast<int64_t>(nonzero);
       record["flushed"] = static_cast<int64_t>(flushed);
       record["subnormal"] =
@@ -591,6 +592,7 @@ NB_MODULE(_gradscale, m) {
       .def("outputs", &Trainer::outputs)
       .def("run", &Trainer::run)
       .def("parameters", &Trainer::parameters, nb::arg("state"))
+      .def("parameter_specs", &Trainer::parameterSpecs)
       .def("load_parameters", &Trainer::loadParameters)
       .def("telemetry", &Trainer::telemetryRecords)
       .def("counter", &Trainer::readCounter)
