@@ -424,22 +424,17 @@ LogicalResult RegionScaler::unscaleYield(YieldOp yield) {
 LogicalResult RegionScaler::skipNonFiniteSteps() {
   Location loc = backward.getLoc();
   b.setInsertionPointAfter(backward);
-  bool updated = llvm::any_of(backward->getUsers(), [](Operation *user) {
-    return isa<UpdateOp>(user);
-  });
-  if (!updated)
-    return success();
-  Value finite = AllFiniteOp::create(b, loc, backward.getResults());
-  guardUpdates(b, backward, finite);
-  FailureOr<ParamOp> skipped = getOrCreateSkippedSteps(symbols, anchor);
-  if (failed(skipped))
+  FailureOr<Value> finite = scaling_ir::skipNonFiniteSteps(
+      b, backward, backward.getResults(), symbols, anchor);
+  if (failed(finite))
     return failure();
-  countSkippedStep(b, loc, *skipped, finite);
+  if (!*finite)
+    return success();
   if (recomputeFlag) {
     Value flag = arith::ExtUIOp::create(
         b, loc, b.getI64Type(),
         arith::XOrIOp::create(
-            b, loc, finite,
+            b, loc, *finite,
             arith::ConstantOp::create(b, loc, b.getBoolAttr(true))));
     writeScalar(b, loc, recomputeFlag, flag);
   }

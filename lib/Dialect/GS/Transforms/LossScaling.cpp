@@ -121,10 +121,16 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
     if (telemetry &&
         failed(recordRoundings(backward, scaleTensor, symbols, anchor, sites)))
       return failure();
+    // fixed and none: with skip-non-finite, a step whose gradients are not
+    // finite changes nothing and is counted.
+    auto skipNonFiniteStep = [&](ValueRange gradients) {
+      return success(!skipNonFinite ||
+                     succeeded(skipNonFiniteSteps(b, backward, gradients,
+                                                  symbols, anchor)));
+    };
     if (none) {
       b.setInsertionPointAfter(backward);
-      return skipNonFiniteSteps(b, backward, backward.getResults(), symbols,
-                                anchor);
+      return skipNonFiniteStep(backward.getResults());
     }
 
     // Unscaled gradients for the updates.
@@ -140,7 +146,7 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
       gradient.replaceAllUsesExcept(unscaled, unscaled.getDefiningOp());
     }
     if (!dynamic)
-      return skipNonFiniteSteps(b, backward, scaled, symbols, anchor);
+      return skipNonFiniteStep(scaled);
 
     // Dynamic: skip the updates (and the step count) on a non-finite
     // gradient, then adapt the scale.
@@ -168,28 +174,6 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
     writeScalar(b, loc, scaleState, newScale);
     writeScalar(b, loc, goodSteps, newGood);
     countSkippedStep(b, loc, skipped, finite);
-    return success();
-  }
-
-  /// With skip-non-finite, the updates of a train step (and its step count)
-  /// run only when `gradients` are finite; a skipped step is counted in
-  /// gs.skipped_steps. `b` is after `backward`.
-  LogicalResult skipNonFiniteSteps(OpBuilder &b, BackwardOp backward,
-                                   ValueRange gradients, SymbolTable &symbols,
-                                   Operation *anchor) {
-    if (!skipNonFinite)
-      return success();
-    Location loc = backward.getLoc();
-    Value finite = AllFiniteOp::create(b, loc, gradients);
-    if (!guardUpdates(b, backward, finite)) {
-      // A gradient request: no update to skip.
-      finite.getDefiningOp()->erase();
-      return success();
-    }
-    FailureOr<ParamOp> skipped = getOrCreateSkippedSteps(symbols, anchor);
-    if (failed(skipped))
-      return failure();
-    countSkippedStep(b, loc, *skipped, finite);
     return success();
   }
 

@@ -166,6 +166,24 @@ void scaling_ir::writeScalar(OpBuilder &b, Location loc, ParamOp param,
   ParamWriteOp::create(b, loc, tensor, param.getSymName());
 }
 
+FailureOr<Value> scaling_ir::skipNonFiniteSteps(OpBuilder &b,
+                                                BackwardOp backward,
+                                                ValueRange gradients,
+                                                SymbolTable &symbols,
+                                                Operation *anchor) {
+  Location loc = backward.getLoc();
+  Value finite = AllFiniteOp::create(b, loc, gradients);
+  if (!guardUpdates(b, backward, finite)) {
+    finite.getDefiningOp()->erase();
+    return Value();
+  }
+  FailureOr<ParamOp> skipped = getOrCreateSkippedSteps(symbols, anchor);
+  if (failed(skipped))
+    return failure();
+  countSkippedStep(b, loc, *skipped, finite);
+  return finite;
+}
+
 void scaling_ir::countSkippedStep(OpBuilder &b, Location loc, ParamOp counter,
                                   Value finite) {
   Value skips = readScalar(b, loc, counter);

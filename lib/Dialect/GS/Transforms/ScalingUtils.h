@@ -63,6 +63,15 @@ FailureOr<ParamOp> getOrCreateSkippedSteps(SymbolTable &symbols,
 void countSkippedStep(OpBuilder &b, Location loc, ParamOp counter,
                       Value finite);
 
+/// Skips a train step whose `gradients` are not finite: gs.all_finite of
+/// them guards the updates and the step count after `backward`
+/// (guardUpdates), and a skipped step is counted in gs.skipped_steps.
+/// Returns the i1, or null where there is no update to guard (a gradient
+/// request), which builds nothing. `b` is after `backward`.
+FailureOr<Value> skipNonFiniteSteps(OpBuilder &b, BackwardOp backward,
+                                    ValueRange gradients, SymbolTable &symbols,
+                                    Operation *anchor);
+
 /// The i64 or f32 scalar in a rank-0 tensor state: read and write.
 Value readScalar(OpBuilder &b, Location loc, ParamOp param);
 void writeScalar(OpBuilder &b, Location loc, ParamOp param, Value scalar);
