@@ -300,6 +300,19 @@ mlir::gs::importOnnxModel(onnx::ModelProto &model, StringRef modelDir,
       emitError(loc) << error;
       return nullptr;
     }
+  if (model.ir_version() > onnx_import::kNewestIrVersion) {
+    emitError(loc) << "ONNX IR version " << model.ir_version()
+                   << " is newer than GradScale reads (IR versions 1 to "
+                   << onnx_import::kNewestIrVersion
+                   << ", as ONNX 1.16 and 1.17 write them)";
+    return nullptr;
+  }
+  int declaredOpset = -1;
+  if (std::string error = onnx_import::adaptToOpset17(model, declaredOpset);
+      !error.empty()) {
+    emitError(loc) << error;
+    return nullptr;
+  }
   if (std::string error = onnx_frontend::checkModel(model, modelDir.str());
       !error.empty()) {
     emitError(loc) << error;
@@ -327,6 +340,7 @@ mlir::gs::importOnnxModel(onnx::ModelProto &model, StringRef modelDir,
   }
   onnx_import::ModelImporter importer(context, model, modelDir, sourceName,
                                       options);
+  importer.declaredOnnxOpset = declaredOpset;
   return importer.run();
 }
 

@@ -47,6 +47,24 @@ std::string describeNode(const onnx::NodeProto &node);
 /// model may go to (another round of) inference.
 std::string checkBeforeInference(const onnx::ModelProto &model);
 
+/// libonnx 1.12 checks and infers ai.onnx up to opset 17.
+constexpr int kLibOnnxOpset = 17;
+/// The newest ai.onnx opset and IR version the importer reads.
+constexpr int kNewestOnnxOpset = 22;
+constexpr int kNewestIrVersion = 10;
+
+/// Rewrites a model that declares ai.onnx opset 18 to 22 into the same
+/// model at opset 17 and sets `declaredOpset` to the version it declared
+/// (-1 when it declared 17 or older, and nothing changes). Returns an error
+/// listing every node that cannot be rewritten, or naming an opset newer
+/// than 22.
+std::string adaptToOpset17(onnx::ModelProto &model, int &declaredOpset);
+
+/// The values of an integer tensor held in the model (raw or typed data);
+/// none when it is not an integer tensor or its data does not fit its shape.
+std::optional<SmallVector<int64_t>>
+integerValues(const onnx::TensorProto &tensor);
+
 class ModelImporter;
 class GraphImporter;
 
@@ -237,6 +255,12 @@ public:
 
   /// The opset the model imports for `domain`; -1 when none.
   int opsetFor(StringRef domain) const;
+  /// The opset `domain` is read at, for diagnostics: "ai.onnx opset 20"
+  /// for a model declaring 20 and adapted to 17.
+  std::string describeOpset(StringRef domain) const;
+
+  /// The ai.onnx opset the model declared when it was adapted to 17.
+  int declaredOnnxOpset = -1;
 
   /// Main-graph initializers by name.
   const onnx::TensorProto *findInitializer(StringRef name) const;

@@ -337,8 +337,8 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node) {
   const OpImporter *importer =
       findOpImporter(domain, node.op_type(), ctx.opset);
   if (!importer) {
-    return ctx.emitError() << "operator " << node.op_type() << " (domain '"
-                           << domain << "', opset " << ctx.opset
+    return ctx.emitError() << "operator " << node.op_type() << " ("
+                           << model.describeOpset(domain)
                            << ") is not supported";
   }
   return importer->import(ctx);
@@ -368,6 +368,13 @@ ModelImporter::ModelImporter(MLIRContext *context, onnx::ModelProto &model,
     : context(context), proto(model), modelDir(modelDir.str()),
       options(options), fileLoc(FileLineColLoc::get(context, sourceName, 1, 1)),
       moduleBuilder(context) {}
+
+std::string ModelImporter::describeOpset(StringRef domain) const {
+  std::string name = domain.empty() ? "ai.onnx" : domain.str();
+  int opset = domain.empty() && declaredOnnxOpset > 0 ? declaredOnnxOpset
+                                                      : opsetFor(domain);
+  return name + " opset " + std::to_string(opset);
+}
 
 int ModelImporter::opsetFor(StringRef domain) const {
   auto it = opsets.find(canonicalDomain(domain));
@@ -441,8 +448,7 @@ LogicalResult ModelImporter::collectUnsupportedNodes() {
     int opset = opsetFor(domain);
     if (findOpImporter(domain, node.op_type(), opset))
       continue;
-    os << "\n  " << describeNode(node) << ", domain '"
-       << (domain.empty() ? "ai.onnx" : domain) << "', opset " << opset;
+    os << "\n  " << describeNode(node) << ", " << describeOpset(domain);
     ++count;
   }
   if (count == 0)

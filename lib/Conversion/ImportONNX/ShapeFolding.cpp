@@ -724,3 +724,11 @@ bool ShapeFolder::run() {
 bool onnx_import::foldShapeComputations(onnx::ModelProto &model) {
   return ShapeFolder(*model.mutable_graph()).run();
 }
+
+std::optional<SmallVector<int64_t>>
+onnx_import::integerValues(const TensorProto &tensor) {
+  std::optional<IntTensor> t = readTensor(tensor);
+  if (!t)
+    return std::nullopt;
+  return std::move(t->values);
+}
