@@ -1,5 +1,8 @@
 // RUN: gs-opt %s --split-input-file --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --verify-diagnostics | FileCheck %s
 // RUN: gs-opt %s --split-input-file --gs-train-step --gs-mixed-precision="fp32-ops=gs.relu" --gs-autodiff --verify-diagnostics | FileCheck %s --check-prefix=OPTIONS
+// A name that is not a gs operation is an error, not a silent no-op.
+// RUN: not gs-opt %s --split-input-file --gs-mixed-precision="fp32-ops=gs.relux" 2>&1 | FileCheck %s --check-prefix=BAD-OP
+// BAD-OP: error: fp32-ops: 'gs.relux' is not a gs operation
 
 // An MLP with a softmax cross-entropy loss. Forward: the input and the FP32
 // master weights get FP16 copies, the GEMMs and the ReLU run in FP16, the

@@ -95,6 +95,12 @@ static cl::opt<bool> skipNonFinite(
              "inf or NaN, counted as a skipped step (default on; gs and "
              "dynamic always do)"),
     cl::init(true), cl::cat(compileCategory));
+static cl::list<std::string> fp32Ops(
+    "fp32-ops",
+    cl::desc("gs ops kept in FP32 besides softmax, log_softmax, the losses "
+             "and the reductions (e.g. gs.sigmoid,gs.exp), as gs-opt's "
+             "--gs-train=\"fp32-ops=...\""),
+    cl::CommaSeparated, cl::value_desc("op,..."), cl::cat(compileCategory));
 enum class Emit { MLIR, LLVM, Object, Library, Executable };
 static cl::opt<Emit> emit(
     "emit", cl::desc("What to write"), cl::init(Emit::Executable),
@@ -229,6 +235,12 @@ LogicalResult trainOptions(gs::TrainPipelineOptions &options,
   options.interval = interval;
   options.castModel = castModel;
   options.skipNonFinite = skipNonFinite;
+  if (fp32Ops.getNumOccurrences() && method == "fp32") {
+    error = "--fp32-ops: --scaling=fp32 runs every op in FP32 already";
+    return failure();
+  }
+  std::vector<std::string> ops(fp32Ops.begin(), fp32Ops.end());
+  options.fp32Ops = ops;
   return success();
 }
 

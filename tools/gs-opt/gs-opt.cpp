@@ -14,6 +14,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/CommandLine.h"
@@ -34,6 +35,20 @@ static LogicalResult runOnOnnx(StringRef inputFilename,
     return failure();
   }
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+  if (!config.shouldVerifyDiagnostics()) {
+    // MlirOptMain reads the imported module as bytecode named after the
+    // model; its handler would quote a "line" of that bytecode under each
+    // diagnostic. The passes' diagnostics print as the importer's do.
+    config.setPassPipelineSetupFn(
+        [cli = MlirOptMainConfig::createFromCLOptions()](PassManager &pm) {
+          pm.getContext()->getDiagEngine().registerHandler(
+              [](Diagnostic &diag) {
+                gs::printOnnxDiagnostic(diag, llvm::errs());
+                return success();
+              });
+          return cli.setupPassPipeline(pm);
+        });
+  }
 
   std::string bytecode;
   {

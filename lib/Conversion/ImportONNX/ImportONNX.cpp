@@ -136,30 +136,34 @@ static void printLocation(Location loc, llvm::raw_ostream &os) {
   os << loc;
 }
 
+void mlir::gs::printOnnxDiagnostic(Diagnostic &diag, llvm::raw_ostream &os) {
+  auto print = [&](Diagnostic &d) {
+    printLocation(d.getLocation(), os);
+    switch (d.getSeverity()) {
+    case DiagnosticSeverity::Error:
+      os << ": error: ";
+      break;
+    case DiagnosticSeverity::Warning:
+      os << ": warning: ";
+      break;
+    case DiagnosticSeverity::Note:
+      os << ": note: ";
+      break;
+    case DiagnosticSeverity::Remark:
+      os << ": remark: ";
+      break;
+    }
+    os << d << "\n";
+  };
+  print(diag);
+  for (Diagnostic &note : diag.getNotes())
+    print(note);
+}
+
 OnnxDiagnosticPrinter::OnnxDiagnosticPrinter(MLIRContext *context,
                                              llvm::raw_ostream &os)
     : ScopedDiagnosticHandler(context, [&os](Diagnostic &diag) {
-        auto print = [&](Diagnostic &d) {
-          printLocation(d.getLocation(), os);
-          switch (d.getSeverity()) {
-          case DiagnosticSeverity::Error:
-            os << ": error: ";
-            break;
-          case DiagnosticSeverity::Warning:
-            os << ": warning: ";
-            break;
-          case DiagnosticSeverity::Note:
-            os << ": note: ";
-            break;
-          case DiagnosticSeverity::Remark:
-            os << ": remark: ";
-            break;
-          }
-          os << d << "\n";
-        };
-        print(diag);
-        for (Diagnostic &note : diag.getNotes())
-          print(note);
+        printOnnxDiagnostic(diag, os);
         return success();
       }) {}
 

@@ -105,8 +105,12 @@ OwningOpRef<ModuleOp> importOnnxModel(onnx::ModelProto &model,
                                       MLIRContext *context,
                                       const OnnxImportOptions &options);
 
-/// Prints diagnostics of an import as `model.onnx: error: message` (the
-/// model file has no lines to point at) while it is in scope.
+/// Prints `diag` and its notes as `model.onnx: error: message`: a model
+/// file has no lines to point at.
+void printOnnxDiagnostic(Diagnostic &diag, llvm::raw_ostream &os);
+
+/// Prints diagnostics of an import with printOnnxDiagnostic while it is in
+/// scope.
 class OnnxDiagnosticPrinter : public ScopedDiagnosticHandler {
 public:
   OnnxDiagnosticPrinter(MLIRContext *context, llvm::raw_ostream &os);

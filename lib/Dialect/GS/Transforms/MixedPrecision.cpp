@@ -192,7 +192,21 @@ namespace {
 struct MixedPrecisionPass : gs::impl::MixedPrecisionBase<MixedPrecisionPass> {
   using MixedPrecisionBase::MixedPrecisionBase;
 
+  /// A misspelt name would keep nothing in FP32 without a word.
+  LogicalResult checkFp32Ops() {
+    for (const std::string &name : fp32Ops) {
+      std::optional<RegisteredOperationName> op =
+          RegisteredOperationName::lookup(name, &getContext());
+      if (!op || !isa<GSDialect>(op->getDialect()))
+        return emitError(getOperation()->getLoc())
+               << "fp32-ops: '" << name << "' is not a gs operation";
+    }
+    return success();
+  }
+
   void runOnOperation() override {
+    if (failed(checkFp32Ops()))
+      return signalPassFailure();
     Policy policy(fp32Ops);
     SmallVector<BackwardOp> backwards;
     getOperation().walk([&](BackwardOp op) { backwards.push_back(op); });
