@@ -18,6 +18,7 @@
 #include "gs/Dialect/GS/Transforms/Passes.h"
 #include "gs/InitAll.h"
 #include "gs/Runner/JitRunner.h"
+#include "gs/Runtime/Dataset.h"
 #include "gs/Runtime/Model.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -58,11 +59,13 @@ static cl::opt<std::string>
              cl::value_desc("dir"), cl::cat(runnerCategory));
 static cl::opt<std::string> entry("entry", cl::desc("Function to run"),
                                   cl::init("forward"), cl::cat(runnerCategory));
-static cl::list<std::string>
-    inputFiles("i",
-               cl::desc("Input tensor file (.pb or .npy), in argument "
-                        "order (repeatable)"),
-               cl::value_desc("file"), cl::cat(runnerCategory));
+static cl::list<std::string> inputFiles(
+    "i",
+    cl::desc("Input tensor file, in argument order (repeatable): a "
+             "TensorProto (.pb), .npy, a .npz member (file.npz:ARRAY, or "
+             "file.npz holding one array) or IDX. An array with one more "
+             "leading axis than the input holds one input per step"),
+    cl::value_desc("file"), cl::cat(runnerCategory));
 static cl::opt<std::string>
     outputDir("output-dir", cl::desc("Write output_N.<format> files here"),
               cl::value_desc("dir"), cl::cat(runnerCategory));
@@ -90,9 +93,11 @@ static cl::opt<unsigned> benchmarkRuns(
     cl::value_desc("N"), cl::init(0), cl::cat(runnerCategory));
 static cl::opt<unsigned>
     steps("steps",
-          cl::desc("Call the function N times on the same inputs; parameters "
-                   "persist, so each call of a train step trains one step "
-                   "(outputs are those of the last call)"),
+          cl::desc("Call the function N times; parameters persist, so each "
+                   "call of a train step trains one step (outputs are those "
+                   "of the last call). Call k takes step k of the inputs "
+                   "that hold one per step, the others every time (default: "
+                   "as many steps as those inputs hold, else 1)"),
           cl::value_desc("N"), cl::init(1), cl::cat(runnerCategory));
 static cl::opt<std::string> dumpParams(
     "dump-params",
@@ -202,11 +207,74 @@ static std::string dumpParameters(gs::JitFunction &function, unsigned step) {
   return {};
 }
 
-/// Reads a tensor from a .pb or .npy file.
+/// Reads a tensor from a TensorProto (.pb) or an array file (.npy, .npz
+/// member, IDX).
 static std::string readTensor(const std::string &path, Tensor &tensor) {
-  if (StringRef(path).ends_with(".npy"))
-    return gs::runtime::readNpy(path, tensor);
-  return gs::readTensorProto(path, tensor);
+  if (StringRef(path).ends_with(".pb"))
+    return gs::readTensorProto(path, tensor);
+  return gs::runtime::readArray(path, tensor);
+}
+
+namespace {
+/// One -i input: the same tensor at every call, or one per step along a
+/// leading axis the function's input does not have.
+struct RunInput {
+  Tensor data;
+  /// The steps it holds; 0 when it is the same at every call.
+  int64_t steps = 0;
+  /// The current step's slice of a per-step input.
+  Tensor slice;
+
+  const Tensor *at(int64_t step) {
+    if (steps == 0)
+      return &data;
+    size_t bytes = slice.byteSize();
+    std::memcpy(slice.data(), data.data() + step * bytes, bytes);
+    return &slice;
+  }
+};
+} // namespace
+
+/// Reads the -i files for `function`; sets `streamSteps` to the steps the
+/// per-step inputs hold (0 when none does).
+static std::string readInputs(const gs::JitFunction &function,
+                              std::vector<RunInput> &inputs,
+                              int64_t &streamSteps) {
+  streamSteps = 0;
+  std::string first;
+  inputs.resize(inputFiles.size());
+  for (auto [i, file] : llvm::enumerate(inputFiles)) {
+    RunInput &input = inputs[i];
+    if (std::string e = readTensor(file, input.data); !e.empty())
+      return e;
+    const gs::TensorSignature &signature = function.inputs()[i];
+    ArrayRef<int64_t> shape = input.data.shape();
+    if (shape.size() != signature.shape.size() + 1 ||
+        shape.drop_front() != ArrayRef<int64_t>(signature.shape))
+      continue;
+    std::string name =
+        "input " + std::to_string(i) +
+        (signature.name.empty() ? "" : " '" + signature.name + "'");
+    if (streamSteps && shape[0] != streamSteps)
+      return "the per-step inputs hold different numbers of steps: " + first +
+             " holds " + std::to_string(streamSteps) + ", " + name + " " +
+             std::to_string(shape[0]);
+    if (shape[0] == 0)
+      return name + " ('" + file + "') holds no steps";
+    if (!streamSteps)
+      first = name;
+    streamSteps = shape[0];
+    input.steps = shape[0];
+    if (std::string e =
+            Tensor::allocate(input.data.type(), signature.shape, input.slice);
+        !e.empty())
+      return e;
+  }
+  if (streamSteps && steps.getNumOccurrences() && steps > streamSteps)
+    return "--steps=" + std::to_string(steps) +
+           ", but the per-step inputs hold " + std::to_string(streamSteps) +
+           " steps";
+  return {};
 }
 
 static std::string writeTensor(const std::string &path, const Tensor &tensor) {
@@ -458,21 +526,27 @@ int main(int argc, char **argv) {
                  << inputFiles.size() << " given with -i\n";
     return 1;
   }
-  std::vector<Tensor> inputs(inputFiles.size());
-  std::vector<const Tensor *> pointers;
-  for (auto [i, file] : llvm::enumerate(inputFiles)) {
-    if (std::string e = readTensor(file, inputs[i]); !e.empty()) {
-      llvm::errs() << "gs-run: error: " << e << "\n";
-      return 1;
-    }
-    pointers.push_back(&inputs[i]);
+  std::vector<RunInput> inputs;
+  int64_t streamSteps = 0;
+  if (std::string e = readInputs(*function, inputs, streamSteps); !e.empty()) {
+    llvm::errs() << "gs-run: error: " << e << "\n";
+    return 1;
   }
+  auto pointersAt = [&](int64_t step) {
+    std::vector<const Tensor *> pointers;
+    for (RunInput &input : inputs)
+      pointers.push_back(input.at(step));
+    return pointers;
+  };
   if (benchmarkRuns > 0)
-    return benchmark(*function, pointers);
+    return benchmark(*function, pointersAt(0));
+  unsigned calls =
+      streamSteps && !steps.getNumOccurrences() ? streamSteps : steps;
   std::vector<Tensor> outputs;
   // Parameters persist across calls: each call of a train step is a step.
-  for (unsigned step = 1; step <= steps; ++step) {
-    if (std::string e = function->run(pointers, outputs); !e.empty()) {
+  for (unsigned step = 1; step <= calls; ++step) {
+    if (std::string e = function->run(pointersAt(step - 1), outputs);
+        !e.empty()) {
       llvm::errs() << "gs-run: error: " << e << "\n";
       return 1;
     }
@@ -483,7 +557,7 @@ int main(int argc, char **argv) {
       }
     if (!printOutputs)
       continue;
-    if (steps > 1)
+    if (calls > 1)
       llvm::outs() << "step " << step << ": ";
     for (auto [i, output] : llvm::enumerate(outputs)) {
       std::string name = function->outputs()[i].name;

@@ -231,13 +231,18 @@ static LogicalResult pinInputShapes(onnx::ModelProto &model,
   return success();
 }
 
-/// Adds the parameter-like inputs (integer, boolean or scalar) that have a
-/// test data file to the constant inputs.
+/// Adds the parameter-like inputs (integer, boolean or scalar, or read by
+/// an operator as a parameter: Resize's scales) that have a test data file
+/// to the constant inputs.
 static void addParameterInputs(const onnx::ModelProto &model,
                                OnnxImportOptions &options) {
-  llvm::StringSet<> initializers;
+  llvm::StringSet<> initializers, parameters;
   for (const onnx::TensorProto &tensor : model.graph().initializer())
     initializers.insert(tensor.name());
+  for (const onnx::NodeProto &node : model.graph().node())
+    if (node.op_type() == "Resize" || node.op_type() == "Upsample")
+      for (int i = 1; i < node.input_size(); ++i)
+        parameters.insert(node.input(i));
   int64_t position = 0;
   for (const onnx::ValueInfoProto &input : model.graph().input()) {
     if (initializers.contains(input.name()))
@@ -251,7 +256,8 @@ static void addParameterInputs(const onnx::ModelProto &model,
     SmallString<256> path(options.parameterInputDir);
     llvm::sys::path::append(path,
                             "input_" + std::to_string(position++) + ".pb");
-    if ((integer || scalar) && llvm::sys::fs::exists(path) &&
+    if ((integer || scalar || parameters.contains(input.name())) &&
+        llvm::sys::fs::exists(path) &&
         !options.constantInputs.count(input.name()))
       options.constantInputs[input.name()] = std::string(path);
   }

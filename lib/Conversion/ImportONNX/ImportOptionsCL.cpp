@@ -44,8 +44,9 @@ struct OnnxImportCLOptions {
       cl::cat(category)};
   cl::opt<std::string> parameterInputDir{
       "onnx-bind-parameter-inputs",
-      cl::desc("Bind the integer, boolean and scalar graph inputs to the "
-               "input_N.pb files of an ONNX test data directory"),
+      cl::desc("Bind the integer, boolean and scalar graph inputs, and "
+               "Resize's scales, to the input_N.pb files of an ONNX test "
+               "data directory"),
       cl::value_desc("dir"), cl::cat(category)};
 };
 

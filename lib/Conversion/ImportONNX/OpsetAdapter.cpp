@@ -31,6 +31,9 @@ enum class Change {
   CastSaturate,
   /// AveragePool: `dilations` (19).
   PoolDilations,
+  /// Resize: `antialias`, `axes`, `keep_aspect_ratio_policy` (18) and the
+  /// half_pixel_symmetric transformation (19).
+  ResizeAttributes,
   /// Gelu (20), Mish (18): new, expanded into their definitions.
   Expand,
   /// New or changed in a way GradScale does not read.
@@ -62,6 +65,7 @@ static constexpr OpChange kChanges[] = {
     {"Cast", 19, Change::CastSaturate},
     {"CastLike", 19, Change::CastSaturate},
     {"AveragePool", 19, Change::PoolDilations},
+    {"Resize", 18, Change::ResizeAttributes},
     {"Mish", 18, Change::Expand},
     {"Gelu", 20, Change::Expand},
     {"AffineGrid", 20, Change::Unsupported},
@@ -83,7 +87,6 @@ static constexpr OpChange kChanges[] = {
     {"Pad", 18, Change::Unsupported},
     {"QuantizeLinear", 19, Change::Unsupported},
     {"RegexFullMatch", 20, Change::Unsupported},
-    {"Resize", 18, Change::Unsupported},
     {"ScatterElements", 18, Change::Unsupported},
     {"ScatterND", 18, Change::Unsupported},
     {"StringConcat", 20, Change::Unsupported},
@@ -134,6 +137,7 @@ private:
   bool adaptReduce(onnx::NodeProto &node);
   bool adaptSplit(onnx::NodeProto &node, Nodes &out);
   bool adaptPoolDilations(onnx::NodeProto &node);
+  bool adaptResize(onnx::NodeProto &node);
   bool expandGelu(const onnx::NodeProto &node, Nodes &out);
   bool expandMish(const onnx::NodeProto &node, Nodes &out);
 
@@ -346,6 +350,30 @@ bool GraphAdapter::adaptPoolDilations(onnx::NodeProto &node) {
   return true;
 }
 
+/// Resize-18 and 19 read as Resize-13 where their new attributes keep
+/// their defaults.
+bool GraphAdapter::adaptResize(onnx::NodeProto &node) {
+  const onnx::AttributeProto *antialias = attribute(node, "antialias");
+  if (antialias && antialias->i() != 0)
+    return refuse(node, "antialiased resizing is not supported");
+  if (attribute(node, "axes"))
+    return refuse(node, "resizing selected axes is not supported; give "
+                        "scales or sizes for every axis");
+  const onnx::AttributeProto *policy =
+      attribute(node, "keep_aspect_ratio_policy");
+  if (policy && policy->s() != "stretch")
+    return refuse(node, "keep_aspect_ratio_policy '" + policy->s() +
+                            "' is not supported");
+  const onnx::AttributeProto *transform =
+      attribute(node, "coordinate_transformation_mode");
+  if (transform && transform->s() == "half_pixel_symmetric")
+    return refuse(node, "coordinate_transformation_mode "
+                        "'half_pixel_symmetric' is not supported");
+  for (StringRef name : {"antialias", "axes", "keep_aspect_ratio_policy"})
+    dropAttribute(node, name);
+  return true;
+}
+
 /// Gelu(x) = x/2 (1 + erf(x / sqrt 2)), or with `approximate` "tanh",
 /// x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 bool GraphAdapter::expandGelu(const onnx::NodeProto &node, Nodes &out) {
@@ -433,6 +461,10 @@ int GraphAdapter::run() {
       break;
     case Change::PoolDilations:
       if (adaptPoolDilations(node))
+        adapted.push_back(std::move(node));
+      break;
+    case Change::ResizeAttributes:
+      if (adaptResize(node))
         adapted.push_back(std::move(node));
       break;
     case Change::Expand:

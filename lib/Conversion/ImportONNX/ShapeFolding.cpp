@@ -37,6 +37,8 @@ struct IntTensor {
 constexpr int64_t kMaxFoldedElements = 4096;
 /// The most elements a folded float ConstantOfShape may have (64 MiB).
 constexpr int64_t kMaxFoldedFloats = int64_t(1) << 24;
+/// Float vectors joined by Concat: scales and the like, not weights.
+constexpr int64_t kMaxConcatFloats = 64;
 
 /// The element count of `shape` when it is at most `limit`.
 static std::optional<int64_t>
@@ -198,6 +200,10 @@ private:
   std::optional<IntTensor> evaluate(const onnx::NodeProto &node);
   /// ConstantOfShape with a float value, as a constant tensor.
   std::optional<TensorProto> fillFloats(const onnx::NodeProto &node);
+  /// Concat of constant float vectors (how exporters build Resize's
+  /// scales), as a constant tensor.
+  std::optional<TensorProto> concatFloats(const onnx::NodeProto &node);
+  void recordFloats(const std::string &name, const TensorProto &tensor);
   const IntTensor *known(const onnx::NodeProto &node, int i) {
     if (i >= node.input_size() || node.input(i).empty())
       return nullptr;
@@ -208,9 +214,53 @@ private:
 
   onnx::GraphProto &graph;
   llvm::StringMap<IntTensor> values;
+  /// The small float vectors known so far.
+  llvm::StringMap<SmallVector<float>> floatVectors;
   llvm::StringMap<const onnx::TypeProto *> types;
 };
 } // namespace
+
+void ShapeFolder::recordFloats(const std::string &name,
+                               const TensorProto &tensor) {
+  if (tensor.data_type() != TensorProto::FLOAT || tensor.dims_size() != 1 ||
+      tensor.dims(0) < 0 || tensor.dims(0) > kMaxConcatFloats ||
+      tensor.data_location() == TensorProto::EXTERNAL)
+    return;
+  size_t n = tensor.dims(0);
+  SmallVector<float> data(n);
+  if (tensor.has_raw_data()) {
+    if (tensor.raw_data().size() != n * sizeof(float))
+      return;
+    std::memcpy(data.data(), tensor.raw_data().data(), n * sizeof(float));
+  } else {
+    if (size_t(tensor.float_data_size()) != n)
+      return;
+    llvm::copy(tensor.float_data(), data.begin());
+  }
+  floatVectors[name] = std::move(data);
+}
+
+std::optional<TensorProto>
+ShapeFolder::concatFloats(const onnx::NodeProto &node) {
+  if (node.op_type() != "Concat" || !canonicalDomain(node.domain()).empty() ||
+      node.output_size() != 1 || node.input_size() == 0)
+    return std::nullopt;
+  SmallVector<float> data;
+  for (const std::string &input : node.input()) {
+    auto it = floatVectors.find(input);
+    if (it == floatVectors.end())
+      return std::nullopt;
+    llvm::append_range(data, it->second);
+  }
+  if (data.size() > size_t(kMaxConcatFloats))
+    return std::nullopt;
+  TensorProto result;
+  result.set_name(node.output(0));
+  result.set_data_type(TensorProto::FLOAT);
+  result.add_dims(int64_t(data.size()));
+  result.set_raw_data(data.data(), data.size() * sizeof(float));
+  return result;
+}
 
 std::optional<SmallVector<int64_t>> ShapeFolder::staticShape(StringRef name) {
   const onnx::TypeProto *type = types.lookup(name);
@@ -688,9 +738,11 @@ bool ShapeFolder::run() {
     types[info.name()] = &info.type();
   for (const auto &info : graph.output())
     types[info.name()] = &info.type();
-  for (const TensorProto &init : graph.initializer())
+  for (const TensorProto &init : graph.initializer()) {
     if (std::optional<IntTensor> t = readTensor(init))
       values[init.name()] = std::move(*t);
+    recordFloats(init.name(), init);
+  }
 
   bool changed = false;
   auto replaceByConstant = [&](onnx::NodeProto &node, TensorProto value) {
@@ -706,8 +758,17 @@ bool ShapeFolder::run() {
     changed = true;
   };
   for (onnx::NodeProto &node : *graph.mutable_node()) {
+    if (node.op_type() == "Constant" && node.output_size() == 1)
+      for (const auto &attr : node.attribute())
+        if (attr.name() == "value")
+          recordFloats(node.output(0), attr.t());
     if (std::optional<TensorProto> filled = fillFloats(node)) {
       replaceByConstant(node, std::move(*filled));
+      continue;
+    }
+    if (std::optional<TensorProto> joined = concatFloats(node)) {
+      recordFloats(node.output(0), *joined);
+      replaceByConstant(node, std::move(*joined));
       continue;
     }
     std::optional<IntTensor> value = evaluate(node);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Exports PyTorch models with their loss, in training mode, at opset 17.
 
-Usage: export_torch_models.py [--eval] OUTDIR [mlp] [cnn] [resnet18]
+Usage: export_torch_models.py [--eval] OUTDIR [mlp] [cnn] [upsample] [resnet18]
 
 Each model is wrapped with nn.CrossEntropyLoss so that the export holds one
 SoftmaxCrossEntropyLoss whose scalar output is the loss. With --eval, the
@@ -39,6 +39,19 @@ def cnn():
         nn.MaxPool2d(2),
         nn.Conv2d(8, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 10)), (1, 28, 28)
+
+
+def upsample():
+    """Nearest and bilinear resizing (both corner conventions, up and
+    down), as segmentation decoders use them, before a classifier head."""
+    return nn.Sequential(
+        nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Upsample(scale_factor=2, mode="nearest"),
+        nn.Conv2d(4, 8, 3, padding=1), nn.ReLU(),
+        nn.Upsample(scale_factor=0.5, mode="bilinear", align_corners=False),
+        nn.Upsample(size=(21, 21), mode="bilinear", align_corners=True),
+        nn.Conv2d(8, 8, 3, stride=2), nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 10)), (1, 28, 28)
 
 
 def resnet18():
@@ -82,7 +95,8 @@ def main():
         args.remove("--eval")
     out = args[0]
     os.makedirs(out, exist_ok=True)
-    builders = {"mlp": mlp, "cnn": cnn, "resnet18": resnet18}
+    builders = {"mlp": mlp, "cnn": cnn, "upsample": upsample,
+                "resnet18": resnet18}
     for name in args[1:] or builders:
         (export_eval if evaluation else export)(name, builders[name], out)
 
