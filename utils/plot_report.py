@@ -26,9 +26,9 @@ def load(path):
             report = json.load(f)
     except (OSError, ValueError) as e:
         sys.exit(f"plot_report.py: cannot read '{path}': {e}")
-    if report.get("schema") != "gradscale.training-report/1":
+    if report.get("schema") != "gradscale.training-report/2":
         sys.exit(f"plot_report.py: '{path}' is not a GradScale training "
-                 "report (schema gradscale.training-report/1)")
+                 "report (schema gradscale.training-report/2)")
     return report
 
 

@@ -123,6 +123,17 @@ LogicalResult mlir::gs::describeModel(ModuleOp module,
                                      "result" + std::to_string(i)),
                             entry.results.emplace_back(), error)))
         return failure();
+    if (auto loss = function->getAttrOfType<IntegerAttr>(kLossResultAttr)) {
+      int64_t index = loss.getInt();
+      if (index < 0 || index >= int64_t(entry.results.size()) ||
+          !entry.results[index].shape.empty()) {
+        error = ("the loss result " + std::to_string(index) + " of '" + name +
+                 "' is not a scalar result")
+                    .str();
+        return failure();
+      }
+      entry.lossResult = static_cast<int32_t>(index);
+    }
   }
   return success();
 }
@@ -143,8 +154,8 @@ public:
         tensorType(llvm::StructType::get(context, {ptr, i32, i32, ptr})),
         paramType(
             llvm::StructType::get(context, {tensorType, i32, ptr, ptr, ptr})),
-        entryType(
-            llvm::StructType::get(context, {ptr, ptr, i32, i32, ptr, ptr})),
+        entryType(llvm::StructType::get(context,
+                                        {ptr, ptr, i32, i32, ptr, ptr, i32})),
         modelType(llvm::StructType::get(
             context, {i32, i32, i32, ptr, ptr, ptr, ptr, ptr, i64})) {}
 
@@ -241,7 +252,8 @@ LogicalResult mlir::gs::emitModelTable(llvm::Module &module,
         {table.string(entry.name), function,
          table.i32Value(static_cast<int32_t>(entry.inputs.size())),
          table.i32Value(static_cast<int32_t>(entry.results.size())),
-         table.tensors(entry.inputs), table.tensors(entry.results)}));
+         table.tensors(entry.inputs), table.tensors(entry.results),
+         table.i32Value(entry.lossResult)}));
   }
   llvm::Constant *model = table.privateConstant(
       llvm::ConstantStruct::get(

@@ -1,9 +1,10 @@
 //===- EvalStep.cpp - The evaluation entry of a trained model ---*- C++ -*-===//
 //
-// `eval_step` is `forward` that also returns the class scores its loss is
-// computed from, so that a runtime can count correct predictions. It
-// changes no parameter: the writes of `forward` (batch-norm running
-// statistics, random-number state) are left out.
+// `eval_step` is `forward` that changes no parameter: the writes of
+// `forward` (batch-norm running statistics, random-number state) are left
+// out. Where the model has a classification loss, it also returns that
+// loss's class scores and labels ("scores", "targets"), from which a
+// runtime computes accuracy or mean IoU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,16 +25,20 @@ namespace mlir::gs {
 using namespace mlir;
 using namespace mlir::gs;
 
-/// The class scores a returned loss is computed from: the logits of a
-/// softmax cross-entropy, the log-probabilities of a negative
-/// log-likelihood.
-static Value scoresOfLoss(Value loss) {
-  Operation *producer = loss.getDefiningOp();
-  if (auto crossEntropy = dyn_cast_if_present<SoftmaxCrossEntropyOp>(producer))
-    return crossEntropy.getScores();
-  if (auto nll = dyn_cast_if_present<NLLLossOp>(producer))
-    return nll.getInput();
-  return nullptr;
+/// The first classification loss of `function`: a softmax cross-entropy
+/// (its logits) or a negative log-likelihood (its log-probabilities), with
+/// its class labels.
+static std::optional<std::pair<Value, Value>>
+classScoresAndTargets(func::FuncOp function) {
+  std::optional<std::pair<Value, Value>> found;
+  function.walk([&](Operation *op) {
+    if (auto crossEntropy = dyn_cast<SoftmaxCrossEntropyOp>(op))
+      found = {crossEntropy.getScores(), crossEntropy.getLabels()};
+    else if (auto nll = dyn_cast<NLLLossOp>(op))
+      found = {nll.getInput(), nll.getTarget()};
+    return found ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return found;
 }
 
 LogicalResult mlir::gs::addEvalStep(ModuleOp module) {
@@ -44,40 +49,37 @@ LogicalResult mlir::gs::addEvalStep(ModuleOp module) {
   if (Operation *existing = symbols.lookup("eval_step"))
     return existing->emitOpError("is named 'eval_step', the function "
                                  "gs-add-eval-step would add");
-  auto returnOp = cast<func::ReturnOp>(forward.getBody().back().back());
-  Value scores;
-  unsigned lossIndex = 0;
-  for (; lossIndex < returnOp.getNumOperands(); ++lossIndex)
-    if ((scores = scoresOfLoss(returnOp.getOperand(lossIndex))))
-      break;
-  if (!scores)
-    return returnOp.emitOpError(
-        "returns no softmax cross-entropy or negative log-likelihood loss, "
-        "whose class scores accuracy needs");
-  auto scoresType = cast<RankedTensorType>(scores.getType());
-  if (scoresType.getRank() != 2 || !scoresType.hasStaticShape())
-    return returnOp.getOperand(lossIndex).getDefiningOp()->emitOpError(
-               "has class scores of type ")
-           << scoresType << "; accuracy needs a static batch x classes shape";
 
   OpBuilder builder(forward);
   builder.setInsertionPointAfter(forward);
   auto eval = cast<func::FuncOp>(builder.clone(*forward));
   eval.setSymName("eval_step");
   symbols.insert(eval);
+  for (TrainingOp training : module.getOps<TrainingOp>())
+    if (training.getFunction() == forward.getSymName())
+      eval->setAttr(kLossResultAttr,
+                    builder.getI64IntegerAttr(training.getLoss()));
   SmallVector<ParamWriteOp> writes;
   eval.walk([&](ParamWriteOp write) { writes.push_back(write); });
   for (ParamWriteOp write : writes)
     write.erase();
+
+  // A classifier's scores and labels, for accuracy and mean IoU.
+  std::optional<std::pair<Value, Value>> scores = classScoresAndTargets(eval);
+  if (!scores)
+    return success();
   auto evalReturn = cast<func::ReturnOp>(eval.getBody().back().back());
-  Value evalScores = scoresOfLoss(evalReturn.getOperand(lossIndex));
-  unsigned index = eval.getNumResults();
-  if (failed(eval.insertResult(
-          index, evalScores.getType(),
-          builder.getDictionaryAttr(builder.getNamedAttr(
-              "onnx.name", builder.getStringAttr("scores"))))))
-    return eval.emitOpError("cannot take the class scores as a result");
-  evalReturn->insertOperands(index, evalScores);
+  for (auto [value, name] :
+       {std::pair<Value, StringRef>{scores->first, "scores"},
+        {scores->second, "targets"}}) {
+    unsigned index = eval.getNumResults();
+    if (failed(
+            eval.insertResult(index, value.getType(),
+                              builder.getDictionaryAttr(builder.getNamedAttr(
+                                  "onnx.name", builder.getStringAttr(name))))))
+      return eval.emitOpError("cannot return the class ") << name;
+    evalReturn->insertOperands(index, value);
+  }
   return success();
 }
 

@@ -96,63 +96,95 @@ void mlir::gs::runtime::meanAndStd(const Tensor &inputs, double &mean,
   std = variance > 0 ? std::sqrt(variance) : 1;
 }
 
-std::string mlir::gs::runtime::makeDataset(
-    const Tensor &inputs, const std::string &inputsName, const Tensor &labels,
-    const std::string &labelsName, int64_t sampleSize, int64_t classes,
-    const Normalization &normalization, Dataset &dataset) {
-  if (inputs.type() == DType::Bool)
-    return "'" + inputsName + "' holds booleans, not numbers";
-  const std::vector<int64_t> &shape = inputs.shape();
+std::string mlir::gs::runtime::makeColumn(
+    const Tensor &array, const std::string &file, DType type,
+    const std::vector<int64_t> &exampleShape,
+    const Normalization &normalization, Tensor &rows) {
+  if (array.type() == DType::Bool && type != DType::Bool)
+    return "'" + file + "' holds booleans, not numbers";
+  int64_t exampleSize = 1;
+  for (int64_t size : exampleShape)
+    exampleSize *= size;
+  const std::vector<int64_t> &shape = array.shape();
   int64_t count = shape.empty() ? 0 : shape[0];
-  int64_t perExample = count ? inputs.numElements() / count : 0;
-  if (shape.empty() || count == 0 || perExample != sampleSize)
-    return "'" + inputsName + "' holds " + inputs.describe() + ": " +
+  int64_t perExample = count ? array.numElements() / count : 0;
+  if (shape.empty() || count == 0 || perExample != exampleSize)
+    return "'" + file + "' holds " + array.describe() + ": " +
            (shape.empty() || count == 0
                 ? std::string("no examples")
                 : "examples of " + std::to_string(perExample) + " elements (" +
                       shapeText({shape.begin() + 1, shape.end()}) + ")") +
-           ", but the model's input takes " + std::to_string(sampleSize) +
-           " elements per example";
-  if (!isInteger(labels.type()))
-    return "'" + labelsName + "' holds " + labels.describe() +
-           ": class labels must be integers";
-  if (labels.shape().empty() || labels.shape()[0] != count ||
-      labels.numElements() != count)
-    return "'" + labelsName + "' holds " + labels.describe() + ", but '" +
-           inputsName + "' has " + std::to_string(count) +
-           " examples: expected one label per example";
-  if (normalization.kind == Normalization::Unit && inputs.type() != DType::U8)
-    return "'" + inputsName + "' holds " + nameOf(inputs.type()) +
-           " data: --normalize=unit divides 8-bit data by 255 (use none or "
-           "standard)";
-
-  dataset.count = count;
-  dataset.sampleSize = sampleSize;
-  dataset.labels.resize(count);
-  for (int64_t i = 0; i < count; ++i) {
-    double label = elementAt(labels, i);
-    if (label < 0 || (classes > 0 && label >= classes))
-      return "'" + labelsName + "': label " +
-             std::to_string(static_cast<int64_t>(label)) + " of example " +
-             std::to_string(i) + " is out of range: the model has " +
-             std::to_string(classes) + " classes (0 to " +
-             std::to_string(classes - 1) + ")";
-    dataset.labels[i] = static_cast<int64_t>(label);
+           ", but the model's input takes " + std::to_string(exampleSize) +
+           " elements (" + shapeText(exampleShape) + ") per example";
+  std::vector<int64_t> rowsShape = {count};
+  rowsShape.insert(rowsShape.end(), exampleShape.begin(), exampleShape.end());
+  if (std::string error = Tensor::allocate(type, rowsShape, rows);
+      !error.empty())
+    return "'" + file + "': " + error;
+  int64_t n = array.numElements();
+  auto where = [&](int64_t i) {
+    return "example " + std::to_string(i / exampleSize) + ", element " +
+           std::to_string(i % exampleSize);
+  };
+  if (type == DType::F32 || type == DType::F64) {
+    if (normalization.kind == Normalization::Unit && array.type() != DType::U8)
+      return "'" + file + "' holds " + nameOf(array.type()) +
+             " data: --normalize=unit divides 8-bit data by 255 (use none "
+             "or standard)";
+    double scale = 1, shift = 0;
+    if (normalization.kind == Normalization::Unit)
+      scale = 1.0 / 255;
+    else if (normalization.kind == Normalization::Standard)
+      scale = 1 / normalization.std,
+      shift = -normalization.mean / normalization.std;
+    for (int64_t i = 0; i < n; ++i) {
+      double x = elementAt(array, i) * scale + shift;
+      if (type == DType::F32)
+        x = rows.as<float>()[i] = static_cast<float>(x);
+      else
+        rows.as<double>()[i] = x;
+      if (!std::isfinite(x))
+        return "'" + file + "': " + where(i) + " is not finite (" +
+               std::to_string(x) + ")";
+    }
+    return {};
   }
-  dataset.inputs.resize(inputs.numElements());
-  double scale = 1, shift = 0;
-  if (normalization.kind == Normalization::Unit)
-    scale = 1.0 / 255;
-  else if (normalization.kind == Normalization::Standard)
-    scale = 1 / normalization.std,
-    shift = -normalization.mean / normalization.std;
-  for (int64_t i = 0, n = inputs.numElements(); i < n; ++i) {
-    float x = static_cast<float>(elementAt(inputs, i) * scale + shift);
-    if (!std::isfinite(x))
-      return "'" + inputsName + "': example " + std::to_string(i / sampleSize) +
-             " holds a non-finite value (" + std::to_string(x) +
-             ") at element " + std::to_string(i % sampleSize);
-    dataset.inputs[i] = x;
+  if (!isInteger(type) && type != DType::Bool)
+    return "'" + file + "': the model's input is " + nameOf(type) +
+           ", which data files do not feed";
+  if (!isInteger(array.type()) && array.type() != DType::Bool)
+    return "'" + file + "' holds " + nameOf(array.type()) +
+           " data, but the model's input is " + nameOf(type);
+  double low = type == DType::I8    ? -128
+               : type == DType::I32 ? -2147483648.0
+               : type == DType::U8 || type == DType::Bool
+                   ? 0
+                   : -9.2233720368547758e18;
+  double high = type == DType::I8     ? 127
+                : type == DType::U8   ? 255
+                : type == DType::Bool ? 1
+                : type == DType::I32  ? 2147483647.0
+                                      : 9.2233720368547758e18;
+  for (int64_t i = 0; i < n; ++i) {
+    double x = elementAt(array, i);
+    if (x < low || x > high)
+      return "'" + file + "': " + where(i) + " is " +
+             std::to_string(int64_t(x)) + ", outside " + nameOf(type);
+    switch (type) {
+    case DType::I64:
+      // Exact: elementAt is exact for 64-bit integers below 2^53 only, so
+      // read those directly.
+      rows.as<int64_t>()[i] = array.type() == DType::I64
+                                  ? array.as<int64_t>()[i]
+                                  : static_cast<int64_t>(x);
+      break;
+    case DType::I32:
+      rows.as<int32_t>()[i] = static_cast<int32_t>(x);
+      break;
+    default:
+      reinterpret_cast<int8_t *>(rows.data())[i] = static_cast<int8_t>(x);
+      break;
+    }
   }
   return {};
 }
@@ -193,18 +225,17 @@ std::vector<int64_t> mlir::gs::runtime::epochOrder(int64_t count, uint64_t seed,
   return order;
 }
 
-void mlir::gs::runtime::gatherBatch(const Dataset &dataset,
-                                    const std::vector<int64_t> &order,
-                                    int64_t first, int64_t batch, float *inputs,
-                                    int64_t *labels) {
-  for (int64_t b = 0; b < batch; ++b) {
+void mlir::gs::runtime::gatherRows(const Tensor &rows,
+                                   const std::vector<int64_t> &order,
+                                   int64_t first, Tensor &batch) {
+  int64_t count = batch.shape().empty() ? 1 : batch.shape()[0];
+  size_t rowBytes = count ? batch.byteSize() / count : 0;
+  for (int64_t b = 0; b < count; ++b) {
     int64_t position = first + b;
     int64_t example = position < static_cast<int64_t>(order.size())
                           ? order[position]
                           : order[0];
-    std::memcpy(inputs + b * dataset.sampleSize,
-                dataset.inputs.data() + example * dataset.sampleSize,
-                dataset.sampleSize * sizeof(float));
-    labels[b] = dataset.labels[example];
+    std::memcpy(batch.data() + b * rowBytes, rows.data() + example * rowBytes,
+                rowBytes);
   }
 }

@@ -151,6 +151,13 @@ std::string mlir::gs::runtime::validate(const gs_model_info &model) {
         !checkTensors(entry.results, entry.num_results,
                       std::string(entry.name) + " result", error))
       return error;
+    int32_t loss = entry.loss_result;
+    if (loss != -1 && (loss < 0 || loss >= entry.num_results ||
+                       entry.results[loss].rank != 0 ||
+                       (entry.results[loss].dtype != GS_DTYPE_F32 &&
+                        entry.results[loss].dtype != GS_DTYPE_F64)))
+      return std::string("entry '") + entry.name + "' names result " +
+             std::to_string(loss) + " as its loss, which is no float scalar";
   }
   return {};
 }

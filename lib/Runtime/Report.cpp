@@ -99,9 +99,15 @@ std::string mlir::gs::runtime::writeReportJson(const std::string &path,
      << number(r.wallSeconds > 0 ? ran / r.wallSeconds : 0) << "},\n";
   os << "  \"loss\": {\"step\": " << integers(r.lossSteps)
      << ", \"value\": " << numbers(r.losses) << "},\n";
+  os << "  \"outputs\": " << array(r.outputs, [](const OutputSeries &o) {
+    return "{\"name\": " + quoted(o.name) +
+           ", \"value\": " + numbers(o.values) + "}";
+  }) << ",\n";
   os << "  \"eval\": " << array(r.evaluations, [](const EvalPoint &e) {
-    return "{\"step\": " + std::to_string(e.step) +
-           ", \"accuracy\": " + number(e.accuracy) +
+    std::string metric;
+    if (!e.metric.empty())
+      metric = ", " + quoted(e.metric) + ": " + number(e.value);
+    return "{\"step\": " + std::to_string(e.step) + metric +
            ", \"loss\": " + number(e.loss) +
            ", \"examples\": " + std::to_string(e.examples) + "}";
   }) << ",\n";
@@ -135,10 +141,16 @@ std::string mlir::gs::runtime::writeReportJson(const std::string &path,
   }
   os << (r.sites.empty() ? "" : "\n  ") << "],\n";
   os << "  \"overflow_total\": " << number(totalOverflow) << ",\n";
+  const EvalPoint *last =
+      r.evaluations.empty() ? nullptr : &r.evaluations.back();
   os << "  \"final\": {\"loss\": "
      << number(r.losses.empty() ? NAN : r.losses.back())
+     << ", \"eval_loss\": " << number(last ? last->loss : NAN)
+     << ", \"eval_metric\": " << (r.metric.empty() ? "null" : quoted(r.metric))
+     << ", \"eval_value\": "
+     << number(last && !last->metric.empty() ? last->value : NAN)
      << ", \"eval_accuracy\": "
-     << number(r.evaluations.empty() ? NAN : r.evaluations.back().accuracy)
+     << number(last && last->metric == "accuracy" ? last->value : NAN)
      << "}\n}\n";
   return writeFileAtomically(path, os.str());
 }
@@ -146,18 +158,22 @@ std::string mlir::gs::runtime::writeReportJson(const std::string &path,
 std::string mlir::gs::runtime::writeReportCsv(const std::string &path,
                                               const TrainingReport &r) {
   std::ostringstream os;
-  os << "step,loss,loss_scale,eval_accuracy";
+  os << "step,loss,loss_scale,eval_loss,eval_"
+     << (r.metric.empty() ? "metric" : r.metric);
+  for (const OutputSeries &output : r.outputs)
+    os << "," << output.name;
   for (const SiteSeries &series : r.sites)
     os << "," << series.name << ".scale," << series.name
        << ".estimated_underflow," << series.name << ".measured_underflow,"
        << series.name << ".overflow";
   os << "\n";
   // Cells by step: a column is empty at steps it was not recorded at.
-  std::map<int64_t, double> lossScale, accuracy;
+  std::map<int64_t, double> lossScale;
+  std::map<int64_t, const EvalPoint *> evaluation;
   for (size_t i = 0; i < r.lossScaleSteps.size(); ++i)
     lossScale[r.lossScaleSteps[i]] = r.lossScales[i];
   for (const EvalPoint &e : r.evaluations)
-    accuracy[e.step] = e.accuracy;
+    evaluation[e.step] = &e;
   std::vector<std::map<int64_t, const std::array<double, 7> *>> records(
       r.sites.size());
   for (size_t s = 0; s < r.sites.size(); ++s)
@@ -172,8 +188,13 @@ std::string mlir::gs::runtime::writeReportCsv(const std::string &path,
     if (auto it = lossScale.find(step); it != lossScale.end())
       os << cell(it->second);
     os << ",";
-    if (auto it = accuracy.find(step); it != accuracy.end())
-      os << cell(it->second);
+    if (auto it = evaluation.find(step); it != evaluation.end())
+      os << cell(it->second->loss) << ","
+         << (it->second->metric.empty() ? "" : cell(it->second->value));
+    else
+      os << ",";
+    for (const OutputSeries &output : r.outputs)
+      os << "," << (i < output.values.size() ? cell(output.values[i]) : "");
     for (size_t s = 0; s < r.sites.size(); ++s) {
       auto it = records[s].find(step);
       if (it == records[s].end()) {

@@ -17,6 +17,7 @@
 #include "gs/Runtime/Report.h"
 #include "gs/Support/Telemetry.h"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -55,18 +56,25 @@ void check(const std::string &error) {
 //===----------------------------------------------------------------------===//
 
 const char *kUsage =
-    R"(usage: %s --train-data=FILE --train-labels=FILE [options]
+    R"(usage: %s --data NAME=FILE ... [options]
+       %s --train-data=FILE --train-labels=FILE [options]
 
 Trains the model compiled into this program (%s, scaling %s) on the CPU.
 
-Data (.npy, .npz with :ARRAY to pick a member, or IDX files, gzip or not):
-  --train-data=FILE       training inputs, one example per row
-  --train-labels=FILE     their integer class labels
-  --eval-data=FILE        held-out inputs for accuracy
-  --eval-labels=FILE      their labels
-  --normalize=MODE        auto (default: unit for 8-bit data, else none),
-                          none, unit (x/255), standard ((x-mean)/std)
-  --mean=M --std=S        standard: these instead of the training set's
+Data (.npy, .npz with :ARRAY to pick a member, or IDX files, gzip or not),
+one example per row along the first axis, batched together:
+  --data NAME=FILE        the train step's input NAME (one flag per input)
+  --eval-input NAME=FILE  the eval step's input NAME (one per input), held
+                          out for the metric
+  --train-data=FILE       a classifier's inputs (the first train step input)
+  --train-labels=FILE     and their integer labels (the second)
+  --eval-data=FILE        held-out inputs and labels for a classifier
+  --eval-labels=FILE
+  --normalize=MODE        float inputs: auto (default: unit for 8-bit data,
+                          else none), none, unit (x/255), standard
+                          ((x-mean)/std, the statistics of the first float
+                          input's training data unless given)
+  --mean=M --std=S        standard: these instead
   --max-tensor-bytes=N    the largest array a data file may hold (default
                           2 GiB); checked before anything is allocated
 Training:
@@ -75,6 +83,14 @@ Training:
   --seed=S                shuffling seed (default 0)
   --no-shuffle            examples in file order
   --eval-every=N          evaluate every N steps (default: each epoch end)
+  --metric=M[:OUT:TARGET] what evaluation reports besides the loss: accuracy
+                          or miou (mean IoU of per-pixel classes) of the
+                          class scores, rmse, or none. Default: accuracy
+                          when the loss is a cross-entropy or NLL, else
+                          none. OUT names an eval step result, TARGET an
+                          eval step input or result (rmse needs both;
+                          accuracy and miou default to the loss's scores
+                          and labels)
 Output:
   --report=FILE.json      the training report (docs/report.schema.json)
   --csv=FILE.csv          its curves, one row per step
@@ -88,8 +104,13 @@ Output:
   --help                  this text
 )";
 
+using NamedFiles = std::vector<std::pair<std::string, std::string>>;
+
 struct Flags {
   std::string trainData, trainLabels, evalData, evalLabels;
+  /// --data and --eval-input: input name, file.
+  NamedFiles data, evalInputs;
+  std::string metric;
   std::string normalize = "auto";
   std::optional<double> mean, std;
   std::optional<int64_t> steps, evalEvery, checkpointEvery;
@@ -136,8 +157,19 @@ Flags parseFlags(int argc, char **argv, const gs_model_info &model) {
         die("--" + name + " needs a value");
       return argv[++i];
     };
+    auto named = [&](NamedFiles &files) {
+      std::string text = take();
+      size_t eq = text.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+        die("--" + name + ": expected NAME=FILE, got '" + text + "'");
+      std::string input = text.substr(0, eq);
+      for (const auto &[given, file] : files)
+        if (given == input)
+          die("--" + name + ": input '" + input + "' is given twice");
+      files.emplace_back(input, text.substr(eq + 1));
+    };
     if (name == "help") {
-      std::printf(kUsage, program, model.name, model.scaling);
+      std::printf(kUsage, program, program, model.name, model.scaling);
       std::exit(0);
     } else if (name == "info") {
       flags.info = true;
@@ -151,6 +183,12 @@ Flags parseFlags(int argc, char **argv, const gs_model_info &model) {
       flags.evalData = take();
     } else if (name == "eval-labels") {
       flags.evalLabels = take();
+    } else if (name == "data") {
+      named(flags.data);
+    } else if (name == "eval-input") {
+      named(flags.evalInputs);
+    } else if (name == "metric") {
+      flags.metric = take();
     } else if (name == "normalize") {
       flags.normalize = take();
       if (flags.normalize != "auto" && flags.normalize != "none" &&
@@ -207,8 +245,19 @@ Flags parseFlags(int argc, char **argv, const gs_model_info &model) {
   }
   if (flags.info)
     return flags;
-  if (flags.trainData.empty() || flags.trainLabels.empty())
-    die("--train-data and --train-labels are required (see --help)");
+  bool classifierFiles = !flags.trainData.empty() || !flags.trainLabels.empty();
+  if (classifierFiles && !flags.data.empty())
+    die("--data and --train-data/--train-labels exclude each other");
+  if (!flags.data.empty() &&
+      (!flags.evalData.empty() || !flags.evalLabels.empty()))
+    die("with --data, give the held-out inputs with --eval-input");
+  if (!flags.evalInputs.empty() && classifierFiles)
+    die("with --train-data, give the held-out data with --eval-data and "
+        "--eval-labels");
+  if (flags.data.empty() &&
+      (flags.trainData.empty() || flags.trainLabels.empty()))
+    die("give the training data: --data NAME=FILE for each input of the "
+        "train step, or --train-data and --train-labels (see --help)");
   if (flags.evalData.empty() != flags.evalLabels.empty())
     die("--eval-data and --eval-labels go together");
   if (flags.steps && flags.epochs)
@@ -226,59 +275,162 @@ Flags parseFlags(int argc, char **argv, const gs_model_info &model) {
 // The model
 //===----------------------------------------------------------------------===//
 
-/// The train and eval entries of a classifier: (data, labels) in, the
-/// loss (and for eval the batch x classes scores) out.
+/// What evaluation reports besides the loss.
+struct Metric {
+  enum Kind { None, Accuracy, MeanIoU, RMSE } kind = None;
+  /// The eval step result it reads, and the eval input (or result) it
+  /// compares it with.
+  int32_t output = -1;
+  int32_t targetInput = -1, targetResult = -1;
+  const char *name() const {
+    return kind == Accuracy  ? "accuracy"
+           : kind == MeanIoU ? "mean_iou"
+           : kind == RMSE    ? "rmse"
+                             : "none";
+  }
+};
+
+/// The train and eval entries, with the loss's position among their
+/// results.
 struct Entries {
   const gs_entry_info *train = nullptr;
   const gs_entry_info *eval = nullptr;
+  int32_t trainLoss = -1, evalLoss = -1;
   int64_t batch = 0;
-  int64_t sampleSize = 0;
-  int64_t classes = 0;
+  Metric metric;
 };
 
-Entries findEntries(const gs_model_info &model) {
+int32_t inputIndex(const gs_entry_info &entry, const std::string &name) {
+  for (int32_t i = 0; i < entry.num_inputs; ++i)
+    if (name == entry.inputs[i].name)
+      return i;
+  return -1;
+}
+
+int32_t resultIndex(const gs_entry_info &entry, const std::string &name) {
+  for (int32_t i = 0; i < entry.num_results; ++i)
+    if (name == entry.results[i].name)
+      return i;
+  return -1;
+}
+
+std::string inputNames(const gs_entry_info &entry) {
+  std::string names;
+  for (int32_t i = 0; i < entry.num_inputs; ++i)
+    names += (i ? ", " : "") + std::string(entry.inputs[i].name);
+  return names;
+}
+
+/// Resolves --metric against the eval step.
+Metric findMetric(const std::string &spec, const gs_entry_info *eval) {
+  Metric metric;
+  std::string kind = spec.substr(0, spec.find(':'));
+  std::string output, target;
+  if (size_t colon = spec.find(':'); colon != std::string::npos) {
+    std::string rest = spec.substr(colon + 1);
+    size_t second = rest.find(':');
+    if (second == std::string::npos || second == 0 || second + 1 == rest.size())
+      die("--metric: expected KIND or KIND:OUTPUT:TARGET, got '" + spec + "'");
+    output = rest.substr(0, second), target = rest.substr(second + 1);
+  }
+  bool hasScores = eval && resultIndex(*eval, "scores") >= 0 &&
+                   resultIndex(*eval, "targets") >= 0;
+  if (kind.empty())
+    kind = hasScores ? "accuracy" : "none";
+  if (kind == "none") {
+    if (!output.empty())
+      die("--metric=none takes no output and target");
+    return metric;
+  }
+  if (kind == "accuracy")
+    metric.kind = Metric::Accuracy;
+  else if (kind == "miou")
+    metric.kind = Metric::MeanIoU;
+  else if (kind == "rmse")
+    metric.kind = Metric::RMSE;
+  else
+    die("--metric: expected accuracy, miou, rmse or none, got '" + kind + "'");
+  if (!eval)
+    die("--metric: the model has no eval_step");
+  if (output.empty()) {
+    if (metric.kind == Metric::RMSE)
+      die("--metric=rmse needs the output and the target it compares: "
+          "--metric=rmse:OUTPUT:TARGET");
+    if (!hasScores)
+      die("--metric=" + kind +
+          " needs class scores: the model's loss is no cross-entropy or "
+          "NLL, so name them: --metric=" +
+          kind + ":OUTPUT:TARGET");
+    output = "scores", target = "targets";
+  }
+  metric.output = resultIndex(*eval, output);
+  if (metric.output < 0)
+    die("--metric: the eval step has no result '" + output + "'");
+  metric.targetInput = inputIndex(*eval, target);
+  if (metric.targetInput < 0)
+    metric.targetResult = resultIndex(*eval, target);
+  if (metric.targetInput < 0 && metric.targetResult < 0)
+    die("--metric: the eval step has no input or result '" + target +
+        "' (inputs: " + inputNames(*eval) + ")");
+  const gs_tensor_info &out = eval->results[metric.output];
+  const gs_tensor_info &tgt = metric.targetInput >= 0
+                                  ? eval->inputs[metric.targetInput]
+                                  : eval->results[metric.targetResult];
+  std::vector<int64_t> outShape = shapeOf(out), targetShape = shapeOf(tgt);
+  if (out.dtype != GS_DTYPE_F32 || outShape.empty())
+    die("--metric: '" + output + "' is " + describe(out) +
+        ", not float32 values per example");
+  if (metric.kind == Metric::RMSE) {
+    if (targetShape != outShape || tgt.dtype != GS_DTYPE_F32)
+      die("--metric=rmse: the target '" + target + "' is " + describe(tgt) +
+          ", but the output '" + output + "' is " + describe(out));
+    return metric;
+  }
+  // Class scores [N, C, d...] against labels [N, d...].
+  std::vector<int64_t> expected = outShape;
+  if (expected.size() >= 2)
+    expected.erase(expected.begin() + 1);
+  if (outShape.size() < 2 || targetShape != expected ||
+      (tgt.dtype != GS_DTYPE_I64 && tgt.dtype != GS_DTYPE_I32))
+    die("--metric=" + kind + ": the scores '" + output + "' are " +
+        describe(out) + " and the labels '" + target + "' " + describe(tgt) +
+        "; expected scores [N, C, ...] and integer labels [N, ...]");
+  return metric;
+}
+
+Entries findEntries(const gs_model_info &model, const std::string &metric) {
   Entries entries;
   entries.train = findEntry(model, "train_step");
   entries.eval = findEntry(model, "eval_step");
   if (!entries.train)
     die("the model has no train_step");
   const gs_entry_info &train = *entries.train;
-  auto isData = [](const gs_tensor_info &t) {
-    return t.rank >= 1 && (t.dtype == GS_DTYPE_F32);
-  };
-  auto isLabels = [](const gs_tensor_info &t) {
-    return t.rank == 1 && (t.dtype == GS_DTYPE_I64 || t.dtype == GS_DTYPE_I32);
-  };
-  if (train.num_inputs != 2 || !isData(train.inputs[0]) ||
-      !isLabels(train.inputs[1]) || train.inputs[0].shape[0] <= 0 ||
-      train.inputs[0].shape[0] != train.inputs[1].shape[0] ||
-      train.num_results < 1 || train.results[0].rank != 0 ||
-      train.results[0].dtype != GS_DTYPE_F32)
-    die("this trainer takes classifiers whose train_step maps (float32 "
-        "inputs, integer labels) of one batch size to a float32 loss; "
-        "train_step takes " +
-        std::to_string(train.num_inputs) + " inputs" +
-        (train.num_inputs ? " (" + describe(train.inputs[0]) + ", ...)" : ""));
+  entries.trainLoss = train.loss_result;
+  if (entries.trainLoss < 0 ||
+      train.results[entries.trainLoss].dtype != GS_DTYPE_F32)
+    die("the model's train_step returns no float32 loss");
+  if (train.num_inputs == 0 || train.inputs[0].rank == 0 ||
+      train.inputs[0].shape[0] <= 0)
+    die("the train step takes no batched inputs");
   entries.batch = train.inputs[0].shape[0];
-  std::vector<int64_t> inputShape = shapeOf(train.inputs[0]);
-  entries.sampleSize = std::accumulate(inputShape.begin() + 1, inputShape.end(),
-                                       int64_t(1), std::multiplies<int64_t>());
+  for (int32_t i = 0; i < train.num_inputs; ++i)
+    if (train.inputs[i].rank == 0 || train.inputs[i].shape[0] != entries.batch)
+      die("the train step's inputs are not batched alike along their first "
+          "axis: '" +
+          std::string(train.inputs[i].name) + "' is " +
+          describe(train.inputs[i]) + ", '" + train.inputs[0].name + "' " +
+          describe(train.inputs[0]));
   if (entries.eval) {
     const gs_entry_info &eval = *entries.eval;
-    auto sameAsTrain = [&](int32_t i) {
-      return eval.inputs[i].dtype == train.inputs[i].dtype &&
-             shapeOf(eval.inputs[i]) == shapeOf(train.inputs[i]);
-    };
-    if (eval.num_inputs != 2 || !sameAsTrain(0) || !sameAsTrain(1) ||
-        eval.num_results != 2 || eval.results[0].rank != 0 ||
-        eval.results[0].dtype != GS_DTYPE_F32 || eval.results[1].rank != 2 ||
-        eval.results[1].dtype != GS_DTYPE_F32 ||
-        eval.results[1].shape[0] != entries.batch ||
-        eval.results[1].shape[1] <= 0)
-      die("eval_step does not take train_step's inputs and return (loss, "
-          "batch x classes scores)");
-    entries.classes = eval.results[1].shape[1];
+    bool sameInputs = eval.num_inputs == train.num_inputs;
+    for (int32_t i = 0; sameInputs && i < eval.num_inputs; ++i)
+      sameInputs = eval.inputs[i].dtype == train.inputs[i].dtype &&
+                   shapeOf(eval.inputs[i]) == shapeOf(train.inputs[i]);
+    if (!sameInputs || eval.loss_result < 0)
+      die("eval_step does not take train_step's inputs and return its loss");
+    entries.evalLoss = eval.loss_result;
   }
+  entries.metric = findMetric(metric, entries.eval);
   return entries;
 }
 
@@ -293,25 +445,32 @@ Tensor allocateFor(const gs_tensor_info &info) {
   return tensor;
 }
 
-/// A batch's input buffers in the entry's types.
+/// Rows of every input of an entry, one per example.
+struct Dataset {
+  std::vector<Tensor> columns;
+  /// The files they came from, for messages and the report.
+  std::vector<std::string> files;
+  int64_t count = 0;
+};
+
+/// One batch of an entry's inputs, filled from a data set.
 struct Batch {
-  explicit Batch(const gs_entry_info &entry)
-      : data(allocateFor(entry.inputs[0])),
-        labels(allocateFor(entry.inputs[1])), wideLabels(labels.numElements()) {
+  explicit Batch(const gs_entry_info &entry) {
+    for (int32_t i = 0; i < entry.num_inputs; ++i)
+      inputs.push_back(allocateFor(entry.inputs[i]));
   }
   void fill(const Dataset &dataset, const std::vector<int64_t> &order,
             int64_t first) {
-    gatherBatch(dataset, order, first, labels.numElements(), data.as<float>(),
-                wideLabels.data());
-    for (size_t i = 0; i < wideLabels.size(); ++i) {
-      if (labels.type() == DType::I64)
-        labels.as<int64_t>()[i] = wideLabels[i];
-      else
-        labels.as<int32_t>()[i] = static_cast<int32_t>(wideLabels[i]);
-    }
+    for (size_t i = 0; i < inputs.size(); ++i)
+      gatherRows(dataset.columns[i], order, first, inputs[i]);
   }
-  Tensor data, labels;
-  std::vector<int64_t> wideLabels;
+  std::vector<const Tensor *> pointers() const {
+    std::vector<const Tensor *> result;
+    for (const Tensor &input : inputs)
+      result.push_back(&input);
+    return result;
+  }
+  std::vector<Tensor> inputs;
 };
 
 /// The telemetry parameters of the model, and the loss scale.
@@ -352,38 +511,96 @@ struct Telemetry {
 // Evaluation
 //===----------------------------------------------------------------------===//
 
+/// Accumulates the metric over evaluation batches.
+struct MetricSum {
+  explicit MetricSum(const Metric &metric) : metric(metric) {}
+
+  /// Adds the first `valid` examples of a batch.
+  void add(const Tensor &output, const Tensor &target, int64_t valid) {
+    const float *out = output.as<float>();
+    if (metric.kind == Metric::RMSE) {
+      int64_t perExample = output.numElements() / output.shape()[0];
+      const float *tgt = target.as<float>();
+      for (int64_t i = 0, n = valid * perExample; i < n; ++i)
+        squares += (double(out[i]) - tgt[i]) * (double(out[i]) - tgt[i]);
+      elements += valid * perExample;
+      return;
+    }
+    // Scores [N, C, P...] against labels [N, P...].
+    int64_t classes = output.shape()[1];
+    int64_t positions = output.numElements() / (output.shape()[0] * classes);
+    if (intersections.empty())
+      intersections.assign(classes, 0), predicted.assign(classes, 0),
+          labelled.assign(classes, 0);
+    for (int64_t b = 0; b < valid; ++b)
+      for (int64_t p = 0; p < positions; ++p) {
+        int64_t at = b * positions + p;
+        int64_t label = target.type() == DType::I64 ? target.as<int64_t>()[at]
+                                                    : target.as<int32_t>()[at];
+        // Labels outside the classes (an ignore_index) are not scored.
+        if (label < 0 || label >= classes)
+          continue;
+        const float *scores = out + b * classes * positions + p;
+        int64_t best = 0;
+        for (int64_t c = 1; c < classes; ++c)
+          if (scores[c * positions] > scores[best * positions])
+            best = c;
+        ++elements;
+        correct += best == label;
+        ++predicted[best], ++labelled[label];
+        intersections[label] += best == label;
+      }
+  }
+
+  double value() const {
+    if (elements == 0)
+      return NAN;
+    if (metric.kind == Metric::RMSE)
+      return std::sqrt(squares / elements);
+    if (metric.kind == Metric::Accuracy)
+      return double(correct) / elements;
+    double sum = 0;
+    int64_t present = 0;
+    for (size_t c = 0; c < intersections.size(); ++c) {
+      int64_t unite = predicted[c] + labelled[c] - intersections[c];
+      if (unite == 0)
+        continue;
+      sum += double(intersections[c]) / unite;
+      ++present;
+    }
+    return present ? sum / present : NAN;
+  }
+
+  const Metric &metric;
+  double squares = 0;
+  int64_t elements = 0, correct = 0;
+  std::vector<int64_t> intersections, predicted, labelled;
+};
+
+/// Runs the eval step over `dataset` in order: the mean loss (each batch's
+/// loss weighted by its examples; the last batch is padded by repeating
+/// the first example, which the metric leaves out) and the metric.
 EvalPoint evaluate(const Entries &entries, const Dataset &dataset,
                    int64_t step) {
   Batch batch(*entries.eval);
   std::vector<int64_t> order = epochOrder(dataset.count, 0, 0, false);
   std::vector<Tensor> results;
-  int64_t correct = 0;
   double lossSum = 0;
+  const Metric &metric = entries.metric;
+  MetricSum sum(metric);
   for (int64_t first = 0; first < dataset.count; first += entries.batch) {
     batch.fill(dataset, order, first);
-    check(run(*entries.eval, {&batch.data, &batch.labels}, results));
-    const float *scores = results[1].as<float>();
+    check(run(*entries.eval, batch.pointers(), results));
     int64_t valid = std::min(entries.batch, dataset.count - first);
-    for (int64_t b = 0; b < valid; ++b) {
-      const float *row = scores + b * entries.classes;
-      int64_t best = 0;
-      double top = row[0];
-      for (int64_t c = 1; c < entries.classes; ++c)
-        if (row[c] > row[best])
-          best = c;
-      for (int64_t c = 0; c < entries.classes; ++c)
-        top = std::max<double>(top, row[c]);
-      // Cross-entropy from logits or log-probabilities alike.
-      double sum = 0;
-      for (int64_t c = 0; c < entries.classes; ++c)
-        sum += std::exp(row[c] - top);
-      int64_t label = batch.wideLabels[b];
-      lossSum += top + std::log(sum) - row[label];
-      correct += best == label;
-    }
+    lossSum += *results[entries.evalLoss].as<float>() * valid;
+    if (metric.kind != Metric::None)
+      sum.add(results[metric.output],
+              metric.targetInput >= 0 ? batch.inputs[metric.targetInput]
+                                      : results[metric.targetResult],
+              valid);
   }
-  return {step, double(correct) / dataset.count, lossSum / dataset.count,
-          dataset.count};
+  return {step, metric.kind == Metric::None ? "" : metric.name(), sum.value(),
+          lossSum / dataset.count, dataset.count};
 }
 
 //===----------------------------------------------------------------------===//
@@ -422,6 +639,14 @@ private:
   bool shown = false;
   std::chrono::steady_clock::time_point last;
 };
+
+/// The files of a data set, comma-separated.
+std::string joined(const std::vector<std::string> &files) {
+  std::string text;
+  for (const std::string &file : files)
+    text += (text.empty() ? "" : ",") + file;
+  return text;
+}
 
 std::string fileName(const std::string &spec) {
   return spec.substr(spec.find_last_of('/') + 1);
@@ -468,33 +693,124 @@ struct Data {
   Normalization normalization;
 };
 
-/// Reads --train-data/--train-labels (and --eval-data/--eval-labels) and
-/// normalizes them as --normalize says, the statistics from the training
-/// examples unless --mean/--std give them.
+/// The files of each input of `entry`, from --data/--eval-input or the
+/// classifier pair.
+NamedFiles filesFor(const gs_entry_info &entry, const NamedFiles &named,
+                    const std::string &inputs, const std::string &labels,
+                    const char *flag) {
+  NamedFiles files;
+  if (named.empty()) {
+    if (inputs.empty())
+      return files;
+    if (entry.num_inputs != 2)
+      die(std::string("--train-data and --train-labels feed a classifier's "
+                      "two inputs, but the train step takes ") +
+          std::to_string(entry.num_inputs) + " (" + inputNames(entry) +
+          "): give each with --data NAME=FILE");
+    return {{entry.inputs[0].name, inputs}, {entry.inputs[1].name, labels}};
+  }
+  for (const auto &[name, file] : named)
+    if (inputIndex(entry, name) < 0)
+      die(std::string("--") + flag + ": the model has no input '" + name +
+          "' (its inputs: " + inputNames(entry) + ")");
+  for (int32_t i = 0; i < entry.num_inputs; ++i) {
+    auto it = std::find_if(named.begin(), named.end(), [&](const auto &n) {
+      return n.first == entry.inputs[i].name;
+    });
+    if (it == named.end())
+      die(std::string("--") + flag + ": no data for the input '" +
+          entry.inputs[i].name + "' (" + describe(entry.inputs[i]) +
+          "); give each of " + inputNames(entry));
+    files.push_back(*it);
+  }
+  return files;
+}
+
+/// Reads one data set: an array per input, converted and normalized.
+Dataset loadDataset(const gs_entry_info &entry, const NamedFiles &files,
+                    const std::string &normalize, Normalization &normalization,
+                    bool firstSet) {
+  Dataset dataset;
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string &file = files[i].second;
+    const gs_tensor_info &info = entry.inputs[i];
+    Tensor array;
+    check(readArray(file, array));
+    DType type = DType::F32;
+    toDType(info.dtype, type);
+    bool floating = type == DType::F32 || type == DType::F64;
+    Normalization own;
+    if (floating) {
+      parseNormalization(normalize, array.type(), own);
+      if (own.kind == Normalization::Standard) {
+        // One mean and deviation for every float input: given, or the
+        // first float input's training statistics.
+        if (firstSet && normalization.kind != Normalization::Standard)
+          meanAndStd(array, own.mean, own.std);
+        else
+          own.mean = normalization.mean, own.std = normalization.std;
+      }
+      if (firstSet && normalization.kind == Normalization::None)
+        normalization = own;
+    }
+    std::vector<int64_t> exampleShape = shapeOf(info);
+    exampleShape.erase(exampleShape.begin());
+    Tensor rows;
+    check(makeColumn(array, file, type, exampleShape, own, rows));
+    int64_t count = rows.shape()[0];
+    if (!dataset.columns.empty() && count != dataset.count)
+      die("'" + file + "' holds " + std::to_string(count) + " examples, but '" +
+          dataset.files[0] + "' holds " + std::to_string(dataset.count));
+    dataset.count = count;
+    dataset.columns.push_back(std::move(rows));
+    dataset.files.push_back(file);
+  }
+  return dataset;
+}
+
+/// The classifier pair's labels (input 1) must name classes of the model:
+/// the scores of its eval step have them along axis 1.
+void checkLabels(const Entries &entries, const Dataset &data) {
+  int32_t scores = entries.eval ? resultIndex(*entries.eval, "scores") : -1;
+  if (scores < 0 || data.columns.size() != 2)
+    return;
+  int64_t classes = entries.eval->results[scores].shape[1];
+  const Tensor &labels = data.columns[1];
+  int64_t perExample = labels.numElements() / data.count;
+  for (int64_t i = 0, n = labels.numElements(); i < n; ++i) {
+    int64_t label = labels.type() == DType::I64 ? labels.as<int64_t>()[i]
+                                                : labels.as<int32_t>()[i];
+    if (label < 0 || label >= classes)
+      die("'" + data.files[1] + "': label " + std::to_string(label) +
+          " of example " + std::to_string(i / perExample) +
+          " is out of range: the model has " + std::to_string(classes) +
+          " classes (0 to " + std::to_string(classes - 1) + ")");
+  }
+}
+
+/// Reads the training data (and the held-out data), normalized as
+/// --normalize says.
 Data loadData(const Flags &flags, const Entries &entries) {
   Data data;
-  Tensor trainInputs, trainLabels;
-  check(readArray(flags.trainData, trainInputs));
-  check(readArray(flags.trainLabels, trainLabels));
-  Normalization &normalization = data.normalization;
-  parseNormalization(flags.normalize, trainInputs.type(), normalization);
-  if (normalization.kind == Normalization::Standard) {
-    meanAndStd(trainInputs, normalization.mean, normalization.std);
-    normalization.mean = flags.mean.value_or(normalization.mean);
-    normalization.std = flags.std.value_or(normalization.std);
+  if (flags.mean || flags.std) {
+    data.normalization.kind = Normalization::Standard;
+    data.normalization.mean = flags.mean.value_or(0);
+    data.normalization.std = flags.std.value_or(1);
   }
-  check(makeDataset(trainInputs, flags.trainData, trainLabels,
-                    flags.trainLabels, entries.sampleSize, entries.classes,
-                    normalization, data.train));
-  // The raw arrays are not kept.
-  trainInputs = Tensor(), trainLabels = Tensor();
-  if (!flags.evalData.empty()) {
-    Tensor evalInputs, evalLabels;
-    check(readArray(flags.evalData, evalInputs));
-    check(readArray(flags.evalLabels, evalLabels));
-    check(makeDataset(evalInputs, flags.evalData, evalLabels, flags.evalLabels,
-                      entries.sampleSize, entries.classes, normalization,
-                      data.held));
+  NamedFiles train = filesFor(*entries.train, flags.data, flags.trainData,
+                              flags.trainLabels, "data");
+  data.train = loadDataset(*entries.train, train, flags.normalize,
+                           data.normalization, /*firstSet=*/true);
+  NamedFiles held =
+      filesFor(entries.eval ? *entries.eval : *entries.train, flags.evalInputs,
+               flags.evalData, flags.evalLabels, "eval-input");
+  if (!held.empty())
+    data.held = loadDataset(*entries.eval, held, flags.normalize,
+                            data.normalization, /*firstSet=*/false);
+  if (flags.data.empty()) {
+    checkLabels(entries, data.train);
+    if (!held.empty())
+      checkLabels(entries, data.held);
   }
   return data;
 }
@@ -576,10 +892,19 @@ void printSummary(const gs_model_info &model, const TrainingReport &report,
               report.wallSeconds > 0 ? ran / report.wallSeconds : 0.0);
   if (!report.losses.empty())
     std::printf("final loss %.6f\n", report.losses.back());
-  if (!report.evaluations.empty())
-    std::printf("eval accuracy %.4f on %lld examples\n",
-                report.evaluations.back().accuracy,
-                static_cast<long long>(heldCount));
+  for (const OutputSeries &output : report.outputs)
+    if (!output.values.empty())
+      std::printf("final %s %.6f\n", output.name.c_str(), output.values.back());
+  if (!report.evaluations.empty()) {
+    const EvalPoint &last = report.evaluations.back();
+    if (!last.metric.empty())
+      std::printf("eval %s %.4f on %lld examples, eval loss %.6f\n",
+                  last.metric.c_str(), last.value,
+                  static_cast<long long>(heldCount), last.loss);
+    else
+      std::printf("eval loss %.6f on %lld examples\n", last.loss,
+                  static_cast<long long>(heldCount));
+  }
   std::printf("skipped steps %lld, scale events %lld\n",
               static_cast<long long>(report.skippedSteps),
               static_cast<long long>(scaleEvents));
@@ -615,17 +940,16 @@ int main(int argc, char **argv) {
     printModelInfo(model);
     return 0;
   }
-  Entries entries = findEntries(model);
-  if (!flags.evalData.empty() && !entries.eval)
-    die("--eval-data: the model has no eval_step (its loss is not a "
-        "softmax cross-entropy or negative log-likelihood)");
+  Entries entries = findEntries(model, flags.metric);
+  if ((!flags.evalData.empty() || !flags.evalInputs.empty()) && !entries.eval)
+    die("--eval-data: the model has no eval_step");
   checkOutputsWritable(flags);
   Data loaded = loadData(flags, entries);
   Dataset &train = loaded.train, &held = loaded.held;
   const Normalization &normalization = loaded.normalization;
   int64_t stepsPerEpoch = train.count / entries.batch;
   if (stepsPerEpoch == 0)
-    die("'" + flags.trainData + "' has " + std::to_string(train.count) +
+    die("'" + train.files[0] + "' has " + std::to_string(train.count) +
         " examples, fewer than one batch of " + std::to_string(entries.batch));
 
   // Where the run starts and ends.
@@ -664,10 +988,24 @@ int main(int argc, char **argv) {
     if (model.params[i].kind == GS_PARAM_TRAINABLE)
       report.trainableElements +=
           tensorFor(model.params[i].tensor).numElements();
-  report.trainData = flags.trainData;
+  report.trainData = joined(train.files);
   report.trainExamples = train.count;
-  report.evalData = flags.evalData;
+  report.evalData = joined(held.files);
   report.evalExamples = held.count;
+  report.metric =
+      entries.metric.kind == Metric::None ? "" : entries.metric.name();
+  // The train step's other scalar results (the parts of a summed loss).
+  std::vector<int32_t> scalarOutputs;
+  for (int32_t i = 0; i < entries.train->num_results; ++i) {
+    const gs_tensor_info &result = entries.train->results[i];
+    if (i != entries.trainLoss && result.rank == 0 &&
+        result.dtype == GS_DTYPE_F32) {
+      scalarOutputs.push_back(i);
+      report.outputs.push_back({result.name, {}});
+      // Steps before a resume have no record.
+      report.outputs.back().values.assign(start, NAN);
+    }
+  }
   report.normalization = normalization.kind == Normalization::Unit ? "unit"
                          : normalization.kind == Normalization::Standard
                              ? "standard"
@@ -690,7 +1028,7 @@ int main(int argc, char **argv) {
                fileName(program).c_str(), model.name, model.scaling,
                static_cast<long long>(entries.batch),
                static_cast<long long>(train.count),
-               fileName(flags.trainData).c_str(),
+               fileName(train.files[0]).c_str(),
                static_cast<long long>(start + 1), static_cast<long long>(total),
                static_cast<long long>(stepsPerEpoch));
 
@@ -709,8 +1047,10 @@ int main(int argc, char **argv) {
     EvalPoint point = evaluate(entries, held, step);
     report.evaluations.push_back(point);
     progress.clear();
-    std::fprintf(stderr, "step %lld: eval accuracy %.4f, eval loss %.4f\n",
-                 static_cast<long long>(step), point.accuracy, point.loss);
+    std::fprintf(stderr, "step %lld: ", static_cast<long long>(step));
+    if (!point.metric.empty())
+      std::fprintf(stderr, "eval %s %.4f, ", point.metric.c_str(), point.value);
+    std::fprintf(stderr, "eval loss %.4f\n", point.loss);
   };
 
   for (int64_t step = start + 1; step <= total; ++step) {
@@ -720,10 +1060,13 @@ int main(int argc, char **argv) {
       orderEpoch = epoch;
     }
     batch.fill(train, order, ((step - 1) % stepsPerEpoch) * entries.batch);
-    check(run(*entries.train, {&batch.data, &batch.labels}, results));
-    double loss = *results[0].as<float>();
+    check(run(*entries.train, batch.pointers(), results));
+    double loss = *results[entries.trainLoss].as<float>();
     report.lossSteps.push_back(step);
     report.losses.push_back(loss);
+    for (size_t o = 0; o < scalarOutputs.size(); ++o)
+      report.outputs[o].values.push_back(
+          *results[scalarOutputs[o]].as<float>());
 
     events.observe(step, step % flags.telemetryEvery == 0 || step == total,
                    report);

@@ -1,16 +1,20 @@
 // RUN: gs-opt %s --split-input-file --verify-diagnostics --gs-add-eval-step | FileCheck %s
 
-// eval_step: forward without its parameter writes, returning the class
-// scores of its loss as well.
+// eval_step: forward without its parameter writes, for every model. Where
+// the model has a classification loss, it also returns that loss's class
+// scores and labels; the loss keeps its position (gs.loss_result) from the
+// gs.training.
 
 // CHECK-LABEL: func.func @forward(
 // CHECK:         gs.param.write %{{.*}}, @running
 // CHECK-LABEL: func.func @eval_step(
-// CHECK-SAME:      -> (tensor<f32>, tensor<2x3xf32> {onnx.name = "scores"})
+// CHECK-SAME:      %[[X:.*]]: tensor<2x4xf32>, %[[T:.*]]: tensor<2xi64>
+// CHECK-SAME:      -> (tensor<f32>, tensor<2x3xf32> {onnx.name = "scores"}, tensor<2xi64> {onnx.name = "targets"})
+// CHECK-SAME:      gs.loss_result = 0 : i64
 // CHECK:         %[[Y:.*]] = gs.gemm
 // CHECK-NOT:     gs.param.write
 // CHECK:         %[[L:.*]], %{{.*}} = gs.softmax_cross_entropy %[[Y]]
-// CHECK:         return %[[L]], %[[Y]]
+// CHECK:         return %[[L]], %[[Y]], %[[T]]
 gs.param trainable @w = dense<0.5> : tensor<3x4xf32>
 gs.param buffer @running = dense<0.0> : tensor<3x4xf32>
 func.func @forward(%x: tensor<2x4xf32>, %t: tensor<2xi64>) -> tensor<f32> {
@@ -20,6 +24,7 @@ func.func @forward(%x: tensor<2x4xf32>, %t: tensor<2xi64>) -> tensor<f32> {
   %l, %lp = gs.softmax_cross_entropy %y, %t <{reduction = #gs.reduction<mean>}> : tensor<2x3xf32>, tensor<2xi64>
   return %l : tensor<f32>
 }
+gs.training @forward {learning_rate = 0.1 : f32, loss = 0 : i64, optimizer = #gs.sgd<>}
 
 // -----
 
@@ -32,18 +37,27 @@ module {
 
 // -----
 
-func.func @forward(%x: tensor<2x3xf32>) -> tensor<f32> {
+// A regression: the forward's results alone, the loss second.
+// CHECK-LABEL: func.func @eval_step(
+// CHECK-SAME:      -> (tensor<2x3xf32>, tensor<f32>)
+// CHECK-SAME:      gs.loss_result = 1 : i64
+// CHECK:         return %arg0, %{{.*}} : tensor<2x3xf32>, tensor<f32>
+func.func @forward(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<f32>) {
   %l = gs.reduce_sum %x <{axes = array<i64: 0, 1>}> : tensor<2x3xf32>
-  // expected-error @+1 {{'func.return' op returns no softmax cross-entropy or negative log-likelihood loss, whose class scores accuracy needs}}
-  return %l : tensor<f32>
+  return %x, %l : tensor<2x3xf32>, tensor<f32>
 }
+gs.training @forward {learning_rate = 0.1 : f32, loss = 1 : i64, optimizer = #gs.sgd<>}
 
 // -----
 
+// Per-pixel classes: scores [N, C, P] and labels [N, P], from a
+// cross-entropy that is not returned itself.
+// CHECK-LABEL: func.func @eval_step(
+// CHECK-SAME:      -> (tensor<f32>, tensor<2x3x5xf32> {onnx.name = "scores"}, tensor<2x5xi64> {onnx.name = "targets"})
 func.func @forward(%y: tensor<2x3x5xf32>, %t: tensor<2x5xi64>) -> tensor<f32> {
-  // expected-error @+1 {{'gs.softmax_cross_entropy' op has class scores of type 'tensor<2x3x5xf32>'; accuracy needs a static batch x classes shape}}
   %l, %lp = gs.softmax_cross_entropy %y, %t <{reduction = #gs.reduction<mean>}> : tensor<2x3x5xf32>, tensor<2x5xi64>
-  return %l : tensor<f32>
+  %twice = gs.add %l, %l : tensor<f32>
+  return %twice : tensor<f32>
 }
 
 // -----

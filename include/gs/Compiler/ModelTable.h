@@ -42,6 +42,8 @@ struct EntrySpec {
   std::string name;
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> results;
+  /// The result that is the loss (the function's `gs.loss_result`), or -1.
+  int32_t lossResult = -1;
 };
 
 struct ModelSpec {

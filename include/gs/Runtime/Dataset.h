@@ -1,10 +1,10 @@
 //===- Dataset.h - Training and evaluation data -----------------*- C++ -*-===//
 //
-// A labelled data set for a compiled classifier: inputs from .npy, a .npz
-// member or an IDX file, converted to float32 and normalized; integer class
-// labels; checked against the model's input and class count. Batches are
-// drawn in a seeded order that depends only on (seed, epoch), so a resumed
-// run sees the same batches as an uninterrupted one.
+// The data a compiled model trains on: one array per entry input (.npy, a
+// .npz member or an IDX file), converted to the input's element type and
+// normalized, one row per example. Batches are drawn in a seeded order that
+// depends only on (seed, epoch), so a resumed run sees the same batches as
+// an uninterrupted one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,21 +36,15 @@ struct Normalization {
 bool parseNormalization(const std::string &text, DType type,
                         Normalization &normalization);
 
-struct Dataset {
-  /// float32 inputs, one row of `sampleSize` elements per example.
-  std::vector<float> inputs;
-  std::vector<int64_t> labels;
-  int64_t count = 0;
-  int64_t sampleSize = 0;
-};
-
-/// Builds a data set from `inputs` and `labels` (read from `inputsName` and
-/// `labelsName`): `sampleSize` elements per example, labels in
-/// [0, classes) when classes > 0, every input finite after normalization.
-std::string makeDataset(const Tensor &inputs, const std::string &inputsName,
-                        const Tensor &labels, const std::string &labelsName,
-                        int64_t sampleSize, int64_t classes,
-                        const Normalization &normalization, Dataset &dataset);
+/// Converts `array`, read from `file`, into the rows of an entry input of
+/// element type `type` whose examples have `exampleShape`: one row per
+/// example along the first axis, the same number of elements per example.
+/// Floats are normalized by `normalization` and must be finite; integers
+/// must fit `type`. Returns an error message naming the file, empty on
+/// success.
+std::string makeColumn(const Tensor &array, const std::string &file,
+                       DType type, const std::vector<int64_t> &exampleShape,
+                       const Normalization &normalization, Tensor &rows);
 
 /// The mean and standard deviation of float data.
 void meanAndStd(const Tensor &inputs, double &mean, double &std);
@@ -60,10 +54,10 @@ void meanAndStd(const Tensor &inputs, double &mean, double &std);
 std::vector<int64_t> epochOrder(int64_t count, uint64_t seed, int64_t epoch,
                                 bool shuffle);
 
-/// Copies the examples order[first, first + batch) of `dataset` into the
-/// batch buffers, repeating example order[0] past the end (padding).
-void gatherBatch(const Dataset &dataset, const std::vector<int64_t> &order,
-                 int64_t first, int64_t batch, float *inputs, int64_t *labels);
+/// Copies the rows order[first, first + n) of `rows` into `batch`, whose
+/// first axis holds n, repeating row order[0] past the end (padding).
+void gatherRows(const Tensor &rows, const std::vector<int64_t> &order,
+                int64_t first, Tensor &batch);
 
 } // namespace mlir::gs::runtime
 

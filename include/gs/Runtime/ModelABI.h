@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 /* Bumped when the layout of the structs below changes. */
-#define GS_MODEL_ABI_VERSION 1
+#define GS_MODEL_ABI_VERSION 2
 
 /* Element types. */
 enum gs_dtype {
@@ -68,6 +68,8 @@ typedef struct gs_entry_info {
   int32_t num_results;
   const gs_tensor_info *inputs;
   const gs_tensor_info *results;
+  int32_t loss_result; /* the result that is the loss (a float scalar), or
+                          -1 for an entry without one */
 } gs_entry_info;
 
 typedef struct gs_model_info {

@@ -17,7 +17,7 @@
 namespace mlir::gs::runtime {
 
 /// The schema identifier every report carries.
-constexpr const char *kReportSchema = "gradscale.training-report/1";
+constexpr const char *kReportSchema = "gradscale.training-report/2";
 
 /// One telemetry site's records over time (gs/Support/Telemetry.h layout:
 /// scale, site scale, estimate, nonzero, flushed, subnormal, overflow).
@@ -30,9 +30,17 @@ struct SiteSeries {
 
 struct EvalPoint {
   int64_t step = 0;
-  double accuracy = 0;
+  /// accuracy, mean_iou or rmse; empty for none.
+  std::string metric;
+  double value = 0;
   double loss = 0;
   int64_t examples = 0;
+};
+
+/// A scalar result of the train step besides the loss, at every step.
+struct OutputSeries {
+  std::string name;
+  std::vector<double> values;
 };
 
 struct TrainingReport {
@@ -47,6 +55,8 @@ struct TrainingReport {
   std::string evalData;
   int64_t evalExamples = 0;
   std::string normalization;
+  /// The evaluation metric; empty for none.
+  std::string metric;
   // The run.
   uint64_t seed = 0;
   bool shuffle = true;
@@ -57,6 +67,8 @@ struct TrainingReport {
   // Curves.
   std::vector<int64_t> lossSteps;
   std::vector<double> losses;
+  /// At the steps of `lossSteps`.
+  std::vector<OutputSeries> outputs;
   std::vector<EvalPoint> evaluations;
   int64_t skippedSteps = 0;
   std::vector<int64_t> lossScaleSteps;

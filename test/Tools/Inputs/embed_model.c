@@ -6,6 +6,7 @@
 
 int main(void) {
   float x[32][8], loss, scores[32][3], bias[4];
+  int64_t targets[32];
   int64_t labels[32];
   for (int i = 0; i < 32; ++i) {
     labels[i] = i % 3;
@@ -19,7 +20,7 @@ int main(void) {
       return 1;
     printf("step %d: loss %.4f\n", step, loss);
   }
-  if (tiny_eval_step(&x[0][0], labels, &loss, &scores[0][0]))
+  if (tiny_eval_step(&x[0][0], labels, &loss, &scores[0][0], targets))
     return 1;
   printf("eval loss %.4f\n", loss);
   if (tiny_get_param("fc1_bias", bias, sizeof bias))

@@ -47,6 +47,9 @@ LogicalResult buildTrainStep(TrainingOp training, StringRef name,
 
   auto step = cast<func::FuncOp>(forward->clone());
   step.setName(name);
+  step->setAttr(kLossResultAttr,
+                IntegerAttr::get(IntegerType::get(step.getContext(), 64),
+                                 training.getLoss()));
   symbols.insert(step, std::next(forward->getIterator()));
   Block &body = step.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());

@@ -20,6 +20,11 @@
 
 namespace mlir::gs {
 
+/// On a train or eval step function: the index of the result that is the
+/// loss (a function cloned from the one a gs.training trains returns its
+/// results in the same order).
+constexpr llvm::StringLiteral kLossResultAttr = "gs.loss_result";
+
 /// The state behind gs.param symbols, for memory effects.
 struct ParamResource : public SideEffects::Resource::Base<ParamResource> {
   StringRef getName() final { return "gs.param"; }
