@@ -314,6 +314,13 @@ int32_t resultIndex(const gs_entry_info &entry, const std::string &name) {
   return -1;
 }
 
+/// "float32[32x1]": an entry tensor's type without its name.
+std::string typeText(const gs_tensor_info &info) {
+  DType type = DType::F32;
+  toDType(info.dtype, type);
+  return describeTensor(type, shapeOf(info));
+}
+
 std::string inputNames(const gs_entry_info &entry) {
   std::string names;
   for (int32_t i = 0; i < entry.num_inputs; ++i)
@@ -378,12 +385,12 @@ Metric findMetric(const std::string &spec, const gs_entry_info *eval) {
                                   : eval->results[metric.targetResult];
   std::vector<int64_t> outShape = shapeOf(out), targetShape = shapeOf(tgt);
   if (out.dtype != GS_DTYPE_F32 || outShape.empty())
-    die("--metric: '" + output + "' is " + describe(out) +
+    die("--metric: '" + output + "' is " + typeText(out) +
         ", not float32 values per example");
   if (metric.kind == Metric::RMSE) {
     if (targetShape != outShape || tgt.dtype != GS_DTYPE_F32)
-      die("--metric=rmse: the target '" + target + "' is " + describe(tgt) +
-          ", but the output '" + output + "' is " + describe(out));
+      die("--metric=rmse: the target '" + target + "' is " + typeText(tgt) +
+          ", but the output '" + output + "' is " + typeText(out));
     return metric;
   }
   // Class scores [N, C, d...] against labels [N, d...].
@@ -393,7 +400,7 @@ Metric findMetric(const std::string &spec, const gs_entry_info *eval) {
   if (outShape.size() < 2 || targetShape != expected ||
       (tgt.dtype != GS_DTYPE_I64 && tgt.dtype != GS_DTYPE_I32))
     die("--metric=" + kind + ": the scores '" + output + "' are " +
-        describe(out) + " and the labels '" + target + "' " + describe(tgt) +
+        typeText(out) + " and the labels '" + target + "' " + typeText(tgt) +
         "; expected scores [N, C, ...] and integer labels [N, ...]");
   return metric;
 }
@@ -719,7 +726,7 @@ NamedFiles filesFor(const gs_entry_info &entry, const NamedFiles &named,
     });
     if (it == named.end())
       die(std::string("--") + flag + ": no data for the input '" +
-          entry.inputs[i].name + "' (" + describe(entry.inputs[i]) +
+          entry.inputs[i].name + "' (" + typeText(entry.inputs[i]) +
           "); give each of " + inputNames(entry));
     files.push_back(*it);
   }

@@ -174,10 +174,7 @@ class Trainer:
         self._compiled = compiled
         # The loss of each step taken, for checkpoints.
         self._losses: List[float] = []
-        names = [name for name, _, shape in compiled.outputs("train_step")
-                 if not shape]
-        self._loss_name = "loss" if "loss" in names else \
-            (names[0] if names else None)
+        self._loss_name: Optional[str] = compiled.loss_name("train_step")
 
     # Entries -------------------------------------------------------------
 
@@ -222,11 +219,11 @@ class Trainer:
         return outputs
 
     def evaluate(self, *args: Any, **inputs: Any) -> Dict[str, np.ndarray]:
-        """The loss and the class scores on the inputs, changing nothing
-        (classifiers: models whose loss is a cross-entropy or NLL)."""
+        """The forward outputs on the inputs, changing nothing (batch-norm
+        statistics stay); for a classification loss (cross-entropy or NLL)
+        also its class "scores" and their "targets"."""
         if not self._compiled.has_entry("eval_step"):
-            raise GradScaleError("the model has no eval_step: its loss is not "
-                                 "a classifier's (cross-entropy or NLL)")
+            raise GradScaleError("the model has no eval_step")
         return self._run("eval_step", args, inputs)
 
     # State ---------------------------------------------------------------

@@ -289,6 +289,13 @@ public:
     return describeAll(requireEntry(entry).results,
                        requireEntry(entry).num_results);
   }
+  /// The name of `entry`'s loss result; None when it has none.
+  nb::object lossName(const std::string &entry) const {
+    const gs_entry_info &info = requireEntry(entry);
+    if (info.loss_result < 0)
+      return nb::none();
+    return nb::str(info.results[info.loss_result].name);
+  }
 
   /// Runs `entry` on `arrays`, in its input order; returns its results
   /// by name.
@@ -590,6 +597,7 @@ NB_MODULE(_gradscale, m) {
       .def("has_entry", &Trainer::hasEntry)
       .def("inputs", &Trainer::inputs)
       .def("outputs", &Trainer::outputs)
+      .def("loss_name", &Trainer::lossName)
       .def("run", &Trainer::run)
       .def("parameters", &Trainer::parameters, nb::arg("state"))
       .def("parameter_specs", &Trainer::parameterSpecs)

@@ -99,8 +99,9 @@ def test_evaluate_matches_the_definition_and_changes_nothing(mlp_path, batch):
         trainer.step(x=x, labels=labels)
     before = trainer.parameters()
     out = trainer.evaluate(x=x, labels=labels)
-    assert set(out) == {"loss", "scores"}
+    assert set(out) == {"loss", "scores", "targets"}
     assert out["scores"].shape == (4, 3) and out["scores"].dtype == np.float32
+    np.testing.assert_array_equal(out["targets"], labels)
     after = trainer.parameters()
     assert all(np.array_equal(before[k], after[k]) for k in before)
     # eval_step is the FP32 forward: float32 rounding of a few dozen terms.

@@ -200,16 +200,23 @@ def test_checkpoint_to_unwritable_path(trainer, tmp_path):
         trainer.save_checkpoint(tmp_path / "no-such-dir" / "model.ckpt")
 
 
-def test_evaluate_without_an_eval_step(tmp_path):
+def test_evaluate_a_regression(tmp_path):
+    # Every model has an eval step: the forward outputs, nothing written.
     model = tmp_path / "regression.onnxtext"
     model.write_text("""<ir_version: 8, opset_import: ["" : 17]>
-regression (float[4,2] x) => (float loss)
+regression (float[4,2] x) => (float loss, float[4,2] y)
   <float[2] w = {0.5, -0.5}>
 {
   y = Mul(x, w)
   loss = ReduceSum<keepdims = 0>(y)
 }
 """)
-    trainer = gradscale.compile(model, optimizer="sgd")
-    with pytest.raises(GradScaleError, match="no eval_step"):
-        trainer.evaluate(x=np.ones((4, 2), np.float32))
+    trainer = gradscale.compile(model, optimizer={"name": "sgd",
+                                                  "loss": "loss"})
+    x = np.array([[1, 2], [3, 4], [5, 6], [7, 8]], np.float32)
+    out = trainer.evaluate(x=x)
+    assert set(out) == {"loss", "y"}
+    np.testing.assert_array_equal(out["y"], x * np.array([0.5, -0.5]))
+    assert out["loss"] == -4.0
+    step = trainer.step(x=x)
+    assert step["loss"] == -4.0 and trainer._loss_name == "loss"
