@@ -181,8 +181,11 @@ std::string mlir::gs::runtime::makeColumn(
     case DType::I32:
       rows.as<int32_t>()[i] = static_cast<int32_t>(x);
       break;
-    default:
+    case DType::I8:
       reinterpret_cast<int8_t *>(rows.data())[i] = static_cast<int8_t>(x);
+      break;
+    default: // U8, Bool
+      reinterpret_cast<uint8_t *>(rows.data())[i] = static_cast<uint8_t>(x);
       break;
     }
   }

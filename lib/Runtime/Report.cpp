@@ -28,6 +28,17 @@ std::string number(double value) {
   return text;
 }
 
+/// A CSV header cell: quoted (quotes doubled) where it holds a comma, a
+/// quote or a line break.
+std::string csvField(const std::string &text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos)
+    return text;
+  std::string cell = "\"";
+  for (char c : text)
+    cell += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return cell + "\"";
+}
+
 std::string quoted(const std::string &text) {
   std::string out = "\"";
   for (unsigned char c : text) {
@@ -161,7 +172,7 @@ std::string mlir::gs::runtime::writeReportCsv(const std::string &path,
   os << "step,loss,loss_scale,eval_loss,eval_"
      << (r.metric.empty() ? "metric" : r.metric);
   for (const OutputSeries &output : r.outputs)
-    os << "," << output.name;
+    os << "," << csvField(output.name);
   for (const SiteSeries &series : r.sites)
     os << "," << series.name << ".scale," << series.name
        << ".estimated_underflow," << series.name << ".measured_underflow,"

@@ -70,10 +70,10 @@ one example per row along the first axis, batched together:
   --train-labels=FILE     and their integer labels (the second)
   --eval-data=FILE        held-out inputs and labels for a classifier
   --eval-labels=FILE
-  --normalize=MODE        float inputs: auto (default: unit for 8-bit data,
-                          else none), none, unit (x/255), standard
-                          ((x-mean)/std, the statistics of the first float
-                          input's training data unless given)
+  --normalize=MODE        the first input (the data), when float: auto
+                          (default: unit for 8-bit data, else none), none,
+                          unit (x/255), standard ((x-mean)/std of its
+                          training data); the others are read as they are
   --mean=M --std=S        standard: these instead
   --max-tensor-bytes=N    the largest array a data file may hold (default
                           2 GiB); checked before anything is allocated
@@ -307,8 +307,10 @@ int32_t inputIndex(const gs_entry_info &entry, const std::string &name) {
   return -1;
 }
 
+/// The last result named `name`: the eval step appends its class scores
+/// and labels after the forward outputs, which may hold those names too.
 int32_t resultIndex(const gs_entry_info &entry, const std::string &name) {
-  for (int32_t i = 0; i < entry.num_results; ++i)
+  for (int32_t i = entry.num_results - 1; i >= 0; --i)
     if (name == entry.results[i].name)
       return i;
   return -1;
@@ -357,8 +359,8 @@ Metric findMetric(const std::string &spec, const gs_entry_info *eval) {
     metric.kind = Metric::RMSE;
   else
     die("--metric: expected accuracy, miou, rmse or none, got '" + kind + "'");
-  if (!eval)
-    die("--metric: the model has no eval_step");
+  if (!eval || eval->num_inputs == 0 || eval->inputs[0].rank == 0)
+    die("--metric: the model has no eval_step on batched inputs");
   if (output.empty()) {
     if (metric.kind == Metric::RMSE)
       die("--metric=rmse needs the output and the target it compares: "
@@ -384,9 +386,14 @@ Metric findMetric(const std::string &spec, const gs_entry_info *eval) {
                                   ? eval->inputs[metric.targetInput]
                                   : eval->results[metric.targetResult];
   std::vector<int64_t> outShape = shapeOf(out), targetShape = shapeOf(tgt);
-  if (out.dtype != GS_DTYPE_F32 || outShape.empty())
-    die("--metric: '" + output + "' is " + typeText(out) +
-        ", not float32 values per example");
+  int64_t batch = eval->inputs[0].shape[0];
+  if (out.dtype != GS_DTYPE_F32 || outShape.empty() || outShape[0] != batch ||
+      targetShape.empty() || targetShape[0] != batch)
+    die("--metric: '" + output + "' is " + typeText(out) + " and '" + target +
+        "' " + typeText(tgt) +
+        "; the metric compares float32 values per "
+        "example, " +
+        std::to_string(batch) + " of them along the first axis");
   if (metric.kind == Metric::RMSE) {
     if (targetShape != outShape || tgt.dtype != GS_DTYPE_F32)
       die("--metric=rmse: the target '" + target + "' is " + typeText(tgt) +
@@ -745,20 +752,23 @@ Dataset loadDataset(const gs_entry_info &entry, const NamedFiles &files,
     check(readArray(file, array));
     DType type = DType::F32;
     toDType(info.dtype, type);
-    bool floating = type == DType::F32 || type == DType::F64;
+    // --normalize is for the data, the first input; the others (labels,
+    // targets) are read as they are.
+    bool floating = (type == DType::F32 || type == DType::F64) && i == 0;
     Normalization own;
-    if (floating) {
+    if (floating && !firstSet) {
+      // Held-out data as the training data.
+      own = normalization;
+    } else if (floating) {
       parseNormalization(normalize, array.type(), own);
       if (own.kind == Normalization::Standard) {
-        // One mean and deviation for every float input: given, or the
-        // first float input's training statistics.
-        if (firstSet && normalization.kind != Normalization::Standard)
-          meanAndStd(array, own.mean, own.std);
-        else
+        // Given, or the training data's statistics.
+        if (normalization.kind == Normalization::Standard)
           own.mean = normalization.mean, own.std = normalization.std;
+        else
+          meanAndStd(array, own.mean, own.std);
       }
-      if (firstSet && normalization.kind == Normalization::None)
-        normalization = own;
+      normalization = own;
     }
     std::vector<int64_t> exampleShape = shapeOf(info);
     exampleShape.erase(exampleShape.begin());
@@ -779,7 +789,8 @@ Dataset loadDataset(const gs_entry_info &entry, const NamedFiles &files,
 /// the scores of its eval step have them along axis 1.
 void checkLabels(const Entries &entries, const Dataset &data) {
   int32_t scores = entries.eval ? resultIndex(*entries.eval, "scores") : -1;
-  if (scores < 0 || data.columns.size() != 2)
+  if (scores < 0 || data.columns.size() != 2 ||
+      entries.eval->results[scores].rank < 2)
     return;
   int64_t classes = entries.eval->results[scores].shape[1];
   const Tensor &labels = data.columns[1];
@@ -949,7 +960,7 @@ int main(int argc, char **argv) {
   }
   Entries entries = findEntries(model, flags.metric);
   if ((!flags.evalData.empty() || !flags.evalInputs.empty()) && !entries.eval)
-    die("--eval-data: the model has no eval_step");
+    die("--eval-data, --eval-input: the model has no eval_step");
   checkOutputsWritable(flags);
   Data loaded = loadData(flags, entries);
   Dataset &train = loaded.train, &held = loaded.held;

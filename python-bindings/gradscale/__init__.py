@@ -167,8 +167,8 @@ def compile(model: Any,  # noqa: A001 - the package's verb
 
 
 class Trainer:
-    """A compiled train step (and, for classifiers, an eval step) in this
-    process, with its parameters, optimizer state and scaling telemetry."""
+    """A compiled train step and eval step in this process, with its
+    parameters, optimizer state and scaling telemetry."""
 
     def __init__(self, compiled: Any):
         self._compiled = compiled

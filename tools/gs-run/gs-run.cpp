@@ -40,6 +40,7 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <limits>
 
 using namespace mlir;
 using gs::runtime::DType;
@@ -259,8 +260,11 @@ static std::string readInputs(const gs::JitFunction &function,
       return "the per-step inputs hold different numbers of steps: " + first +
              " holds " + std::to_string(streamSteps) + ", " + name + " " +
              std::to_string(shape[0]);
-    if (shape[0] == 0)
+    if (shape[0] == 0 || input.data.byteSize() == 0)
       return name + " ('" + file + "') holds no steps";
+    if (shape[0] > int64_t(std::numeric_limits<unsigned>::max()))
+      return name + " ('" + file + "') holds " + std::to_string(shape[0]) +
+             " steps, more than gs-run makes calls";
     if (!streamSteps)
       first = name;
     streamSteps = shape[0];

@@ -105,9 +105,11 @@ namespace {
 /// Rewrites the ai.onnx nodes of one graph.
 class GraphAdapter {
 public:
-  GraphAdapter(onnx::GraphProto &graph, int opset, unsigned &counter,
-               llvm::raw_string_ostream &errors)
-      : graph(graph), opset(opset), counter(counter), errors(errors) {}
+  /// `outer`: the main graph, whose initializers a training graph reads.
+  GraphAdapter(onnx::GraphProto &graph, const onnx::GraphProto *outer,
+               int opset, unsigned &counter, llvm::raw_string_ostream &errors)
+      : graph(graph), outer(outer), opset(opset), counter(counter),
+        errors(errors) {}
 
   /// Returns the number of nodes that could not be rewritten, each described
   /// on its own line of `errors`.
@@ -142,6 +144,7 @@ private:
   bool expandMish(const onnx::NodeProto &node, Nodes &out);
 
   onnx::GraphProto &graph;
+  const onnx::GraphProto *outer;
   int opset;
   /// Shared by the graphs of a model, whose names the training graphs see.
   unsigned &counter;
@@ -154,6 +157,11 @@ private:
 } // namespace
 
 void GraphAdapter::collectNames() {
+  if (outer)
+    for (const onnx::TensorProto &t : outer->initializer()) {
+      names.insert(t.name());
+      constants[t.name()] = &t;
+    }
   for (const auto &v : graph.input())
     names.insert(v.name());
   for (const auto &v : graph.output())
@@ -302,7 +310,9 @@ bool GraphAdapter::adaptSplit(onnx::NodeProto &node, Nodes &out) {
   bool hasSplit = node.input_size() >= 2 && !node.input(1).empty();
   if (hasSplit)
     return refuse(node, "has both a split input and num_outputs");
-  if (n < 1 || n != node.output_size() || node.input_size() < 1)
+  if (node.input_size() < 1 || node.input(0).empty())
+    return refuse(node, "has no input to split");
+  if (n < 1 || n != node.output_size())
     return refuse(node, "num_outputs " + Twine(n) + " but " +
                             Twine(node.output_size()) + " outputs");
   const onnx::AttributeProto *axisAttr = attribute(node, "axis");
@@ -415,17 +425,27 @@ bool GraphAdapter::expandGelu(const onnx::NodeProto &node, Nodes &out) {
   return true;
 }
 
-/// Mish(x) = x tanh(ln(1 + e^x)).
+/// Mish(x) = x tanh(softplus(x)), with softplus(x) = ln(1 + e^x) as
+/// max(x, 0) + ln(1 + e^-|x|): e^x overflows (past 11 in FP16), and its
+/// gradient then turns NaN; e^-|x| stays in (0, 1].
 bool GraphAdapter::expandMish(const onnx::NodeProto &node, Nodes &out) {
   if (node.input_size() != 1 || node.output_size() != 1)
     return refuse(node, "Mish takes one input and one output");
   const std::string &x = node.input(0);
+  std::string magnitude = freshName(node.output(0));
+  add(out, "Abs", {x}, magnitude, node);
+  std::string negated = freshName(node.output(0));
+  add(out, "Neg", {magnitude}, negated, node);
   std::string exp = freshName(node.output(0));
-  add(out, "Exp", {x}, exp, node);
+  add(out, "Exp", {negated}, exp, node);
   std::string onePlus = freshName(node.output(0));
   add(out, "Add", {exp, floatLike(out, 1.0f, x, node)}, onePlus, node);
+  std::string log = freshName(node.output(0));
+  add(out, "Log", {onePlus}, log, node);
+  std::string positive = freshName(node.output(0));
+  add(out, "Relu", {x}, positive, node);
   std::string softplus = freshName(node.output(0));
-  add(out, "Log", {onePlus}, softplus, node);
+  add(out, "Add", {positive, log}, softplus, node);
   std::string tanh = freshName(node.output(0));
   add(out, "Tanh", {softplus}, tanh, node);
   add(out, "Mul", {x, tanh}, node.output(0), node);
@@ -436,6 +456,13 @@ int GraphAdapter::run() {
   collectNames();
   Nodes adapted;
   for (onnx::NodeProto &node : *graph.mutable_node()) {
+    // Subgraphs (If, Loop, Scan) would keep their opset-18 nodes.
+    if (llvm::any_of(node.attribute(), [](const onnx::AttributeProto &attr) {
+          return attr.has_g() || attr.graphs_size();
+        }))
+      refuse(node, "has a subgraph, which GradScale does not read at "
+                   "ai.onnx opset " +
+                       Twine(opset));
     const OpChange *change = canonicalDomain(node.domain()).empty()
                                  ? findChange(node.op_type(), opset)
                                  : nullptr;
@@ -507,15 +534,22 @@ std::string onnx_import::adaptToOpset17(onnx::ModelProto &model,
   std::string errors;
   llvm::raw_string_ostream os(errors);
   unsigned counter = 0;
-  auto adapt = [&](onnx::GraphProto &graph) {
-    return GraphAdapter(graph, declaredOpset, counter, os).run();
+  if (model.functions_size())
+    return ("this ai.onnx opset " + Twine(declaredOpset) +
+            " model has local functions, which GradScale does not read at "
+            "opsets above " +
+            Twine(kLibOnnxOpset))
+        .str();
+  const onnx::GraphProto &main = model.graph();
+  auto adapt = [&](onnx::GraphProto &graph, const onnx::GraphProto *outer) {
+    return GraphAdapter(graph, outer, declaredOpset, counter, os).run();
   };
-  int failures = adapt(*model.mutable_graph());
+  int failures = adapt(*model.mutable_graph(), nullptr);
   for (onnx::TrainingInfoProto &info : *model.mutable_training_info()) {
     if (info.has_algorithm())
-      failures += adapt(*info.mutable_algorithm());
+      failures += adapt(*info.mutable_algorithm(), &main);
     if (info.has_initialization())
-      failures += adapt(*info.mutable_initialization());
+      failures += adapt(*info.mutable_initialization(), &main);
   }
   if (failures)
     return (Twine(failures) + " node" + (failures > 1 ? "s" : "") +

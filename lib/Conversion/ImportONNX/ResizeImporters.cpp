@@ -215,6 +215,12 @@ static LogicalResult resample(NodeContext &ctx, Sampling &sampling) {
     int64_t in = inType.getDimSize(d), out = outType->getDimSize(d);
     if (in == 0 || out == 0)
       return ctx.emitError() << "cannot resize an empty dimension";
+    // Each resized axis holds its indices and weights as constants: an
+    // upsampling is bounded, as its output is not otherwise.
+    constexpr int64_t kMaxResizedLength = int64_t(1) << 20;
+    if (out > in && out > kMaxResizedLength)
+      return ctx.emitError() << "resizes axis " << d << " to " << out
+                             << " positions, more than " << kMaxResizedLength;
     FailureOr<Value> resampled = resampleAxis(ctx, y, sampling, d, in, out);
     if (failed(resampled))
       return failure();
