@@ -217,6 +217,6 @@ regression (float[4,2] x) => (float loss, float[4,2] y)
     out = trainer.evaluate(x=x)
     assert set(out) == {"loss", "y"}
     np.testing.assert_array_equal(out["y"], x * np.array([0.5, -0.5]))
-    assert out["loss"] == -4.0
+    assert out["loss"] == -2.0
     step = trainer.step(x=x)
-    assert step["loss"] == -4.0 and trainer._loss_name == "loss"
+    assert step["loss"] == -2.0 and trainer._loss_name == "loss"

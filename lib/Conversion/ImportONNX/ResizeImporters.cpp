@@ -110,7 +110,10 @@ static FailureOr<Value> resampleAxis(NodeContext &ctx, Value value,
   SmallVector<SmallVector<int64_t>> indices(taps);
   SmallVector<SmallVector<double>> weights(taps);
   for (int64_t o = 0; o < out; ++o) {
-    double x = sourceCoordinate(sampling, double(o), scale, in, out);
+    // Beyond two positions past either edge every tap reads the edge (or
+    // nothing): clamping there keeps the integer conversions defined.
+    double x = std::clamp(sourceCoordinate(sampling, double(o), scale, in, out),
+                          -3.0, double(in) + 2.0);
     if (sampling.kind == Sampling::Nearest) {
       indices[0].push_back(std::clamp<int64_t>(
           nearestIndex(sampling.nearestMode, x, scale), 0, in - 1));
