@@ -181,7 +181,7 @@ struct OpImporter {
 ArrayRef<OpImporter> getElementwiseImporters();
 ArrayRef<OpImporter> getNNImporters();
 ArrayRef<OpImporter> getShapeImporters();
-ArrayRef<OpImporter> getResizeImporters();
+ArrayRef<OpImporter> getResamplingImporters();
 ArrayRef<OpImporter> getTrainingImporters();
 
 /// The importer of `opType` at `opset`, or null when unsupported.

@@ -17,7 +17,7 @@ const OpImporter *onnx_import::findOpImporter(StringRef domain,
   const OpImporter *best = nullptr;
   for (ArrayRef<OpImporter> family :
        {getElementwiseImporters(), getNNImporters(), getShapeImporters(),
-        getResizeImporters(), getTrainingImporters()})
+        getResamplingImporters(), getTrainingImporters()})
     for (const OpImporter &row : family)
       if (row.domain == domain && row.opType == opType &&
           row.sinceVersion <= opset &&

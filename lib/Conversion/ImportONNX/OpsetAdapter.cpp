@@ -34,6 +34,9 @@ enum class Change {
   /// Resize: `antialias`, `axes`, `keep_aspect_ratio_policy` (18) and the
   /// half_pixel_symmetric transformation (19).
   ResizeAttributes,
+  /// Pad: an `axes` input (18) and the wrap mode (19), which the importer
+  /// reads at any opset.
+  PadAxes,
   /// Gelu (20), Mish (18): new, expanded into their definitions.
   Expand,
   /// New or changed in a way GradScale does not read.
@@ -66,6 +69,7 @@ static constexpr OpChange kChanges[] = {
     {"CastLike", 19, Change::CastSaturate},
     {"AveragePool", 19, Change::PoolDilations},
     {"Resize", 18, Change::ResizeAttributes},
+    {"Pad", 18, Change::PadAxes},
     {"Mish", 18, Change::Expand},
     {"Gelu", 20, Change::Expand},
     {"AffineGrid", 20, Change::Unsupported},
@@ -84,7 +88,6 @@ static constexpr OpChange kChanges[] = {
     {"LpPool", 18, Change::Unsupported},
     {"OptionalGetElement", 18, Change::Unsupported},
     {"OptionalHasElement", 18, Change::Unsupported},
-    {"Pad", 18, Change::Unsupported},
     {"QuantizeLinear", 19, Change::Unsupported},
     {"RegexFullMatch", 20, Change::Unsupported},
     {"ScatterElements", 18, Change::Unsupported},
@@ -492,6 +495,13 @@ int GraphAdapter::run() {
       break;
     case Change::ResizeAttributes:
       if (adaptResize(node))
+        adapted.push_back(std::move(node));
+      break;
+    case Change::PadAxes:
+      if (node.input_size() >= 4 && !node.input(3).empty())
+        refuse(node, "padding selected axes is not supported; give pads for "
+                     "every axis");
+      else
         adapted.push_back(std::move(node));
       break;
     case Change::Expand:

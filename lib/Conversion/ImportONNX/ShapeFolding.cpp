@@ -400,6 +400,46 @@ static std::optional<IntTensor> foldReshape(const onnx::NodeProto &node,
   return t;
 }
 
+/// Transpose: `perm` (default: the axes reversed) must be a permutation.
+static std::optional<IntTensor> foldTranspose(const onnx::NodeProto &node,
+                                              ArrayRef<const IntTensor *> in) {
+  const IntTensor &x = *in[0];
+  int64_t rank = x.shape.size();
+  SmallVector<int64_t> perm =
+      intsAttr(node, "perm")
+          .value_or(
+              llvm::to_vector(llvm::reverse(llvm::seq<int64_t>(0, rank))));
+  SmallVector<bool> seen(rank, false);
+  if (int64_t(perm.size()) != rank)
+    return std::nullopt;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || seen[p])
+      return std::nullopt;
+    seen[p] = true;
+  }
+  IntTensor result;
+  result.dataType = x.dataType;
+  for (int64_t p : perm)
+    result.shape.push_back(x.shape[p]);
+  SmallVector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * x.shape[d + 1];
+  SmallVector<int64_t> index(rank, 0);
+  for (size_t n = 0; n < x.values.size(); ++n) {
+    int64_t offset = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      offset += index[d] * strides[perm[d]];
+    result.values.push_back(x.values[offset]);
+    // The next output index, last axis fastest.
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++index[d] < result.shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return result;
+}
+
 static std::optional<IntTensor> foldFlatten(const onnx::NodeProto &node,
                                             ArrayRef<const IntTensor *> in) {
   const IntTensor &x = *in[0];
@@ -501,27 +541,67 @@ static std::optional<IntTensor> foldGather(const onnx::NodeProto &node,
 }
 
 /// Slice of a 1-D tensor.
+/// Slice (opset 10 on) of any rank: starts, ends and the optional axes and
+/// steps as inputs.
 static std::optional<IntTensor> foldSlice(const onnx::NodeProto &node,
                                           ArrayRef<const IntTensor *> in) {
   const IntTensor &x = *in[0];
-  if (x.shape.size() != 1 || in.size() < 3 || !in[1] || !in[2])
+  int64_t rank = x.shape.size();
+  if (rank == 0 || in.size() < 3 || !in[1] || !in[2])
     return std::nullopt;
-  int64_t dim = x.shape[0];
-  int64_t start = in[1]->values[0], end = in[2]->values[0];
-  int64_t step = in.size() > 4 && in[4] ? in[4]->values[0] : 1;
-  if (step == 0)
+  size_t count = in[1]->values.size();
+  if (in[2]->values.size() != count)
     return std::nullopt;
-  start = start < 0 ? start + dim : start;
-  end = end < 0 ? (end < -dim ? -1 : end + dim) : end;
-  start = step > 0 ? std::clamp<int64_t>(start, 0, dim)
-                   : std::clamp<int64_t>(start, 0, dim - 1);
-  end = step > 0 ? std::clamp<int64_t>(end, 0, dim)
-                 : std::clamp<int64_t>(end, -1, dim - 1);
+  SmallVector<int64_t> axes, steps(count, 1);
+  if (in.size() > 3 && in[3])
+    axes.assign(in[3]->values.begin(), in[3]->values.end());
+  else
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, count));
+  if (in.size() > 4 && in[4])
+    steps.assign(in[4]->values.begin(), in[4]->values.end());
+  if (axes.size() != count || steps.size() != count)
+    return std::nullopt;
+  // Per axis: the first index and the step (the whole axis unless sliced).
+  SmallVector<int64_t> first(rank, 0), stride(rank, 1), size(x.shape);
+  SmallVector<bool> sliced(rank, false);
+  for (size_t k = 0; k < count; ++k) {
+    int64_t axis = axes[k] < 0 ? axes[k] + rank : axes[k];
+    int64_t step = steps[k];
+    if (axis < 0 || axis >= rank || sliced[axis] || step == 0)
+      return std::nullopt;
+    sliced[axis] = true;
+    int64_t dim = x.shape[axis];
+    int64_t start = in[1]->values[k], end = in[2]->values[k];
+    start = start < 0 ? start + dim : start;
+    end = end < 0 ? (end < -dim ? -1 : end + dim) : end;
+    start = step > 0 ? std::clamp<int64_t>(start, 0, dim)
+                     : std::clamp<int64_t>(start, 0, dim - 1);
+    end = step > 0 ? std::clamp<int64_t>(end, 0, dim)
+                   : std::clamp<int64_t>(end, -1, dim - 1);
+    first[axis] = start, stride[axis] = step;
+    size[axis] = sliceSize(start, end, step);
+  }
   IntTensor t;
   t.dataType = x.dataType;
-  for (int64_t k = 0, n = sliceSize(start, end, step); k < n; ++k)
-    t.values.push_back(x.values[wrappingAdd(start, wrappingMul(k, step))]);
-  t.shape = {static_cast<int64_t>(t.values.size())};
+  t.shape = size;
+  SmallVector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * x.shape[d + 1];
+  std::optional<int64_t> total = checkedNumElements(size);
+  if (!total || *total > kMaxFoldedElements)
+    return std::nullopt;
+  SmallVector<int64_t> index(rank, 0);
+  for (int64_t n = 0; n < *total; ++n) {
+    int64_t offset = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      offset += (first[d] + index[d] * stride[d]) * strides[d];
+    t.values.push_back(x.values[offset]);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++index[d] < size[d])
+        break;
+      index[d] = 0;
+    }
+  }
   return t;
 }
 
@@ -645,6 +725,7 @@ static const llvm::StringMap<FoldFn> &foldersByOpType() {
       {"Cast", foldCast},
       {"Reshape", foldReshape},
       {"Flatten", foldFlatten},
+      {"Transpose", foldTranspose},
       {"Squeeze", foldSqueezeOrUnsqueeze},
       {"Unsqueeze", foldSqueezeOrUnsqueeze},
       {"Concat", foldConcat},

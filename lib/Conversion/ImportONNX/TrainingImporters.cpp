@@ -51,8 +51,7 @@ static LogicalResult importGradient(NodeContext &ctx) {
   FailureOr<Value> of = ctx.graph().lookup(y, ctx.loc);
   if (failed(of))
     return failure();
-  FailureOr<BackwardOp> op =
-      ctx.create<BackwardOp>(*of, wrt);
+  FailureOr<BackwardOp> op = ctx.create<BackwardOp>(*of, wrt);
   if (failed(op))
     return failure();
   ctx.setOutputs(op->getResults());

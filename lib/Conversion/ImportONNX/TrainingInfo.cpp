@@ -6,8 +6,9 @@
 // to initializers. The ONNX checker does not look at any of it, so the
 // importer validates it here, then records it as the gs training
 // configuration (the loss, the optimizer and its learning rate);
-// gs-train-step and gs-autodiff build the step from that. The initialization graph becomes the
-// function @initialize, which writes its bound outputs to the parameters.
+// gs-train-step and gs-autodiff build the step from that. The initialization
+// graph becomes the function @initialize, which writes its bound outputs to the
+// parameters.
 //
 //===----------------------------------------------------------------------===//
 

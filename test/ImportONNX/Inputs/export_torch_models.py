@@ -43,12 +43,14 @@ def cnn():
 
 def upsample():
     """Nearest and bilinear resizing (both corner conventions, up and
-    down), as segmentation decoders use them, before a classifier head."""
+    down) and reflection, replication and zero padding, as segmentation
+    decoders use them, before a classifier head."""
     return nn.Sequential(
         nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
         nn.Upsample(scale_factor=2, mode="nearest"),
-        nn.Conv2d(4, 8, 3, padding=1), nn.ReLU(),
+        nn.ReflectionPad2d(1), nn.Conv2d(4, 8, 3), nn.ReLU(),
         nn.Upsample(scale_factor=0.5, mode="bilinear", align_corners=False),
+        nn.ReplicationPad2d((1, 0, 1, 0)), nn.ZeroPad2d((0, 1, 0, 1)),
         nn.Upsample(size=(21, 21), mode="bilinear", align_corners=True),
         nn.Conv2d(8, 8, 3, stride=2), nn.ReLU(),
         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 10)), (1, 28, 28)

@@ -1,11 +1,13 @@
-//===- ResizeImporters.cpp - Resize and Upsample ---------------*- C++ -*-===//
+//===- ResamplingImporters.cpp - Resize, Upsample and Pad ------*- C++ -*-===//
 //
-// Resize (10, 11, 13) and Upsample (7, 9) become, along each resized axis,
-// gathers at constant source indices: one for nearest-neighbour sampling,
-// two or four blended by constant weights for linear and cubic
-// interpolation. Autodiff, mixed
-// precision and the lowerings then need nothing of their own, and the
-// gradient is the gathers' (a scatter-add of the weighted output gradient).
+// Operators that map each output position along an axis to input
+// positions: Resize (10, 11, 13) and Upsample (7, 9), and Pad (2, 11, 13,
+// 18, 19). Along each axis they change, they become gathers at constant
+// source indices: one for nearest-neighbour sampling and padding, two or
+// four blended by constant weights for linear and cubic interpolation, with
+// a constant mask and value for constant padding. Autodiff, mixed precision
+// and the lowerings then need nothing of their own, and the gradient is the
+// gathers' (a scatter-add of the weighted output gradient).
 //
 //===----------------------------------------------------------------------===//
 
@@ -97,6 +99,87 @@ static double cubicWeight(double t, double a) {
   return 0;
 }
 
+/// The output positions along an axis as weighted sums of input positions,
+/// plus an optional constant per position.
+struct Taps {
+  explicit Taps(int count) : indices(count), weights(count) {}
+  SmallVector<SmallVector<int64_t>> indices;
+  SmallVector<SmallVector<double>> weights;
+  /// Added to each position (constant padding); empty for none.
+  SmallVector<double> offsets;
+};
+
+/// A constant along `axis` of `type`'s rank, broadcast over the others.
+static Value axisConstant(NodeContext &ctx, RankedTensorType type, int64_t axis,
+                          ArrayRef<double> values) {
+  auto floatType = cast<FloatType>(type.getElementType());
+  SmallVector<int64_t> shape(type.getRank(), 1);
+  shape[axis] = values.size();
+  SmallVector<APFloat> elements;
+  for (double value : values) {
+    APFloat v(value);
+    bool lost;
+    v.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+              &lost);
+    elements.push_back(v);
+  }
+  return ctx.constant(DenseElementsAttr::get(
+      RankedTensorType::get(shape, floatType), elements));
+}
+
+/// Builds `map` along `axis` of `value` (from `in` to `out` positions).
+static FailureOr<Value> applyTaps(NodeContext &ctx, Value value, int64_t axis,
+                                  int64_t in, int64_t out, const Taps &map) {
+  const auto &indices = map.indices;
+  const auto &weights = map.weights;
+  int taps = indices.size();
+  // A tap of weight 1 at each position's own index changes nothing.
+  bool unchanged = in == out && map.offsets.empty();
+  for (int k = 0; k < taps && unchanged; ++k)
+    for (int64_t o = 0; o < out && unchanged; ++o)
+      unchanged =
+          weights[k][o] == 0 || (weights[k][o] == 1 && indices[k][o] == o);
+  if (unchanged)
+    return value;
+
+  Value sum;
+  for (int k = 0; k < taps; ++k) {
+    if (llvm::all_of(weights[k], [](double w) { return w == 0; }))
+      continue;
+    FailureOr<Value> gathered = gatherAlong(ctx, value, indices[k], axis);
+    if (failed(gathered))
+      return failure();
+    Value term = *gathered;
+    auto type = cast<RankedTensorType>(term.getType());
+    if (!llvm::all_of(weights[k], [](double w) { return w == 1; })) {
+      // The weights lie along `axis` and broadcast over the other axes.
+      Value weight = axisConstant(ctx, type, axis, weights[k]);
+      FailureOr<MulOp> product = ctx.create<MulOp>(type, term, weight);
+      if (failed(product))
+        return failure();
+      term = *product;
+    }
+    if (!sum) {
+      sum = term;
+      continue;
+    }
+    FailureOr<AddOp> added = ctx.create<AddOp>(type, sum, term);
+    if (failed(added))
+      return failure();
+    sum = *added;
+  }
+  if (!sum)
+    return ctx.emitError() << "takes no input position along axis " << axis;
+  if (map.offsets.empty())
+    return sum;
+  auto type = cast<RankedTensorType>(sum.getType());
+  FailureOr<AddOp> shifted =
+      ctx.create<AddOp>(type, sum, axisConstant(ctx, type, axis, map.offsets));
+  if (failed(shifted))
+    return failure();
+  return shifted->getResult();
+}
+
 /// Resamples `value` along `axis` from `in` to `out` positions: each output
 /// position is a weighted sum of taps (1 nearest, 2 linear, 4 cubic) at
 /// source indices clamped into the axis.
@@ -107,8 +190,9 @@ static FailureOr<Value> resampleAxis(NodeContext &ctx, Value value,
   int taps = sampling.kind == Sampling::Nearest  ? 1
              : sampling.kind == Sampling::Linear ? 2
                                                  : 4;
-  SmallVector<SmallVector<int64_t>> indices(taps);
-  SmallVector<SmallVector<double>> weights(taps);
+  Taps map(taps);
+  auto &indices = map.indices;
+  auto &weights = map.weights;
   for (int64_t o = 0; o < out; ++o) {
     // Beyond two positions past either edge every tap reads the edge (or
     // nothing): clamping there keeps the integer conversions defined.
@@ -139,54 +223,7 @@ static FailureOr<Value> resampleAxis(NodeContext &ctx, Value value,
       for (int k = 0; k < taps; ++k)
         weights[k].back() /= total;
   }
-  // A tap of weight 1 at each position's own index changes nothing.
-  bool unchanged = in == out;
-  for (int k = 0; k < taps && unchanged; ++k)
-    for (int64_t o = 0; o < out && unchanged; ++o)
-      unchanged =
-          weights[k][o] == 0 || (weights[k][o] == 1 && indices[k][o] == o);
-  if (unchanged)
-    return value;
-
-  Value sum;
-  for (int k = 0; k < taps; ++k) {
-    if (llvm::all_of(weights[k], [](double w) { return w == 0; }))
-      continue;
-    FailureOr<Value> gathered = gatherAlong(ctx, value, indices[k], axis);
-    if (failed(gathered))
-      return failure();
-    Value term = *gathered;
-    auto type = cast<RankedTensorType>(term.getType());
-    if (!llvm::all_of(weights[k], [](double w) { return w == 1; })) {
-      // The weights lie along `axis` and broadcast over the other axes.
-      auto floatType = cast<FloatType>(type.getElementType());
-      SmallVector<int64_t> weightShape(type.getRank(), 1);
-      weightShape[axis] = out;
-      SmallVector<APFloat> values;
-      for (double w : weights[k]) {
-        APFloat v(w);
-        bool lost;
-        v.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven,
-                  &lost);
-        values.push_back(v);
-      }
-      Value weight = ctx.constant(DenseElementsAttr::get(
-          RankedTensorType::get(weightShape, floatType), values));
-      FailureOr<MulOp> product = ctx.create<MulOp>(type, term, weight);
-      if (failed(product))
-        return failure();
-      term = *product;
-    }
-    if (!sum) {
-      sum = term;
-      continue;
-    }
-    FailureOr<AddOp> added = ctx.create<AddOp>(type, sum, term);
-    if (failed(added))
-      return failure();
-    sum = *added;
-  }
-  return sum;
+  return applyTaps(ctx, value, axis, in, out, map);
 }
 
 /// Resamples input 0 into the inferred output shape.
@@ -324,12 +361,125 @@ static LogicalResult importResize(NodeContext &ctx) {
   return resample(ctx, sampling);
 }
 
-ArrayRef<OpImporter> onnx_import::getResizeImporters() {
+/// The input index output position `o` of a padded axis copies, for the
+/// modes that copy (reflect, edge, wrap); `o - begin` is inside for the
+/// others.
+static int64_t paddedSource(StringRef mode, int64_t o, int64_t begin,
+                            int64_t in) {
+  int64_t i = o - begin;
+  if (i >= 0 && i < in)
+    return i;
+  if (mode == "edge")
+    return std::clamp<int64_t>(i, 0, in - 1);
+  if (mode == "wrap")
+    return ((i % in) + in) % in;
+  // reflect: mirrored at the edges without repeating them, period 2(in-1).
+  if (in == 1)
+    return 0;
+  int64_t period = 2 * (in - 1);
+  int64_t r = ((i % period) + period) % period;
+  return r < in ? r : period - r;
+}
+
+/// Pad: pads and the constant value from attributes (opset 2) or inputs
+/// (11); modes constant, reflect, edge and wrap (19). Negative pads crop.
+template <bool asInputs> static LogicalResult importPad(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.input(0);
+  FailureOr<RankedTensorType> outType = ctx.outputType(0);
+  if (failed(x) || failed(outType))
+    return failure();
+  auto inType = cast<RankedTensorType>(x->getType());
+  int64_t rank = inType.getRank();
+  std::string mode = ctx.stringAttr("mode", "constant");
+  if (!llvm::is_contained({"constant", "reflect", "edge", "wrap"}, mode))
+    return ctx.emitError() << "mode '" << mode
+                           << "' is not valid (constant, reflect, edge, wrap)";
+  SmallVector<int64_t> pads;
+  double value = 0;
+  if constexpr (asInputs) {
+    FailureOr<SmallVector<int64_t>> given = ctx.intsInput(1, "pads");
+    if (failed(given))
+      return failure();
+    pads = *given;
+    if (ctx.hasInput(2)) {
+      FailureOr<double> constant = ctx.scalarInput(2, "constant_value");
+      if (failed(constant))
+        return failure();
+      value = *constant;
+    }
+    if (ctx.hasInput(3))
+      return ctx.emitError() << "padding selected axes is not supported; "
+                                "give pads for every axis";
+  } else {
+    pads = ctx.intsAttr("pads");
+    value = ctx.floatAttr("value", 0.0f);
+  }
+  if (int64_t(pads.size()) != 2 * rank)
+    return ctx.emitError() << "has " << pads.size() << " pads for an input of "
+                           << "rank " << rank << " (expected " << 2 * rank
+                           << ")";
+  bool isFloat = isa<FloatType>(inType.getElementType());
+  Value y = *x;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t begin = pads[d], end = pads[d + rank];
+    int64_t in = inType.getDimSize(d);
+    int64_t out = in + begin + end;
+    if (begin == 0 && end == 0)
+      continue;
+    if (out != outType->getDimSize(d))
+      return ctx.emitError() << "pads axis " << d << " to " << out
+                             << " positions where ONNX shape inference gives "
+                             << outType->getDimSize(d);
+    if (in == 0 || out <= 0)
+      return ctx.emitError() << "pads axis " << d << " to nothing";
+    // A padded axis holds its indices as a constant.
+    constexpr int64_t kMaxPadded = int64_t(1) << 20;
+    if (out > in && out > kMaxPadded)
+      return ctx.emitError() << "pads axis " << d << " to " << out
+                             << " positions, more than " << kMaxPadded;
+    if (mode == "reflect" && (begin >= in || end >= in))
+      return ctx.emitError()
+             << "reflect pads of axis " << d << " (" << begin << ", " << end
+             << ") must be smaller than its size " << in;
+    Taps map(1);
+    bool masked = false;
+    for (int64_t o = 0; o < out; ++o) {
+      int64_t i = o - begin;
+      bool inside = i >= 0 && i < in;
+      map.indices[0].push_back(mode == "constant"
+                                   ? std::clamp<int64_t>(i, 0, in - 1)
+                                   : paddedSource(mode, o, begin, in));
+      map.weights[0].push_back(mode != "constant" || inside ? 1 : 0);
+      masked |= mode == "constant" && !inside;
+    }
+    if (masked) {
+      if (!isFloat)
+        return ctx.emitError() << "constant padding of " << inType
+                               << " is not supported (float tensors only)";
+      if (value != 0)
+        for (double w : map.weights[0])
+          map.offsets.push_back(w ? 0 : value);
+    }
+    FailureOr<Value> padded = applyTaps(ctx, y, d, in, out, map);
+    if (failed(padded))
+      return failure();
+    y = *padded;
+  }
+  if (y.getType() != *outType)
+    return ctx.emitError() << "pads to " << y.getType() << " where ONNX "
+                           << "shape inference gives " << *outType;
+  ctx.setOutput(0, y);
+  return success();
+}
+
+ArrayRef<OpImporter> onnx_import::getResamplingImporters() {
   static const OpImporter importers[] = {
       {"", "Upsample", 7, importUpsample</*scalesAsInput=*/false>},
       {"", "Upsample", 9, importUpsample</*scalesAsInput=*/true>},
       {"", "Resize", 10, importUpsample</*scalesAsInput=*/true>},
       {"", "Resize", 11, importResize},
+      {"", "Pad", 2, importPad</*asInputs=*/false>},
+      {"", "Pad", 11, importPad</*asInputs=*/true>},
   };
   return importers;
 }

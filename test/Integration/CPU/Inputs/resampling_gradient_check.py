@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Checks GradScale's gradient of Resize and Upsample against finite
+"""Checks GradScale's gradient of Resize, Upsample and Pad against finite
 differences of ONNX Runtime's forward pass.
 
-Usage: resize_gradient_check.py --gs-run PATH --work DIR
+Usage: resampling_gradient_check.py --gs-run PATH --work DIR
 
-For each case a model computes loss = sum(Resize(W) * C) with W a trainable
+For each case a model computes loss = sum(OP(W) * C) with W a trainable
 [1, 2, 3, 4] initializer and C a fixed random tensor of the output's shape.
 gs-run trains one SGD step with learning rate 1, so the gradient is W before
 minus W after (--dump-params). The loss is linear in W, so central
@@ -49,6 +49,15 @@ CASES = [
      [1, 2, 4, 6]),
     ("upsample9_nearest_x3", "Upsample", 9, dict(mode="nearest"),
      [1, 1, 3, 2], None),
+    # Pad: (mode, value) and pads; negative pads crop.
+    ("pad_constant", "Pad", 13, dict(mode="constant"), 1.5,
+     [0, 0, 1, 2, 0, 0, 2, 1]),
+    ("pad_reflect", "Pad", 13, dict(mode="reflect"), None,
+     [0, 1, 2, 3, 0, 0, 1, 2]),
+    ("pad_edge_and_crop", "Pad", 13, dict(mode="edge"), None,
+     [0, 0, 3, -1, 0, 0, -1, 2]),
+    ("pad_wrap", "Pad", 19, dict(mode="wrap"), None,
+     [0, 0, 2, 3, 0, 1, 1, 1]),
 ]
 
 
@@ -56,9 +65,20 @@ def make_model(name, op, opset, attributes, scales, sizes, rng):
     inputs = ["W"]
     initializers = [numpy_helper.from_array(
         rng.standard_normal(SHAPE).astype(np.float32), "W")]
-    if op == "Resize":
+    if op == "Pad":
+        # `scales` is the constant value, `sizes` the pads.
+        inputs.append("pads")
+        initializers.append(numpy_helper.from_array(
+            np.array(sizes, dtype=np.int64), "pads"))
+        if scales is not None:
+            inputs.append("value")
+            initializers.append(numpy_helper.from_array(
+                np.array(scales, dtype=np.float32), "value"))
+    elif op == "Resize":
         inputs.append("")
-    if scales is not None:
+    if op == "Pad":
+        pass
+    elif scales is not None:
         inputs.append("scales")
         initializers.append(numpy_helper.from_array(
             np.array(scales, dtype=np.float32), "scales"))
