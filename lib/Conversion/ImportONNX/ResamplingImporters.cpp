@@ -421,7 +421,13 @@ template <bool asInputs> static LogicalResult importPad(NodeContext &ctx) {
   bool isFloat = isa<FloatType>(inType.getElementType());
   Value y = *x;
   for (int64_t d = 0; d < rank; ++d) {
+    // A padded axis holds its indices as a constant.
+    constexpr int64_t kMaxPadded = int64_t(1) << 20;
     int64_t begin = pads[d], end = pads[d + rank];
+    if (begin < -kMaxPadded || begin > kMaxPadded || end < -kMaxPadded ||
+        end > kMaxPadded)
+      return ctx.emitError() << "pads axis " << d << " by (" << begin << ", "
+                             << end << "), more than " << kMaxPadded;
     int64_t in = inType.getDimSize(d);
     int64_t out = in + begin + end;
     if (begin == 0 && end == 0)
@@ -432,8 +438,6 @@ template <bool asInputs> static LogicalResult importPad(NodeContext &ctx) {
                              << outType->getDimSize(d);
     if (in == 0 || out <= 0)
       return ctx.emitError() << "pads axis " << d << " to nothing";
-    // A padded axis holds its indices as a constant.
-    constexpr int64_t kMaxPadded = int64_t(1) << 20;
     if (out > in && out > kMaxPadded)
       return ctx.emitError() << "pads axis " << d << " to " << out
                              << " positions, more than " << kMaxPadded;
