@@ -99,14 +99,11 @@ static double cubicWeight(double t, double a) {
   return 0;
 }
 
-/// The output positions along an axis as weighted sums of input positions,
-/// plus an optional constant per position.
+/// The output positions along an axis as weighted sums of input positions.
 struct Taps {
   explicit Taps(int count) : indices(count), weights(count) {}
   SmallVector<SmallVector<int64_t>> indices;
   SmallVector<SmallVector<double>> weights;
-  /// Added to each position (constant padding); empty for none.
-  SmallVector<double> offsets;
 };
 
 /// A constant along `axis` of `type`'s rank, broadcast over the others.
@@ -134,7 +131,7 @@ static FailureOr<Value> applyTaps(NodeContext &ctx, Value value, int64_t axis,
   const auto &weights = map.weights;
   int taps = indices.size();
   // A tap of weight 1 at each position's own index changes nothing.
-  bool unchanged = in == out && map.offsets.empty();
+  bool unchanged = in == out;
   for (int k = 0; k < taps && unchanged; ++k)
     for (int64_t o = 0; o < out && unchanged; ++o)
       unchanged =
@@ -170,14 +167,7 @@ static FailureOr<Value> applyTaps(NodeContext &ctx, Value value, int64_t axis,
   }
   if (!sum)
     return ctx.emitError() << "takes no input position along axis " << axis;
-  if (map.offsets.empty())
-    return sum;
-  auto type = cast<RankedTensorType>(sum.getType());
-  FailureOr<AddOp> shifted =
-      ctx.create<AddOp>(type, sum, axisConstant(ctx, type, axis, map.offsets));
-  if (failed(shifted))
-    return failure();
-  return shifted->getResult();
+  return sum;
 }
 
 /// Resamples `value` along `axis` from `in` to `out` positions: each output
@@ -255,10 +245,9 @@ static LogicalResult resample(NodeContext &ctx, Sampling &sampling) {
     int64_t in = inType.getDimSize(d), out = outType->getDimSize(d);
     if (in == 0 || out == 0)
       return ctx.emitError() << "cannot resize an empty dimension";
-    // Each resized axis holds its indices and weights as constants: an
-    // upsampling is bounded, as its output is not otherwise.
+    // Each resized axis holds its indices and weights as constants.
     constexpr int64_t kMaxResizedLength = int64_t(1) << 20;
-    if (out > in && out > kMaxResizedLength)
+    if (out > kMaxResizedLength)
       return ctx.emitError() << "resizes axis " << d << " to " << out
                              << " positions, more than " << kMaxResizedLength;
     FailureOr<Value> resampled = resampleAxis(ctx, y, sampling, d, in, out);
@@ -361,24 +350,29 @@ static LogicalResult importResize(NodeContext &ctx) {
   return resample(ctx, sampling);
 }
 
-/// The input index output position `o` of a padded axis copies, for the
-/// modes that copy (reflect, edge, wrap); `o - begin` is inside for the
-/// others.
+/// The input index that output position `o` of a padded axis copies, or
+/// -1 for the constant value. Negative pads crop first (as ONNX Runtime
+/// does), and the modes extend what is left: reflect without repeating the
+/// edge, edge by repeating it, wrap cyclically.
 static int64_t paddedSource(StringRef mode, int64_t o, int64_t begin,
-                            int64_t in) {
-  int64_t i = o - begin;
-  if (i >= 0 && i < in)
-    return i;
+                            int64_t end, int64_t in) {
+  int64_t cropBegin = std::max<int64_t>(-begin, 0);
+  int64_t kept = in - cropBegin - std::max<int64_t>(-end, 0);
+  int64_t i = o - std::max<int64_t>(begin, 0);
+  if (i >= 0 && i < kept)
+    return cropBegin + i;
+  if (mode == "constant")
+    return -1;
   if (mode == "edge")
-    return std::clamp<int64_t>(i, 0, in - 1);
+    return cropBegin + std::clamp<int64_t>(i, 0, kept - 1);
   if (mode == "wrap")
-    return ((i % in) + in) % in;
-  // reflect: mirrored at the edges without repeating them, period 2(in-1).
-  if (in == 1)
-    return 0;
-  int64_t period = 2 * (in - 1);
+    return cropBegin + ((i % kept) + kept) % kept;
+  // reflect: period 2(kept - 1).
+  if (kept == 1)
+    return cropBegin;
+  int64_t period = 2 * (kept - 1);
   int64_t r = ((i % period) + period) % period;
-  return r < in ? r : period - r;
+  return cropBegin + (r < kept ? r : period - r);
 }
 
 /// Pad: pads and the constant value from attributes (opset 2) or inputs
@@ -418,7 +412,6 @@ template <bool asInputs> static LogicalResult importPad(NodeContext &ctx) {
     return ctx.emitError() << "has " << pads.size() << " pads for an input of "
                            << "rank " << rank << " (expected " << 2 * rank
                            << ")";
-  bool isFloat = isa<FloatType>(inType.getElementType());
   Value y = *x;
   for (int64_t d = 0; d < rank; ++d) {
     // A padded axis holds its indices as a constant.
@@ -438,33 +431,46 @@ template <bool asInputs> static LogicalResult importPad(NodeContext &ctx) {
                              << outType->getDimSize(d);
     if (in == 0 || out <= 0)
       return ctx.emitError() << "pads axis " << d << " to nothing";
-    if (out > in && out > kMaxPadded)
+    if (out > kMaxPadded)
       return ctx.emitError() << "pads axis " << d << " to " << out
                              << " positions, more than " << kMaxPadded;
-    if (mode == "reflect" && (begin >= in || end >= in))
+    int64_t kept =
+        in - std::max<int64_t>(-begin, 0) - std::max<int64_t>(-end, 0);
+    if (kept <= 0)
+      return ctx.emitError() << "crops all of axis " << d;
+    if (mode == "reflect" && (begin >= kept || end >= kept))
       return ctx.emitError()
              << "reflect pads of axis " << d << " (" << begin << ", " << end
-             << ") must be smaller than its size " << in;
+             << ") must be smaller than its size " << kept;
     Taps map(1);
-    bool masked = false;
+    bool constant = false;
     for (int64_t o = 0; o < out; ++o) {
-      int64_t i = o - begin;
-      bool inside = i >= 0 && i < in;
-      map.indices[0].push_back(mode == "constant"
-                                   ? std::clamp<int64_t>(i, 0, in - 1)
-                                   : paddedSource(mode, o, begin, in));
-      map.weights[0].push_back(mode != "constant" || inside ? 1 : 0);
-      masked |= mode == "constant" && !inside;
+      int64_t source = paddedSource(mode, o, begin, end, in);
+      // The constant value is one more position, appended below.
+      constant |= source < 0;
+      map.indices[0].push_back(source < 0 ? in : source);
+      map.weights[0].push_back(1);
     }
-    if (masked) {
-      if (!isFloat)
-        return ctx.emitError() << "constant padding of " << inType
-                               << " is not supported (float tensors only)";
-      if (value != 0)
-        for (double w : map.weights[0])
-          map.offsets.push_back(w ? 0 : value);
+    Value source = y;
+    int64_t sourceSize = in;
+    if (constant) {
+      // y with a slice of the constant value appended along the axis: the
+      // gather then copies both, and nothing multiplies a padded position
+      // (0 x inf would be NaN).
+      auto type = cast<RankedTensorType>(y.getType());
+      SmallVector<int64_t> blockShape(type.getShape());
+      blockShape[d] = 1;
+      Value block = ctx.splatConstant(type.clone(blockShape), value);
+      blockShape[d] = in + 1;
+      Builder b(ctx.getContext());
+      FailureOr<ConcatOp> joined = ctx.create<ConcatOp>(
+          type.clone(blockShape), ValueRange{y, block}, b.getI64IntegerAttr(d));
+      if (failed(joined))
+        return failure();
+      source = *joined;
+      sourceSize = in + 1;
     }
-    FailureOr<Value> padded = applyTaps(ctx, y, d, in, out, map);
+    FailureOr<Value> padded = applyTaps(ctx, source, d, sourceSize, out, map);
     if (failed(padded))
       return failure();
     y = *padded;

@@ -405,6 +405,8 @@ static std::optional<IntTensor> foldTranspose(const onnx::NodeProto &node,
                                               ArrayRef<const IntTensor *> in) {
   const IntTensor &x = *in[0];
   int64_t rank = x.shape.size();
+  if (x.values.empty())
+    return std::nullopt;
   SmallVector<int64_t> perm =
       intsAttr(node, "perm")
           .value_or(
@@ -429,6 +431,7 @@ static std::optional<IntTensor> foldTranspose(const onnx::NodeProto &node,
     int64_t offset = 0;
     for (int64_t d = 0; d < rank; ++d)
       offset += index[d] * strides[perm[d]];
+    // (evaluate() keeps every tensor's values as many as its shape holds.)
     result.values.push_back(x.values[offset]);
     // The next output index, last axis fastest.
     for (int64_t d = rank - 1; d >= 0; --d) {
@@ -474,6 +477,13 @@ foldSqueezeOrUnsqueeze(const onnx::NodeProto &node,
   if (unsqueeze) {
     if (!axes)
       return std::nullopt;
+    // Axes out of range or repeated would take more dimensions than x has.
+    SmallVector<int64_t> sorted(normalized);
+    llvm::sort(sorted);
+    if (llvm::any_of(sorted,
+                     [&](int64_t a) { return a < 0 || a >= outRank; }) ||
+        std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+      return std::nullopt;
     auto dims = x.shape.begin();
     for (int64_t d = 0; d < outRank; ++d)
       t.shape.push_back(llvm::is_contained(normalized, d) ? 1 : *dims++);
@@ -499,6 +509,9 @@ static std::optional<IntTensor> foldConcat(const onnx::NodeProto &node,
   for (const IntTensor *part : in) {
     if (!part || part->shape.size() != x.shape.size())
       return std::nullopt;
+    for (size_t d = 0; d < x.shape.size(); ++d)
+      if (int64_t(d) != axis && part->shape[d] != x.shape[d])
+        return std::nullopt;
     t.shape[axis] += part->shape[axis];
   }
   int64_t outer = product(ArrayRef(x.shape).take_front(axis));
@@ -547,7 +560,7 @@ static std::optional<IntTensor> foldSlice(const onnx::NodeProto &node,
                                           ArrayRef<const IntTensor *> in) {
   const IntTensor &x = *in[0];
   int64_t rank = x.shape.size();
-  if (rank == 0 || in.size() < 3 || !in[1] || !in[2])
+  if (rank == 0 || x.values.empty() || in.size() < 3 || !in[1] || !in[2])
     return std::nullopt;
   size_t count = in[1]->values.size();
   if (in[2]->values.size() != count)
@@ -780,7 +793,14 @@ std::optional<IntTensor> ShapeFolder::evaluate(const onnx::NodeProto &node) {
   }
   if (in.empty() || !in[0])
     return std::nullopt;
-  return fold(node, in);
+  std::optional<IntTensor> result = fold(node, in);
+  // Every folder may rely on a tensor holding as many values as its shape.
+  if (result) {
+    std::optional<int64_t> count = checkedNumElements(result->shape);
+    if (!count || *count != int64_t(result->values.size()))
+      return std::nullopt;
+  }
+  return result;
 }
 
 std::optional<TensorProto>
