@@ -99,6 +99,10 @@ static double cubicWeight(double t, double a) {
   return 0;
 }
 
+/// The most positions a resized or padded axis may have: each holds its
+/// indices (and weights) as constants.
+constexpr int64_t kMaxAxisPositions = int64_t(1) << 20;
+
 /// The output positions along an axis as weighted sums of input positions.
 struct Taps {
   explicit Taps(int count) : indices(count), weights(count) {}
@@ -245,11 +249,9 @@ static LogicalResult resample(NodeContext &ctx, Sampling &sampling) {
     int64_t in = inType.getDimSize(d), out = outType->getDimSize(d);
     if (in == 0 || out == 0)
       return ctx.emitError() << "cannot resize an empty dimension";
-    // Each resized axis holds its indices and weights as constants.
-    constexpr int64_t kMaxResizedLength = int64_t(1) << 20;
-    if (out > kMaxResizedLength)
+    if (out > kMaxAxisPositions)
       return ctx.emitError() << "resizes axis " << d << " to " << out
-                             << " positions, more than " << kMaxResizedLength;
+                             << " positions, more than " << kMaxAxisPositions;
     FailureOr<Value> resampled = resampleAxis(ctx, y, sampling, d, in, out);
     if (failed(resampled))
       return failure();
@@ -414,13 +416,11 @@ template <bool asInputs> static LogicalResult importPad(NodeContext &ctx) {
                            << ")";
   Value y = *x;
   for (int64_t d = 0; d < rank; ++d) {
-    // A padded axis holds its indices as a constant.
-    constexpr int64_t kMaxPadded = int64_t(1) << 20;
     int64_t begin = pads[d], end = pads[d + rank];
-    if (begin < -kMaxPadded || begin > kMaxPadded || end < -kMaxPadded ||
-        end > kMaxPadded)
+    if (begin < -kMaxAxisPositions || begin > kMaxAxisPositions ||
+        end < -kMaxAxisPositions || end > kMaxAxisPositions)
       return ctx.emitError() << "pads axis " << d << " by (" << begin << ", "
-                             << end << "), more than " << kMaxPadded;
+                             << end << "), more than " << kMaxAxisPositions;
     int64_t in = inType.getDimSize(d);
     int64_t out = in + begin + end;
     if (begin == 0 && end == 0)
@@ -431,9 +431,9 @@ template <bool asInputs> static LogicalResult importPad(NodeContext &ctx) {
                              << outType->getDimSize(d);
     if (in == 0 || out <= 0)
       return ctx.emitError() << "pads axis " << d << " to nothing";
-    if (out > kMaxPadded)
+    if (out > kMaxAxisPositions)
       return ctx.emitError() << "pads axis " << d << " to " << out
-                             << " positions, more than " << kMaxPadded;
+                             << " positions, more than " << kMaxAxisPositions;
     int64_t kept =
         in - std::max<int64_t>(-begin, 0) - std::max<int64_t>(-end, 0);
     if (kept <= 0)

@@ -400,6 +400,35 @@ static std::optional<IntTensor> foldReshape(const onnx::NodeProto &node,
   return t;
 }
 
+/// The `count` values of a strided view of `x` (not empty; evaluate() keeps
+/// every tensor's values as many as its shape holds) of shape `shape`:
+/// output index (i_0, ..., i_k) reads x at first[d] + i_d * step[d] along
+/// x's axis source[d], for each output axis d. Transpose and Slice.
+static SmallVector<int64_t> viewValues(const IntTensor &x,
+                                       ArrayRef<int64_t> shape,
+                                       ArrayRef<int64_t> source,
+                                       ArrayRef<int64_t> first,
+                                       ArrayRef<int64_t> step, int64_t count) {
+  int64_t rank = x.shape.size();
+  SmallVector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * x.shape[d + 1];
+  SmallVector<int64_t> values, index(shape.size(), 0);
+  for (int64_t n = 0; n < count; ++n) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < shape.size(); ++d)
+      offset += (first[d] + index[d] * step[d]) * strides[source[d]];
+    values.push_back(x.values[offset]);
+    // The next output index, last axis fastest.
+    for (int64_t d = shape.size() - 1; d >= 0; --d) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return values;
+}
+
 /// Transpose: `perm` (default: the axes reversed) must be a permutation.
 static std::optional<IntTensor> foldTranspose(const onnx::NodeProto &node,
                                               ArrayRef<const IntTensor *> in) {
@@ -423,23 +452,9 @@ static std::optional<IntTensor> foldTranspose(const onnx::NodeProto &node,
   result.dataType = x.dataType;
   for (int64_t p : perm)
     result.shape.push_back(x.shape[p]);
-  SmallVector<int64_t> strides(rank, 1);
-  for (int64_t d = rank - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * x.shape[d + 1];
-  SmallVector<int64_t> index(rank, 0);
-  for (size_t n = 0; n < x.values.size(); ++n) {
-    int64_t offset = 0;
-    for (int64_t d = 0; d < rank; ++d)
-      offset += index[d] * strides[perm[d]];
-    // (evaluate() keeps every tensor's values as many as its shape holds.)
-    result.values.push_back(x.values[offset]);
-    // The next output index, last axis fastest.
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      if (++index[d] < result.shape[d])
-        break;
-      index[d] = 0;
-    }
-  }
+  SmallVector<int64_t> zeros(rank, 0), ones(rank, 1);
+  result.values =
+      viewValues(x, result.shape, perm, zeros, ones, int64_t(x.values.size()));
   return result;
 }
 
@@ -594,27 +609,14 @@ static std::optional<IntTensor> foldSlice(const onnx::NodeProto &node,
     first[axis] = start, stride[axis] = step;
     size[axis] = sliceSize(start, end, step);
   }
-  IntTensor t;
-  t.dataType = x.dataType;
-  t.shape = size;
-  SmallVector<int64_t> strides(rank, 1);
-  for (int64_t d = rank - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * x.shape[d + 1];
   std::optional<int64_t> total = checkedNumElements(size);
   if (!total || *total > kMaxFoldedElements)
     return std::nullopt;
-  SmallVector<int64_t> index(rank, 0);
-  for (int64_t n = 0; n < *total; ++n) {
-    int64_t offset = 0;
-    for (int64_t d = 0; d < rank; ++d)
-      offset += (first[d] + index[d] * stride[d]) * strides[d];
-    t.values.push_back(x.values[offset]);
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      if (++index[d] < size[d])
-        break;
-      index[d] = 0;
-    }
-  }
+  IntTensor t;
+  t.dataType = x.dataType;
+  t.shape = size;
+  t.values = viewValues(x, size, llvm::to_vector(llvm::seq<int64_t>(0, rank)),
+                        first, stride, *total);
   return t;
 }
 
