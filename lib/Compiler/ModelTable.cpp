@@ -26,46 +26,30 @@ namespace runtime = mlir::gs::runtime;
 // Reading the gs module
 //===----------------------------------------------------------------------===//
 
-static bool dtypeOf(Type type, int32_t &dtype) {
-  if (type.isF16())
-    dtype = GS_DTYPE_F16;
-  else if (type.isF32())
-    dtype = GS_DTYPE_F32;
-  else if (type.isF64())
-    dtype = GS_DTYPE_F64;
-  else if (type.isInteger(8))
-    dtype = GS_DTYPE_I8;
-  else if (type.isInteger(32))
-    dtype = GS_DTYPE_I32;
-  else if (type.isInteger(64))
-    dtype = GS_DTYPE_I64;
-  else if (type.isInteger(1))
-    dtype = GS_DTYPE_BOOL;
-  else
-    return false;
-  return true;
-}
-
 static LogicalResult tensorSpec(Type type, llvm::StringRef name,
                                 TensorSpec &spec, std::string &error) {
   auto ranked = dyn_cast<RankedTensorType>(type);
   spec.name = name.str();
-  if (!ranked || !ranked.hasStaticShape() ||
-      !dtypeOf(ranked.getElementType(), spec.dtype)) {
+  std::optional<int32_t> dtype =
+      ranked ? abiElementType(ranked.getElementType()) : std::nullopt;
+  if (!ranked || !ranked.hasStaticShape() || !dtype) {
     llvm::raw_string_ostream os(error);
     os << "'" << name << "' is " << type
        << ": a compiled model needs static shapes (pin them with "
-          "--onnx-shape) and f16, f32, f64, i1, i8, i32 or i64 elements";
+          "--onnx-shape) and float (f16, f32, f64), bool or 8- to 64-bit "
+          "integer elements";
     return failure();
   }
+  spec.dtype = *dtype;
   spec.shape.assign(ranked.getShape().begin(), ranked.getShape().end());
   if (name.contains('\0')) {
     error = "a tensor name holds a NUL byte, which C strings cannot carry";
     return failure();
   }
-  runtime::DType dtype;
-  runtime::toDType(spec.dtype, dtype);
-  std::optional<uint64_t> bytes = runtime::checkedByteSize(dtype, spec.shape);
+  runtime::DType runtimeType;
+  runtime::toDType(spec.dtype, runtimeType);
+  std::optional<uint64_t> bytes =
+      runtime::checkedByteSize(runtimeType, spec.shape);
   if (!bytes || *bytes > runtime::tensorByteLimit()) {
     llvm::raw_string_ostream os(error);
     os << "'" << name << "' is " << type << ": "
@@ -307,8 +291,16 @@ const char *cType(int32_t dtype) {
     return "int32_t";
   case GS_DTYPE_I64:
     return "int64_t";
+  case GS_DTYPE_I16:
+    return "int16_t";
+  case GS_DTYPE_U16:
+    return "uint16_t";
+  case GS_DTYPE_U32:
+    return "uint32_t";
+  case GS_DTYPE_U64:
+    return "uint64_t";
   default:
-    return "uint8_t"; // bool
+    return "uint8_t"; // bool, uint8
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include "gs/Runner/JitRunner.h"
 
+#include "gs/Compiler/ModelTable.h"
 #include "gs/Dialect/GS/IR/GSOps.h"
 #include "gs/Runtime/Model.h"
 
@@ -26,21 +27,11 @@ JitFunction::~JitFunction() = default;
 
 /// The runtime element type of an MLIR element type.
 static std::optional<DType> dtypeOf(Type type) {
-  if (type.isF16())
-    return DType::F16;
-  if (type.isF32())
-    return DType::F32;
-  if (type.isF64())
-    return DType::F64;
-  if (type.isSignlessInteger(1))
-    return DType::Bool;
-  if (type.isSignlessInteger(8))
-    return DType::I8;
-  if (type.isSignlessInteger(32))
-    return DType::I32;
-  if (type.isSignlessInteger(64))
-    return DType::I64;
-  return std::nullopt;
+  std::optional<int32_t> abi = abiElementType(type);
+  DType dtype;
+  if (!abi || !runtime::toDType(*abi, dtype))
+    return std::nullopt;
+  return dtype;
 }
 
 /// Entry functions with more LLVM parameters than this are folded into the

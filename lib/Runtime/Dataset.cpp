@@ -17,8 +17,110 @@ bool endsWith(const std::string &text, const std::string &suffix) {
 }
 
 bool isInteger(DType type) {
-  return type == DType::I8 || type == DType::I32 || type == DType::I64 ||
-         type == DType::U8;
+  switch (type) {
+  case DType::I8:
+  case DType::I16:
+  case DType::I32:
+  case DType::I64:
+  case DType::U8:
+  case DType::U16:
+  case DType::U32:
+  case DType::U64:
+    return true;
+  default:
+    return false;
+  }
+}
+
+using Wide = __int128;
+
+/// Element `i` of an integer or bool tensor, exactly.
+Wide integerAt(const Tensor &t, int64_t i) {
+  switch (t.type()) {
+  case DType::I8:
+    return t.as<int8_t>()[i];
+  case DType::I16:
+    return t.as<int16_t>()[i];
+  case DType::I32:
+    return t.as<int32_t>()[i];
+  case DType::I64:
+    return t.as<int64_t>()[i];
+  case DType::U16:
+    return t.as<uint16_t>()[i];
+  case DType::U32:
+    return t.as<uint32_t>()[i];
+  case DType::U64:
+    return t.as<uint64_t>()[i];
+  default: // U8, Bool
+    return t.as<uint8_t>()[i];
+  }
+}
+
+/// The least and greatest values of an integer type (bool: 0 and 1).
+std::pair<Wide, Wide> integerRange(DType type) {
+  switch (type) {
+  case DType::I8:
+    return {INT8_MIN, INT8_MAX};
+  case DType::I16:
+    return {INT16_MIN, INT16_MAX};
+  case DType::I32:
+    return {INT32_MIN, INT32_MAX};
+  case DType::I64:
+    return {INT64_MIN, INT64_MAX};
+  case DType::U8:
+    return {0, UINT8_MAX};
+  case DType::U16:
+    return {0, UINT16_MAX};
+  case DType::U32:
+    return {0, UINT32_MAX};
+  case DType::U64:
+    return {0, UINT64_MAX};
+  default: // Bool
+    return {0, 1};
+  }
+}
+
+/// Stores `value`, in range for `t`'s type, as element `i`.
+void storeInteger(Tensor &t, int64_t i, Wide value) {
+  switch (t.type()) {
+  case DType::I8:
+    t.as<int8_t>()[i] = static_cast<int8_t>(value);
+    break;
+  case DType::I16:
+    t.as<int16_t>()[i] = static_cast<int16_t>(value);
+    break;
+  case DType::I32:
+    t.as<int32_t>()[i] = static_cast<int32_t>(value);
+    break;
+  case DType::I64:
+    t.as<int64_t>()[i] = static_cast<int64_t>(value);
+    break;
+  case DType::U16:
+    t.as<uint16_t>()[i] = static_cast<uint16_t>(value);
+    break;
+  case DType::U32:
+    t.as<uint32_t>()[i] = static_cast<uint32_t>(value);
+    break;
+  case DType::U64:
+    t.as<uint64_t>()[i] = static_cast<uint64_t>(value);
+    break;
+  default: // U8, Bool
+    t.as<uint8_t>()[i] = static_cast<uint8_t>(value);
+    break;
+  }
+}
+
+/// Decimal text of `value` (std::to_string has no 128-bit overload).
+std::string integerText(Wide value) {
+  bool negative = value < 0;
+  unsigned __int128 magnitude =
+      negative ? -static_cast<unsigned __int128>(value) : value;
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), char('0' + int(magnitude % 10)));
+    magnitude /= 10;
+  } while (magnitude);
+  return negative ? "-" + digits : digits;
 }
 
 std::string shapeText(const std::vector<int64_t> &shape) {
@@ -155,39 +257,13 @@ std::string mlir::gs::runtime::makeColumn(
   if (!isInteger(array.type()) && array.type() != DType::Bool)
     return "'" + file + "' holds " + nameOf(array.type()) +
            " data, but the model's input is " + nameOf(type);
-  double low = type == DType::I8    ? -128
-               : type == DType::I32 ? -2147483648.0
-               : type == DType::U8 || type == DType::Bool
-                   ? 0
-                   : -9.2233720368547758e18;
-  double high = type == DType::I8     ? 127
-                : type == DType::U8   ? 255
-                : type == DType::Bool ? 1
-                : type == DType::I32  ? 2147483647.0
-                                      : 9.2233720368547758e18;
+  auto [low, high] = integerRange(type);
   for (int64_t i = 0; i < n; ++i) {
-    double x = elementAt(array, i);
+    Wide x = integerAt(array, i);
     if (x < low || x > high)
-      return "'" + file + "': " + where(i) + " is " +
-             std::to_string(int64_t(x)) + ", outside " + nameOf(type);
-    switch (type) {
-    case DType::I64:
-      // Exact: elementAt is exact for 64-bit integers below 2^53 only, so
-      // read those directly.
-      rows.as<int64_t>()[i] = array.type() == DType::I64
-                                  ? array.as<int64_t>()[i]
-                                  : static_cast<int64_t>(x);
-      break;
-    case DType::I32:
-      rows.as<int32_t>()[i] = static_cast<int32_t>(x);
-      break;
-    case DType::I8:
-      reinterpret_cast<int8_t *>(rows.data())[i] = static_cast<int8_t>(x);
-      break;
-    default: // U8, Bool
-      reinterpret_cast<uint8_t *>(rows.data())[i] = static_cast<uint8_t>(x);
-      break;
-    }
+      return "'" + file + "': " + where(i) + " is " + integerText(x) +
+             ", outside " + nameOf(type);
+    storeInteger(rows, i, x);
   }
   return {};
 }

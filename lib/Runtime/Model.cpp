@@ -32,6 +32,21 @@ bool mlir::gs::runtime::toDType(int32_t dtype, DType &type) {
   case GS_DTYPE_BOOL:
     type = DType::Bool;
     return true;
+  case GS_DTYPE_I16:
+    type = DType::I16;
+    return true;
+  case GS_DTYPE_U8:
+    type = DType::U8;
+    return true;
+  case GS_DTYPE_U16:
+    type = DType::U16;
+    return true;
+  case GS_DTYPE_U32:
+    type = DType::U32;
+    return true;
+  case GS_DTYPE_U64:
+    type = DType::U64;
+    return true;
   default:
     return false;
   }

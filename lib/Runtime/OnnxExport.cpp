@@ -111,6 +111,14 @@ uint64_t onnxDataType(DType type) {
     return 10;
   case DType::F64:
     return 11;
+  case DType::U16:
+    return 4;
+  case DType::I16:
+    return 5;
+  case DType::U32:
+    return 12;
+  case DType::U64:
+    return 13;
   }
   return 0;
 }

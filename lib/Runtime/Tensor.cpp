@@ -22,11 +22,16 @@ size_t mlir::gs::runtime::sizeOf(DType type) {
   switch (type) {
   case DType::F16:
     return 2;
+  case DType::I16:
+  case DType::U16:
+    return 2;
   case DType::F32:
   case DType::I32:
+  case DType::U32:
     return 4;
   case DType::F64:
   case DType::I64:
+  case DType::U64:
     return 8;
   case DType::I8:
   case DType::Bool:
@@ -52,8 +57,16 @@ const char *mlir::gs::runtime::nameOf(DType type) {
     return "int64";
   case DType::Bool:
     return "bool";
+  case DType::I16:
+    return "int16";
   case DType::U8:
     return "uint8";
+  case DType::U16:
+    return "uint16";
+  case DType::U32:
+    return "uint32";
+  case DType::U64:
+    return "uint64";
   }
   return "?";
 }
@@ -166,8 +179,16 @@ static const char *npyDescr(DType type) {
     return "<i8";
   case DType::Bool:
     return "|b1";
+  case DType::I16:
+    return "<i2";
   case DType::U8:
     return "|u1";
+  case DType::U16:
+    return "<u2";
+  case DType::U32:
+    return "<u4";
+  case DType::U64:
+    return "<u8";
   }
   return "";
 }
@@ -243,7 +264,8 @@ std::string mlir::gs::runtime::readNpy(std::istream &in,
   static const std::pair<const char *, DType> types[] = {
       {"<f2", DType::F16},  {"<f4", DType::F32}, {"<f8", DType::F64},
       {"|i1", DType::I8},   {"<i4", DType::I32}, {"<i8", DType::I64},
-      {"|b1", DType::Bool}, {"|u1", DType::U8}};
+      {"|b1", DType::Bool}, {"|u1", DType::U8},  {"<i2", DType::I16},
+      {"<u2", DType::U16},  {"<u4", DType::U32}, {"<u8", DType::U64}};
   const DType *type = nullptr;
   for (const auto &entry : types)
     if (descr == entry.first)
@@ -402,9 +424,17 @@ double mlir::gs::runtime::elementAt(const Tensor &t, int64_t i) {
     return t.as<int32_t>()[i];
   case DType::I64:
     return static_cast<double>(t.as<int64_t>()[i]);
+  case DType::I16:
+    return t.as<int16_t>()[i];
   case DType::Bool:
   case DType::U8:
     return t.as<uint8_t>()[i];
+  case DType::U16:
+    return t.as<uint16_t>()[i];
+  case DType::U32:
+    return t.as<uint32_t>()[i];
+  case DType::U64:
+    return static_cast<double>(t.as<uint64_t>()[i]);
   }
   return 0;
 }

@@ -224,6 +224,16 @@ nb::dlpack::dtype dlpackType(int32_t dtype) {
     return nb::dtype<int32_t>();
   case GS_DTYPE_I64:
     return nb::dtype<int64_t>();
+  case GS_DTYPE_I16:
+    return nb::dtype<int16_t>();
+  case GS_DTYPE_U8:
+    return nb::dtype<uint8_t>();
+  case GS_DTYPE_U16:
+    return nb::dtype<uint16_t>();
+  case GS_DTYPE_U32:
+    return nb::dtype<uint32_t>();
+  case GS_DTYPE_U64:
+    return nb::dtype<uint64_t>();
   default:
     return nb::dtype<bool>();
   }

@@ -39,6 +39,18 @@ static bool dtypeOf(int32_t onnxType, DType &type) {
   case TensorProto::UINT8:
     type = DType::U8;
     return true;
+  case TensorProto::INT16:
+    type = DType::I16;
+    return true;
+  case TensorProto::UINT16:
+    type = DType::U16;
+    return true;
+  case TensorProto::UINT32:
+    type = DType::U32;
+    return true;
+  case TensorProto::UINT64:
+    type = DType::U64;
+    return true;
   default:
     return false;
   }
@@ -62,6 +74,14 @@ static int32_t onnxTypeOf(DType type) {
     return TensorProto::BOOL;
   case DType::U8:
     return TensorProto::UINT8;
+  case DType::I16:
+    return TensorProto::INT16;
+  case DType::U16:
+    return TensorProto::UINT16;
+  case DType::U32:
+    return TensorProto::UINT32;
+  case DType::U64:
+    return TensorProto::UINT64;
   }
   return TensorProto::UNDEFINED;
 }
@@ -134,6 +154,14 @@ std::string mlir::gs::readTensorProto(const std::string &path, Tensor &tensor) {
   case DType::Bool:
   case DType::U8:
     return copy(proto.int32_data(), uint8_t());
+  case DType::I16:
+    return copy(proto.int32_data(), int16_t());
+  case DType::U16:
+    return copy(proto.int32_data(), uint16_t());
+  case DType::U32:
+    return copy(proto.uint64_data(), uint32_t());
+  case DType::U64:
+    return copy(proto.uint64_data(), uint64_t());
   }
   return {};
 }

@@ -40,6 +40,7 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstring>
 #include <limits>
 
 using namespace mlir;
@@ -306,9 +307,11 @@ static bool compare(const Tensor &got, const Tensor &expected,
   double worstExcess = 0;
   for (int64_t i = 0; i < got.numElements(); ++i) {
     double x = elementAt(got, i), y = elementAt(expected, i);
+    size_t width = gs::runtime::sizeOf(got.type());
     bool ok;
-    if (!isFloat)
-      ok = x == y;
+    if (!isFloat) // bit-exact, also for 64-bit integers beyond 2^53
+      ok = std::memcmp(got.data() + i * width, expected.data() + i * width,
+                       width) == 0;
     else if (std::isnan(y))
       ok = std::isnan(x);
     else if (std::isinf(y))
@@ -333,11 +336,34 @@ static bool compare(const Tensor &got, const Tensor &expected,
   return false;
 }
 
+/// Writes element `i`: integers and booleans exactly, floats as
+/// raw_ostream formats doubles.
+static void printElement(const Tensor &t, int64_t i, llvm::raw_ostream &os) {
+  switch (t.type()) {
+  case DType::F16:
+  case DType::F32:
+  case DType::F64:
+    os << elementAt(t, i);
+    return;
+  case DType::I64:
+    os << t.as<int64_t>()[i];
+    return;
+  case DType::U64:
+    os << t.as<uint64_t>()[i];
+    return;
+  default: // narrower integers and booleans: exact as doubles
+    os << static_cast<int64_t>(elementAt(t, i));
+    return;
+  }
+}
+
 static void print(const Tensor &t, StringRef name, llvm::raw_ostream &os) {
   os << name << " " << t.describe() << " =";
   int64_t n = t.numElements();
-  for (int64_t i = 0; i < std::min<int64_t>(n, 64); ++i)
-    os << " " << elementAt(t, i);
+  for (int64_t i = 0; i < std::min<int64_t>(n, 64); ++i) {
+    os << " ";
+    printElement(t, i, os);
+  }
   if (n > 64)
     os << " ... (" << n - 64 << " more)";
   os << "\n";

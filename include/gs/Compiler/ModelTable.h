@@ -10,11 +10,14 @@
 #ifndef GS_COMPILER_MODELTABLE_H
 #define GS_COMPILER_MODELTABLE_H
 
+#include "gs/Runtime/ModelABI.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +26,35 @@ class Module;
 } // namespace llvm
 
 namespace mlir::gs {
+
+/// The gs_dtype of an element type, or nullopt for one compiled code cannot
+/// exchange.
+inline std::optional<int32_t> abiElementType(Type type) {
+  if (type.isF16())
+    return GS_DTYPE_F16;
+  if (type.isF32())
+    return GS_DTYPE_F32;
+  if (type.isF64())
+    return GS_DTYPE_F64;
+  auto integer = dyn_cast<IntegerType>(type);
+  if (!integer)
+    return std::nullopt;
+  bool isUnsigned = integer.isUnsigned();
+  switch (integer.getWidth()) {
+  case 1:
+    return isUnsigned ? std::nullopt : std::optional<int32_t>(GS_DTYPE_BOOL);
+  case 8:
+    return isUnsigned ? GS_DTYPE_U8 : GS_DTYPE_I8;
+  case 16:
+    return isUnsigned ? GS_DTYPE_U16 : GS_DTYPE_I16;
+  case 32:
+    return isUnsigned ? GS_DTYPE_U32 : GS_DTYPE_I32;
+  case 64:
+    return isUnsigned ? GS_DTYPE_U64 : GS_DTYPE_I64;
+  default:
+    return std::nullopt;
+  }
+}
 
 struct TensorSpec {
   std::string name;

@@ -30,7 +30,12 @@ enum gs_dtype {
   GS_DTYPE_I8 = 4,
   GS_DTYPE_I32 = 5,
   GS_DTYPE_I64 = 6,
-  GS_DTYPE_BOOL = 7
+  GS_DTYPE_BOOL = 7,
+  GS_DTYPE_I16 = 8,
+  GS_DTYPE_U8 = 9,
+  GS_DTYPE_U16 = 10,
+  GS_DTYPE_U32 = 11,
+  GS_DTYPE_U64 = 12
 };
 
 /* What a parameter holds. */

@@ -22,7 +22,7 @@
 
 namespace mlir::gs::runtime {
 
-enum class DType { F16, F32, F64, I8, I32, I64, Bool, U8 };
+enum class DType { F16, F32, F64, I8, I16, I32, I64, Bool, U8, U16, U32, U64 };
 
 /// Bytes per element.
 size_t sizeOf(DType type);

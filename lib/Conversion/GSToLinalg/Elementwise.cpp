@@ -10,6 +10,9 @@
 
 #include "Utils.h"
 
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -56,25 +59,60 @@ template <> struct ScalarOp<MulOp> {
                : arith::MulIOp::create(b, loc, a[0], a[1]).getResult();
   }
 };
+/// Integer division that cannot trap: `x / 0` is 0 and the signed
+/// `MIN / -1` wraps to MIN, as NumPy computes them.
+static Value divideIntegers(OpBuilder &b, Location loc, Value x, Value y,
+                            bool isUnsigned) {
+  Type type = x.getType();
+  unsigned width = type.getIntOrFloatBitWidth();
+  auto constant = [&](const APInt &v) -> Value {
+    return arith::ConstantOp::create(b, loc, type, b.getIntegerAttr(type, v));
+  };
+  auto equal = [&](Value v, Value w) -> Value {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, v, w);
+  };
+  Value zero = constant(APInt::getZero(width));
+  Value one = constant(APInt(width, 1));
+  Value byZero = equal(y, zero);
+  Value unsafe = byZero;
+  if (!isUnsigned) {
+    // Named one by one: argument evaluation order is unspecified.
+    Value isMin = equal(x, constant(APInt::getSignedMinValue(width)));
+    Value isMinusOne = equal(y, constant(APInt::getAllOnes(width)));
+    Value overflow = arith::AndIOp::create(b, loc, isMin, isMinusOne);
+    unsafe = arith::OrIOp::create(b, loc, unsafe, overflow);
+  }
+  Value divisor = arith::SelectOp::create(b, loc, unsafe, one, y);
+  Value quotient =
+      isUnsigned
+          ? arith::DivUIOp::create(b, loc, x, divisor).getResult()
+          : arith::DivSIOp::create(b, loc, x, divisor).getResult();
+  return arith::SelectOp::create(b, loc, byZero, zero, quotient);
+}
+
 template <> struct ScalarOp<DivOp> {
-  static Value build(OpBuilder &b, Location loc, ValueRange a, DivOp) {
-    return isFloat(a[0])
-               ? arith::DivFOp::create(b, loc, a[0], a[1]).getResult()
-               : arith::DivSIOp::create(b, loc, a[0], a[1]).getResult();
+  static Value build(OpBuilder &b, Location loc, ValueRange a, DivOp op) {
+    if (isFloat(a[0]))
+      return arith::DivFOp::create(b, loc, a[0], a[1]);
+    return divideIntegers(b, loc, a[0], a[1], isUnsignedElement(op.getType()));
   }
 };
 template <> struct ScalarOp<MaxOp> {
-  static Value build(OpBuilder &b, Location loc, ValueRange a, MaxOp) {
-    return isFloat(a[0])
-               ? arith::MaximumFOp::create(b, loc, a[0], a[1]).getResult()
-               : arith::MaxSIOp::create(b, loc, a[0], a[1]).getResult();
+  static Value build(OpBuilder &b, Location loc, ValueRange a, MaxOp op) {
+    if (isFloat(a[0]))
+      return arith::MaximumFOp::create(b, loc, a[0], a[1]);
+    if (isUnsignedElement(op.getType()))
+      return arith::MaxUIOp::create(b, loc, a[0], a[1]);
+    return arith::MaxSIOp::create(b, loc, a[0], a[1]);
   }
 };
 template <> struct ScalarOp<MinOp> {
-  static Value build(OpBuilder &b, Location loc, ValueRange a, MinOp) {
-    return isFloat(a[0])
-               ? arith::MinimumFOp::create(b, loc, a[0], a[1]).getResult()
-               : arith::MinSIOp::create(b, loc, a[0], a[1]).getResult();
+  static Value build(OpBuilder &b, Location loc, ValueRange a, MinOp op) {
+    if (isFloat(a[0]))
+      return arith::MinimumFOp::create(b, loc, a[0], a[1]);
+    if (isUnsignedElement(op.getType()))
+      return arith::MinUIOp::create(b, loc, a[0], a[1]);
+    return arith::MinSIOp::create(b, loc, a[0], a[1]);
   }
 };
 template <> struct ScalarOp<PowOp> {
@@ -170,7 +208,8 @@ template <> struct ScalarOp<ErfOp> {
 };
 template <> struct ScalarOp<CastOp> {
   static Value build(OpBuilder &b, Location loc, ValueRange a, CastOp op) {
-    return convertScalar(b, loc, a[0], op.getType().getElementType());
+    return convertScalar(b, loc, a[0], op.getInput().getType().getElementType(),
+                         op.getType().getElementType());
   }
 };
 
@@ -201,8 +240,10 @@ template <> struct ScalarOp<CompareOp> {
       }
       return arith::CmpFOp::create(b, loc, predicate, a[0], a[1]);
     }
-    // Booleans order false < true; other integers are signed.
-    bool isBool = a[0].getType().isInteger(1);
+    // Booleans order false < true, as unsigned integers do; signless
+    // integers are signed.
+    bool isUnsigned = a[0].getType().isInteger(1) ||
+                  isUnsignedElement(op.getLhs().getType());
     arith::CmpIPredicate predicate = arith::CmpIPredicate::eq;
     switch (op.getPredicate()) {
     case ComparePredicate::eq:
@@ -213,19 +254,19 @@ template <> struct ScalarOp<CompareOp> {
       break;
     case ComparePredicate::lt:
       predicate =
-          isBool ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt;
+          isUnsigned ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt;
       break;
     case ComparePredicate::le:
       predicate =
-          isBool ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle;
+          isUnsigned ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle;
       break;
     case ComparePredicate::gt:
       predicate =
-          isBool ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt;
+          isUnsigned ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt;
       break;
     case ComparePredicate::ge:
       predicate =
-          isBool ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge;
+          isUnsigned ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge;
       break;
     }
     return arith::CmpIOp::create(b, loc, predicate, a[0], a[1]);
@@ -265,7 +306,7 @@ struct ElementwiseLowering : OpConversionPattern<OpTy> {
   LogicalResult
   matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    auto type = signlessType(cast<RankedTensorType>(op->getResult(0).getType()));
     Value result =
         elementwise(rewriter, op.getLoc(), type, adaptor.getOperands(),
                     [&](OpBuilder &b, Location loc, ValueRange args) {
@@ -285,8 +326,19 @@ struct ConstantLowering : OpConversionPattern<ConstantOp> {
   LogicalResult
   matchAndRewrite(ConstantOp op, OpAdaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOpWithNewOp<arith::ConstantOp>(
-        op, op.getType(), cast<TypedAttr>(op.getValue()));
+    RankedTensorType type = signlessType(op.getType());
+    Attribute value = op.getValue();
+    if (type != op.getType()) {
+      // The same bits under the signless type.
+      if (auto dense = dyn_cast<DenseElementsAttr>(value))
+        value = dense.bitcast(type.getElementType());
+      else if (auto resource = dyn_cast<DenseResourceElementsAttr>(value))
+        value = DenseResourceElementsAttr::get(type, resource.getRawHandle());
+      else
+        return rewriter.notifyMatchFailure(op, "unexpected constant value");
+    }
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, type,
+                                                   cast<TypedAttr>(value));
     return success();
   }
 };

@@ -6,9 +6,12 @@
 #include "Utils.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir::gs {
 #define GEN_PASS_DEF_CONVERTGSTOLINALG
@@ -44,9 +47,10 @@ void mlir::gs::configureGSToLinalgTarget(ConversionTarget &target) {
 }
 
 namespace {
-/// Rejects what this lowering cannot express: unsigned element types (its
-/// integer arithmetic is signless) and gs.backward regions (differentiated
-/// by gs-autodiff and inlined by gs-inline-backward first).
+/// Rejects what this lowering cannot express: gs.backward regions
+/// (differentiated by gs-autodiff and inlined by gs-inline-backward first)
+/// and unsigned parameters (the training structure's lowering keeps types
+/// as they are).
 LogicalResult checkLowerable(Operation *root) {
   WalkResult result = root->walk([](Operation *op) {
     if (!isa<GSDialect>(op->getDialect()))
@@ -59,14 +63,15 @@ LogicalResult checkLowerable(Operation *root) {
                             "lowering");
       return WalkResult::interrupt();
     }
+    if (!isa<ParamOp, ParamReadOp, ParamWriteOp, UpdateOp>(op))
+      return WalkResult::advance();
     for (Type type :
          llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes()))
-      if (auto tensor = dyn_cast<RankedTensorType>(type))
-        if (tensor.getElementType().isUnsignedInteger()) {
-          op->emitOpError("has an unsigned integer tensor (")
-              << type << "), which the CPU lowering does not support";
-          return WalkResult::interrupt();
-        }
+      if (to_linalg::isUnsignedElement(type)) {
+        op->emitOpError("has an unsigned integer parameter (")
+            << type << "), which the CPU lowering does not support";
+        return WalkResult::interrupt();
+      }
     return WalkResult::advance();
   });
   return failure(result.wasInterrupted());
@@ -83,11 +88,27 @@ struct ConvertGSToLinalgPass
     MLIRContext *context = &getContext();
     TypeConverter converter;
     converter.addConversion([](Type type) { return type; });
+    // Unsigned integer tensors compute as signless ones.
+    converter.addConversion([](RankedTensorType type) -> Type {
+      return to_linalg::signlessType(type);
+    });
     to_linalg::addStatsTypeConversion(converter);
     RewritePatternSet patterns(context);
     populateGSToLinalgConversionPatterns(converter, patterns);
+    // Function signatures follow (the ABI keeps the unsigned types, read
+    // from the gs module before lowering).
+    populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
+                                                                   converter);
+    populateReturnOpTypeConversionPattern(patterns, converter);
+    populateCallOpTypeConversionPattern(patterns, converter);
     ConversionTarget target(*context);
     configureGSToLinalgTarget(target);
+    target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp op) {
+      return converter.isSignatureLegal(op.getFunctionType()) &&
+             converter.isLegal(&op.getBody());
+    });
+    target.addDynamicallyLegalOp<func::ReturnOp, func::CallOp>(
+        [&](Operation *op) { return converter.isLegal(op); });
     if (failed(applyPartialConversion(root, target, std::move(patterns))))
       signalPassFailure();
   }

@@ -219,22 +219,28 @@ struct MaxPoolLowering : OpConversionPattern<MaxPoolOp> {
   matchAndRewrite(MaxPoolOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType type = op.getType();
+    RankedTensorType type = signlessType(op.getType());
     WindowGeometry g = op.getGeometry();
-    Type element = type.getElementType();
-    Value padded = padForWindows(rewriter, loc, adaptor.getInput(), type,
-                                 op.getKernelShape(), g,
-                                 lowestValue(rewriter, loc, element));
+    Type element = op.getType().getElementType();
     Value lowest = lowestValue(rewriter, loc, element);
+    Value padded = padForWindows(rewriter, loc, adaptor.getInput(), type,
+                                 op.getKernelShape(), g, lowest);
     Value init = linalg::FillOp::create(rewriter, loc, lowest,
                                         emptyTensor(rewriter, loc, type))
                      .getResult(0);
+    bool isUnsigned = isUnsignedElement(element);
     rewriter.replaceOp(
-        op, poolWindows(
-                rewriter, loc, padded, init, op.getKernelShape(), g,
-                [](OpBuilder &b, Location l, Value x, Value acc) {
-                  return arith::MaximumFOp::create(b, l, x, acc).getResult();
-                }));
+        op, poolWindows(rewriter, loc, padded, init, op.getKernelShape(), g,
+                        [&](OpBuilder &b, Location l, Value x, Value acc) {
+                          if (isa<FloatType>(x.getType()))
+                            return arith::MaximumFOp::create(b, l, x, acc)
+                                .getResult();
+                          if (isUnsigned)
+                            return arith::MaxUIOp::create(b, l, x, acc)
+                                .getResult();
+                          return arith::MaxSIOp::create(b, l, x, acc)
+                              .getResult();
+                        }));
     return success();
   }
 };

@@ -24,23 +24,30 @@ static Value maxValues(OpBuilder &b, Location l, Value x, Value acc) {
              : arith::MaxSIOp::create(b, l, x, acc).getResult();
 }
 
+static Value maxUnsignedValues(OpBuilder &b, Location l, Value x, Value acc) {
+  return arith::MaxUIOp::create(b, l, x, acc);
+}
+
 /// Each element of `value` divided by `divisor`, then converted to
-/// `elementType`.
+/// `elementType` (a gs element type: unsigned integers divide unsigned).
 static Value divideBy(OpBuilder &b, Location loc, Value value, Value divisor,
                       Type elementType) {
+  bool isUnsigned = isUnsignedElement(elementType);
   RankedTensorType type = tensorTypeOf(value);
   bool scalarDivisor = !isa<RankedTensorType>(divisor.getType());
   SmallVector<Value> operands = {value};
   if (!scalarDivisor)
     operands.push_back(divisor);
   return elementwise(
-      b, loc, type.clone(elementType), operands,
+      b, loc, signlessType(type.clone(elementType)), operands,
       [&](OpBuilder &nb, Location l, ValueRange a) {
         Value d = scalarDivisor ? divisor : a[1];
         Value q = isa<FloatType>(a[0].getType())
                       ? arith::DivFOp::create(nb, l, a[0], d).getResult()
+                  : isUnsigned
+                      ? arith::DivUIOp::create(nb, l, a[0], d).getResult()
                       : arith::DivSIOp::create(nb, l, a[0], d).getResult();
-        return convertScalar(nb, l, q, elementType);
+        return convertScalar(nb, l, q, signlessType(elementType));
       });
 }
 
@@ -51,14 +58,18 @@ template <typename OpTy> struct ReduceLowering : OpConversionPattern<OpTy> {
   matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType type = op.getType();
-    Type element = type.getElementType();
+    RankedTensorType type = signlessType(op.getType());
+    Type element = op.getType().getElementType();
     bool isMax = std::is_same_v<OpTy, ReduceMaxOp>;
-    Type acc = isMax ? element : sumType(element);
-    Value init = isMax ? lowestValue(rewriter, loc, acc)
+    // Integers accumulate in their own (signless) type.
+    Type acc = signlessType(isMax ? element : sumType(element));
+    Value init = isMax ? lowestValue(rewriter, loc, element)
                        : scalarConstant(rewriter, loc, acc, 0.0);
-    Value reduced = reduce(rewriter, loc, adaptor.getInput(), op.getAxes(),
-                           init, isMax ? maxValues : addValues);
+    Value reduced =
+        reduce(rewriter, loc, adaptor.getInput(), op.getAxes(), init,
+               !isMax                       ? addValues
+               : isUnsignedElement(element) ? maxUnsignedValues
+                                            : maxValues);
     if (std::is_same_v<OpTy, ReduceMeanOp>) {
       int64_t count = 1;
       for (int64_t axis : op.getAxes())

@@ -14,7 +14,8 @@ template <typename OpTy> struct ReshapeLowering : OpConversionPattern<OpTy> {
   matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     rewriter.replaceOp(
-        op, reshapeTo(rewriter, op.getLoc(), adaptor.getInput(), op.getType()));
+        op, reshapeTo(rewriter, op.getLoc(), adaptor.getInput(),
+                          signlessType(op.getType())));
     return success();
   }
 };
@@ -27,7 +28,7 @@ struct TransposeLowering : OpConversionPattern<TransposeOp> {
     Location loc = op.getLoc();
     rewriter.replaceOp(op, linalg::TransposeOp::create(
                                rewriter, loc, adaptor.getInput(),
-                               emptyTensor(rewriter, loc, op.getType()),
+                               emptyTensor(rewriter, loc, signlessType(op.getType())),
                                op.getPermutation())
                                ->getResults());
     return success();
@@ -41,7 +42,8 @@ struct ExpandLowering : OpConversionPattern<ExpandOp> {
                   ConversionPatternRewriter &rewriter) const override {
     rewriter.replaceOp(
         op,
-        elementwise(rewriter, op.getLoc(), op.getType(), adaptor.getInput(),
+        elementwise(rewriter, op.getLoc(), signlessType(op.getType()),
+                    adaptor.getInput(),
                     [](OpBuilder &, Location, ValueRange a) { return a[0]; }));
     return success();
   }
@@ -53,7 +55,7 @@ struct ConcatLowering : OpConversionPattern<ConcatOp> {
   matchAndRewrite(ConcatOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType type = op.getType();
+    RankedTensorType type = signlessType(op.getType());
     int64_t axis = op.getAxis();
     Value result = emptyTensor(rewriter, loc, type);
     SmallVector<int64_t> offsets(type.getRank(), 0), strides(type.getRank(), 1);
@@ -82,7 +84,7 @@ struct SplitLowering : OpConversionPattern<SplitOp> {
     SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
     SmallVector<Value> pieces;
     for (Value result : op.getResults()) {
-      auto type = cast<RankedTensorType>(result.getType());
+      auto type = signlessType(cast<RankedTensorType>(result.getType()));
       // A slice's offset must lie inside the input, an empty piece's need not.
       if (type.getNumElements() == 0) {
         pieces.push_back(emptyTensor(rewriter, loc, type));
@@ -106,7 +108,7 @@ struct SliceLowering : OpConversionPattern<SliceOp> {
   matchAndRewrite(SliceOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType type = op.getType();
+    RankedTensorType type = signlessType(op.getType());
     ArrayRef<int64_t> starts = op.getStarts(), steps = op.getSteps();
     if (type.getNumElements() == 0) {
       rewriter.replaceOp(op, emptyTensor(rewriter, loc, type));
@@ -163,7 +165,7 @@ struct GatherLowering : OpConversionPattern<GatherOp> {
   matchAndRewrite(GatherOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType type = op.getType();
+    RankedTensorType type = signlessType(op.getType());
     Value data = adaptor.getData();
     int64_t axis = op.getAxis(), rank = type.getRank();
     int64_t indexRank = op.getIndices().getType().getRank();
@@ -201,7 +203,7 @@ struct GatherElementsLowering : OpConversionPattern<GatherElementsOp> {
   matchAndRewrite(GatherElementsOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType type = op.getType();
+    RankedTensorType type = signlessType(op.getType());
     Value data = adaptor.getData();
     int64_t axis = op.getAxis(), rank = type.getRank();
     int64_t size = op.getData().getType().getDimSize(axis);

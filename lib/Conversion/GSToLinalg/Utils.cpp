@@ -27,14 +27,27 @@ Value to_linalg::scalarConstant(OpBuilder &b, Location loc, Type type,
       b, loc, type, b.getIntegerAttr(type, static_cast<int64_t>(value)));
 }
 
+Type to_linalg::signlessType(Type type) {
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    return tensor.clone(signlessType(tensor.getElementType()));
+  if (auto integer = dyn_cast<IntegerType>(type);
+      integer && !integer.isSignless())
+    return IntegerType::get(type.getContext(), integer.getWidth());
+  return type;
+}
+
 Value to_linalg::lowestValue(OpBuilder &b, Location loc, Type type) {
   if (isa<FloatType>(type))
     return scalarConstant(b, loc, type,
                           -std::numeric_limits<double>::infinity());
   auto intType = cast<IntegerType>(type);
+  unsigned width = intType.getWidth();
+  Type signless = signlessType(type);
   return arith::ConstantOp::create(
-      b, loc, type,
-      b.getIntegerAttr(type, APInt::getSignedMinValue(intType.getWidth())));
+      b, loc, signless,
+      b.getIntegerAttr(signless, intType.isUnsigned()
+                                     ? APInt::getZero(width)
+                                     : APInt::getSignedMinValue(width)));
 }
 
 Value to_linalg::filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
@@ -45,8 +58,12 @@ Value to_linalg::filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
 }
 
 Value to_linalg::convertScalar(OpBuilder &b, Location loc, Value value,
-                               Type to) {
-  Type from = value.getType();
+                               Type from, Type to) {
+  // Booleans read as unsigned: true is 1.
+  bool fromUnsigned = from.isUnsignedInteger() || from.isInteger(1);
+  bool toUnsigned = to.isUnsignedInteger();
+  from = signlessType(from);
+  to = signlessType(to);
   if (from == to)
     return value;
   auto fromFloat = dyn_cast<FloatType>(from);
@@ -59,10 +76,11 @@ Value to_linalg::convertScalar(OpBuilder &b, Location loc, Value value,
     if (to.isInteger(1))
       return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, value,
                                    scalarConstant(b, loc, from, 0.0));
-    return arith::FPToSIOp::create(b, loc, to, value);
+    return toUnsigned ? arith::FPToUIOp::create(b, loc, to, value).getResult()
+                      : arith::FPToSIOp::create(b, loc, to, value).getResult();
   }
   if (toFloat)
-    return from.isInteger(1)
+    return fromUnsigned
                ? arith::UIToFPOp::create(b, loc, to, value).getResult()
                : arith::SIToFPOp::create(b, loc, to, value).getResult();
   if (to.isInteger(1))
@@ -70,9 +88,11 @@ Value to_linalg::convertScalar(OpBuilder &b, Location loc, Value value,
                                  scalarConstant(b, loc, from, 0));
   unsigned fromWidth = from.getIntOrFloatBitWidth();
   unsigned toWidth = to.getIntOrFloatBitWidth();
+  if (toWidth == fromWidth)
+    return value;
   if (toWidth < fromWidth)
     return arith::TruncIOp::create(b, loc, to, value);
-  if (from.isInteger(1))
+  if (fromUnsigned)
     return arith::ExtUIOp::create(b, loc, to, value);
   return arith::ExtSIOp::create(b, loc, to, value);
 }
@@ -118,9 +138,9 @@ Value to_linalg::elementwise(OpBuilder &b, Location loc,
 Value to_linalg::castTensor(OpBuilder &b, Location loc, Value value,
                             Type elementType) {
   RankedTensorType type = tensorTypeOf(value);
-  if (type.getElementType() == elementType)
+  if (type.getElementType() == signlessType(elementType))
     return value;
-  return elementwise(b, loc, type.clone(elementType), value,
+  return elementwise(b, loc, signlessType(type.clone(elementType)), value,
                      [&](OpBuilder &nb, Location nloc, ValueRange args) {
                        return convertScalar(nb, nloc, args[0], elementType);
                      });

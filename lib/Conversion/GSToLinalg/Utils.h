@@ -30,13 +30,37 @@ Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
 /// A scalar constant of a float or integer type.
 Value scalarConstant(OpBuilder &b, Location loc, Type type, double value);
 
-/// The most negative value of a float type (-inf), or of an integer type.
+/// `type` (an element or tensor type) as it is after lowering: arith and
+/// linalg compute on signless integers, so unsigned elements become
+/// signless ones of their width. The gs op a value comes from says how to
+/// read its bits.
+Type signlessType(Type type);
+inline RankedTensorType signlessType(RankedTensorType type) {
+  return cast<RankedTensorType>(signlessType(Type(type)));
+}
+
+/// True if the elements of `type` (an element or tensor type) are unsigned
+/// integers.
+inline bool isUnsignedElement(Type type) {
+  return getElementTypeOrSelf(type).isUnsignedInteger();
+}
+
+/// The least value of an element type, -inf for floats, as a constant of
+/// its signless type.
 Value lowestValue(OpBuilder &b, Location loc, Type type);
 
 /// Converts a scalar to another element type with the semantics of
 /// gs.cast: IEEE round-to-nearest-even between floats, truncation toward
-/// zero from float to integer, `x != 0` to i1.
-Value convertScalar(OpBuilder &b, Location loc, Value value, Type to);
+/// zero from float to integer, `x != 0` to i1, and between integers
+/// widening by the signedness of `from` and narrowing by dropping high bits.
+/// `from` and `to` are the gs element types (possibly unsigned); `value`
+/// and the result have their signless types.
+Value convertScalar(OpBuilder &b, Location loc, Value value, Type from,
+                    Type to);
+/// The same from `value`'s own (signless or float) type.
+inline Value convertScalar(OpBuilder &b, Location loc, Value value, Type to) {
+  return convertScalar(b, loc, value, value.getType(), to);
+}
 
 /// A linalg.generic producing `resultType` from operands that broadcast to
 /// it NumPy-style (a size-1 or missing dimension repeats); `body` maps the

@@ -32,10 +32,18 @@ Type onnx_import::convertElementType(MLIRContext *context, int32_t onnxType) {
     return b.getI64Type();
   case TensorProto::INT32:
     return b.getI32Type();
+  case TensorProto::INT16:
+    return b.getI16Type();
   case TensorProto::INT8:
     return b.getI8Type();
   case TensorProto::UINT8:
     return b.getIntegerType(8, /*isSigned=*/false);
+  case TensorProto::UINT16:
+    return b.getIntegerType(16, /*isSigned=*/false);
+  case TensorProto::UINT32:
+    return b.getIntegerType(32, /*isSigned=*/false);
+  case TensorProto::UINT64:
+    return b.getIntegerType(64, /*isSigned=*/false);
   case TensorProto::BOOL:
     return b.getI1Type();
   default:
@@ -243,6 +251,18 @@ static FailureOr<std::string> typedFieldBytes(const TensorProto &tensor,
   case TensorProto::BOOL:
     count = append(tensor.int32_data(),
                    [](int32_t v) { return static_cast<uint8_t>(v); });
+    break;
+  case TensorProto::INT16:
+  case TensorProto::UINT16:
+    count = append(tensor.int32_data(),
+                   [](int32_t v) { return static_cast<uint16_t>(v); });
+    break;
+  case TensorProto::UINT32:
+    count = append(tensor.uint64_data(),
+                   [](uint64_t v) { return static_cast<uint32_t>(v); });
+    break;
+  case TensorProto::UINT64:
+    count = append(tensor.uint64_data(), [](uint64_t v) { return v; });
     break;
   default:
     return failure();

@@ -5,12 +5,15 @@ Usage: compare_with_ort.py --gs-run PATH --work DIR [--rtol R] [--seed S]
                            MODEL.onnx NAME=SHAPE[:int:HIGH] ...
 
 Each NAME=SHAPE gives an input's shape (e.g. x=16x1x28x28); float inputs
-are standard normal, and ':int:HIGH' makes an int64 input uniform in
-[0, HIGH). Both runtimes get the same .npy files. ONNX Runtime runs on one
+are standard normal, ':int:HIGH' makes an int64 input uniform in
+[0, HIGH), and ':DTYPE:LOW:HIGH' an input of a NumPy integer type
+(uint8, int16, ...) uniform in [LOW, HIGH). Both runtimes get the same
+.npy files. ONNX Runtime runs on one
 thread with graph optimizations off, so that it computes the graph as
 written. Outputs match when |ours - ort| <= rtol * (|ort| + max|ort|),
 elementwise: relative to the element, with a floor relative to the
-tensor's scale for elements near zero. Prints one line per output; exits
+tensor's scale for elements near zero; integer and boolean outputs match
+exactly. Prints one line per output; exits
 1 on a mismatch.
 """
 
@@ -29,6 +32,10 @@ def parse_input(spec, rng):
     shape = [int(d) for d in shape_text.split("x")]
     if kind.startswith("int:"):
         return name, rng.integers(0, int(kind[4:]), size=shape, dtype=np.int64)
+    if kind:
+        dtype, low, high = kind.split(":")
+        return name, rng.integers(int(low), int(high), size=shape,
+                                  dtype=np.dtype(dtype))
     return name, rng.standard_normal(shape).astype(np.float32)
 
 
@@ -74,7 +81,10 @@ def main():
         error = np.abs(ours.astype(np.float64) - ref.astype(np.float64))
         bound = args.rtol * (np.abs(ref.astype(np.float64)) + scale)
         worst = float((error / np.maximum(bound, 1e-300)).max()) if ref.size else 0.0
-        ok = bool((error <= bound).all())
+        if np.issubdtype(ref.dtype, np.floating):
+            ok = bool((error <= bound).all())
+        else:
+            ok = bool(np.array_equal(ours, ref))
         failed |= not ok
         print("%s: %s %s, max |diff| %.3g (max |ref| %.3g), %s" %
               (info.name, ref.dtype, list(ref.shape), float(error.max()),

@@ -50,13 +50,21 @@ def GS_Dialect : Dialect {
 /// precision (gradient checks against finite differences).
 def GS_FloatElement : AnyTypeOf<[F16, F32, F64]>;
 
-/// Any element type a gs tensor can hold.
-def GS_Element : AnyTypeOf<[F16, F32, F64, I1, I8, I32, I64, UI8]>;
+/// Integers are signless (two's complement, signed where it matters, as
+/// ONNX's INT types) or unsigned (ONNX's UINT types): ops whose result
+/// depends on the interpretation (division, ordering, widening) read it
+/// from the type.
+///
+/// Any element type a gs tensor can hold:
+def GS_Element : AnyTypeOf<[F16, F32, F64, I1, I8, I16, I32, I64, UI8, UI16,
+                            UI32, UI64]>;
 
 /// Statically shaped tensors: the dialect has no dynamic dimensions.
-def GS_Tensor : StaticShapeTensorOf<[F16, F32, F64, I1, I8, I32, I64, UI8]>;
+def GS_Tensor : StaticShapeTensorOf<[F16, F32, F64, I1, I8, I16, I32, I64,
+                                     UI8, UI16, UI32, UI64]>;
 def GS_FloatTensor : StaticShapeTensorOf<[F16, F32, F64]>;
-def GS_NumericTensor : StaticShapeTensorOf<[F16, F32, F64, I32, I64]>;
+def GS_NumericTensor : StaticShapeTensorOf<[F16, F32, F64, I8, I16, I32, I64,
+                                            UI8, UI16, UI32, UI64]>;
 def GS_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
 def GS_MaskTensor : StaticShapeTensorOf<[I1]>;
 def GS_F32Scalar : 0DTensorOf<[F32]>;

@@ -155,7 +155,9 @@ def GS_MulOp : GS_BinaryOp<"mul", GS_NumericTensor, [Commutative]> {
 def GS_DivOp : GS_BinaryOp<"div", GS_NumericTensor> {
   let summary = "elementwise division with broadcasting";
   let description = [{
-    Integer division truncates toward zero.
+    Integer division truncates toward zero, unsigned for unsigned types.
+    Division by zero gives 0 and the signed `MIN / -1` wraps to `MIN`
+    (NumPy's results), so no input traps.
 
     ```mlir
     %y = gs.div %a, %b : tensor<4x3xf32>, tensor<f32>
@@ -165,7 +167,7 @@ def GS_DivOp : GS_BinaryOp<"div", GS_NumericTensor> {
 def GS_MaxOp : GS_BinaryOp<"max", GS_NumericTensor, [Commutative]> {
   let summary = "elementwise maximum with broadcasting";
   let description = [{
-    NaN in either operand gives NaN.
+    NaN in either operand gives NaN. Unsigned types order as unsigned.
 
     ```mlir
     %y = gs.max %a, %b : tensor<4x3xf32>
@@ -175,7 +177,7 @@ def GS_MaxOp : GS_BinaryOp<"max", GS_NumericTensor, [Commutative]> {
 def GS_MinOp : GS_BinaryOp<"min", GS_NumericTensor, [Commutative]> {
   let summary = "elementwise minimum with broadcasting";
   let description = [{
-    NaN in either operand gives NaN.
+    NaN in either operand gives NaN. Unsigned types order as unsigned.
 
     ```mlir
     %y = gs.min %a, %b : tensor<4x3xf32>
@@ -299,7 +301,8 @@ def GS_CompareOp : GS_Op<"compare", [Pure, InferTypeOpAdaptor,
                 "Greater, LessOrEqual, GreaterOrEqual)";
   let description = [{
     A boolean tensor of the operands' broadcast shape. A comparison with a
-    NaN is false, except `ne`, which is true (IEEE 754).
+    NaN is false, except `ne`, which is true (IEEE 754). Signless integers
+    compare as signed, unsigned ones and booleans as unsigned.
 
     ```mlir
     %m = gs.compare lt, %a, %b : tensor<4x3xf32>, tensor<3xf32>
@@ -454,8 +457,9 @@ def GS_LayerNormOp : GS_Op<"layer_norm", [Pure, InferTypeOpAdaptor]> {
 def GS_MaxPoolOp : GS_Op<"max_pool", [Pure, InferTypeOpAdaptor]> {
   let summary = "max pooling (ONNX MaxPool)";
   let description = [{
-    Sliding-window maximum over the spatial dimensions of `N x C x ...`.
-    Padding never wins the maximum. With `ceil_mode` the output size rounds
+    Sliding-window maximum over the spatial dimensions of `N x C x ...`
+    (of floats or integers, as ONNX's MaxPool-12 allows). Padding never
+    wins the maximum. With `ceil_mode` the output size rounds
     up (ONNX's formula up to opset 17, which keeps a last window that starts
     in the end padding).
 
@@ -463,13 +467,13 @@ def GS_MaxPoolOp : GS_Op<"max_pool", [Pure, InferTypeOpAdaptor]> {
     %y = gs.max_pool %x <{kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}> : tensor<8x16x28x28xf32>
     ```
   }];
-  let arguments = (ins GS_FloatTensor:$input,
+  let arguments = (ins GS_NumericTensor:$input,
                    DenseI64ArrayAttr:$kernel_shape,
                    OptionalAttr<DenseI64ArrayAttr>:$strides,
                    OptionalAttr<DenseI64ArrayAttr>:$pads,
                    OptionalAttr<DenseI64ArrayAttr>:$dilations,
                    UnitAttr:$ceil_mode);
-  let results = (outs GS_FloatTensor:$result);
+  let results = (outs GS_NumericTensor:$result);
   let assemblyFormat = "$input prop-dict attr-dict `:` type($input)";
   let extraClassDeclaration = [{
     ::mlir::gs::WindowGeometry getGeometry();
@@ -905,7 +909,8 @@ def GS_CastOp : GS_Op<"cast", [Pure]> {
     Float narrowing rounds to nearest even with subnormals (IEEE 754), so
     f32 to f16 turns `|x| < 2^-25` into zero and `|x| >= 65520` into
     infinity. Float to integer truncates toward zero; integer to bool is
-    `x != 0`. Mixed precision makes every precision boundary such a cast.
+    `x != 0`; integers widen by their source's signedness and narrow by
+    dropping high bits. Mixed precision makes every precision boundary such a cast.
 
     ```mlir
     %h = gs.cast %x : tensor<32x784xf32> to tensor<32x784xf16>
