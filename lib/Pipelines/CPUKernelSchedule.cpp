@@ -10,6 +10,8 @@
 
 #include "gs/Pipelines/Passes.h"
 
+#include "ConvolutionToGemm.h"
+
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -339,22 +341,12 @@ struct CPUKernelSchedulePass
     RegisterBlock block =
         registerBlockFor(vectorBits ? vectorBits : hostVectorBits());
 
-    // Convolutions as GEMMs over an im2col gather of the input.
+    // Convolutions as GEMMs over an im2col copy of the input. Those it
+    // does not take (empty ones) stay loops, which run zero times.
     SmallVector<linalg::Conv2DNchwFchwOp> convs;
     module.walk([&](linalg::Conv2DNchwFchwOp conv) { convs.push_back(conv); });
-    for (linalg::Conv2DNchwFchwOp conv : convs) {
-      // An empty convolution stays loops that run zero times (im2col's
-      // reshapes cannot group zero-sized dimensions).
-      if (llvm::any_of(conv->getOperandTypes(), [](Type type) {
-            auto shaped = dyn_cast<ShapedType>(type);
-            return shaped && shaped.hasStaticShape() &&
-                   shaped.getNumElements() == 0;
-          }))
-        continue;
-      rewriter.setInsertionPoint(conv);
-      // Convolutions it does not handle (dilations) stay loops.
-      (void)linalg::rewriteInIm2Col(rewriter, conv);
-    }
+    for (linalg::Conv2DNchwFchwOp conv : convs)
+      (void)gs::rewriteConvolutionAsGemm(rewriter, conv);
 
     SmallVector<linalg::LinalgOp, 8> candidates;
     module.walk([&](linalg::LinalgOp op) {

@@ -66,14 +66,18 @@ func.func @batch_matmul(%a: tensor<3x8x4xf32>, %b: tensor<3x4x32xf32>, %c: tenso
 
 // -----
 
-// Convolutions: an im2col gather of the input (C*KH*KW x OH*OW per image),
-// then the filter (F x C*KH*KW) times it in register blocks.
+// Convolutions: an im2col copy of the input's windows (per image:
+// N x C*KH*KW x OH*OW), then the filter (F x C*KH*KW) times it in register
+// blocks.
 
+// AVX512-DAG: #[[$WINDOWS:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 + d4, d3 + d5)>
+// AVX512-DAG: #[[$ID6:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4, d5)>
 // AVX512-LABEL: func.func @conv
 // AVX512-NOT: linalg.conv_2d_nchw_fchw
-// AVX512-DAG: tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2, 3]] : tensor<16x8x3x3xf32> into tensor<16x72xf32>
-// AVX512-DAG: tensor.collapse_shape %{{.*}} {{\[\[}}0], [1], [2, 3]] : tensor<1x16x4x4xf32> into tensor<1x16x16xf32>
-// AVX512: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x8x6x6xf32>) outs(%{{.*}} : tensor<1x72x16xf32>)
+// AVX512: tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2, 3]] : tensor<16x8x3x3xf32> into tensor<16x72xf32>
+// AVX512: linalg.generic {indexing_maps = [#[[$WINDOWS]], #[[$ID6]]], {{.*}} ins(%{{.*}} : tensor<1x8x6x6xf32>) outs(%{{.*}} : tensor<1x8x3x3x4x4xf32>)
+// AVX512: tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2, 3], [4, 5]] : tensor<1x8x3x3x4x4xf32> into tensor<1x72x16xf32>
+// AVX512: tensor.collapse_shape %{{.*}} {{\[\[}}0], [1], [2, 3]] : tensor<1x16x4x4xf32> into tensor<1x16x16xf32>
 // AVX512: scf.for %{{.*}} = %c0 to %c16 step %c8
 // AVX512: scf.for %{{.*}} = %c0 to %c72 step %c1 iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // AVX512-COUNT-8: vector.fma %{{.*}} : vector<16xf32>
@@ -81,6 +85,54 @@ func.func @batch_matmul(%a: tensor<3x8x4xf32>, %b: tensor<3x4x32xf32>, %c: tenso
 func.func @conv(%x: tensor<1x8x6x6xf32>, %w: tensor<16x8x3x3xf32>, %o: tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32> {
   %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x6x6xf32>, tensor<16x8x3x3xf32>) outs(%o : tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
   return %r : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+// A weight gradient, as autodiff writes it: input channels as images,
+// the batch as channels, the output gradient as filters, dilated by the
+// forward stride, 3x3 outputs. Dilations are the window copy's; it widens
+// the FP16 input to f32. So few outputs per image batch the images into
+// the GEMM's columns: 16 x 64 filters times 64 x (8 images * 9), between
+// two transposes of the output.
+
+// AVX512-DAG: #[[$WINDOWS:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d0, d4 + d1 * 2, d5 + d2 * 2)>
+// AVX512-LABEL: func.func @weight_gradient
+// AVX512-NOT: linalg.conv_2d_nchw_fchw
+// AVX512: %[[W:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2, 3]] : tensor<16x4x4x4xf16> into tensor<16x64xf16>
+// AVX512: %[[COPY:.*]] = linalg.generic {indexing_maps = [#[[$WINDOWS]], #{{.*}}], {{.*}} ins(%{{.*}} : tensor<8x4x9x9xf16>) outs(%{{.*}} : tensor<4x4x4x8x3x3xf32>)
+// AVX512:   arith.extf %{{.*}} : f16 to f32
+// AVX512: tensor.collapse_shape %[[COPY]] {{\[\[}}0, 1, 2], [3, 4, 5]] : tensor<4x4x4x8x3x3xf32> into tensor<64x72xf32>
+// AVX512: linalg.transpose ins(%{{.*}} : tensor<8x16x3x3xf32>) outs(%{{.*}} : tensor<16x8x3x3xf32>) permutation = [1, 0, 2, 3]
+// AVX512: tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2, 3]] : tensor<16x8x3x3xf32> into tensor<16x72xf32>
+// AVX512: scf.for %{{.*}} = %c0 to %c64 step %c32
+// AVX512:   scf.for %{{.*}} = %c0 to %c16 step %c8
+// AVX512:     scf.for %{{.*}} = %c0 to %c64 step %c1
+// AVX512-COUNT-16: vector.fma %{{.*}} : vector<16xf32>
+// AVX512: tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2, 3]] output_shape [16, 8, 3, 3] : tensor<16x72xf32> into tensor<16x8x3x3xf32>
+// AVX512: %[[R:.*]] = linalg.transpose ins(%{{.*}} : tensor<16x8x3x3xf32>) outs(%{{.*}} : tensor<8x16x3x3xf32>) permutation = [1, 0, 2, 3]
+// AVX512: return %[[R]]
+func.func @weight_gradient(%x: tensor<8x4x9x9xf16>, %dy: tensor<16x4x4x4xf16>, %o: tensor<8x16x3x3xf32>) -> tensor<8x16x3x3xf32> {
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<2> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %dy : tensor<8x4x9x9xf16>, tensor<16x4x4x4xf16>) outs(%o : tensor<8x16x3x3xf32>) -> tensor<8x16x3x3xf32>
+  return %r : tensor<8x16x3x3xf32>
+}
+
+// -----
+
+// A 1x1 convolution at stride 2 copies every other pixel; at stride 1 its
+// columns are the image itself (no copy).
+
+// AVX2-DAG: #[[$STRIDED:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4 * 2 + d2, d5 * 2 + d3)>
+// AVX2-LABEL: func.func @pointwise
+// AVX2: linalg.generic {indexing_maps = [#[[$STRIDED]], #{{.*}}], {{.*}} ins(%{{.*}} : tensor<1x8x32x32xf32>) outs(%{{.*}} : tensor<1x8x1x1x16x16xf32>)
+// AVX2: vector.fma
+// AVX2-NOT: linalg.generic
+// AVX2: tensor.collapse_shape %{{.*}} {{\[\[}}0], [1], [2, 3]] : tensor<1x8x32x32xf32> into tensor<1x8x1024xf32>
+// AVX2: vector.fma
+func.func @pointwise(%x: tensor<1x8x32x32xf32>, %w: tensor<16x8x1x1xf32>, %o2: tensor<1x16x16x16xf32>, %o1: tensor<1x16x32x32xf32>) -> (tensor<1x16x16x16xf32>, tensor<1x16x32x32xf32>) {
+  %r2 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<1x8x32x32xf32>, tensor<16x8x1x1xf32>) outs(%o2 : tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32>
+  %r1 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x32x32xf32>, tensor<16x8x1x1xf32>) outs(%o1 : tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32>
+  return %r2, %r1 : tensor<1x16x16x16xf32>, tensor<1x16x32x32xf32>
 }
 
 // -----

@@ -1,0 +1,30 @@
+//===- ConvolutionToGemm.h - 2-D convolutions as GEMMs ---------*- C++ -*-===//
+//
+// The CPU kernel schedule's im2col: a 2-D convolution of any strides and
+// dilations becomes a copy of its input windows and one GEMM-like op.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GS_LIB_PIPELINES_CONVOLUTIONTOGEMM_H
+#define GS_LIB_PIPELINES_CONVOLUTIONTOGEMM_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::gs {
+
+/// Rewrites `conv` (N x C x H x W input, F x C x KH x KW filter, N x F x OH
+/// x OW output) as an im2col copy of the input's windows and one GEMM of
+/// the F x (C*KH*KW) filter with it, replacing the convolution. Images with
+/// many output positions each get their own GEMM (a batched product over
+/// N); small outputs, as in weight gradients (whose "images" are input
+/// channels and whose outputs are the kernel's positions), are batched
+/// into the GEMM's columns instead, so that its panels stay full. Returns
+/// the GEMM-like op, or failure (leaving `conv` as it is) for empty tensors
+/// or dynamic shapes.
+FailureOr<linalg::LinalgOp>
+rewriteConvolutionAsGemm(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv);
+
+} // namespace mlir::gs
+
+#endif // GS_LIB_PIPELINES_CONVOLUTIONTOGEMM_H
