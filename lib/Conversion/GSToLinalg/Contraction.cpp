@@ -275,6 +275,192 @@ struct ConvLowering : OpConversionPattern<ConvOp> {
   }
 };
 
+/// Below this many input positions per image, the images of a transposed
+/// convolution share one GEMM, whose columns would otherwise be a few
+/// register panels.
+static constexpr int64_t kBatchImagesBelow = 256;
+
+/// An ungrouped transposed convolution with a stride above 1, without
+/// the zeros of the spread input (three in four multiplications for stride
+/// 2): a GEMM gives every input element's contribution to each kernel
+/// position,
+///   cols[(m, k...), n, (i...)] = sum_c w[c, (m, k...)] * x[n, c, (i...)]
+/// (per image, or for inputs of few positions with the images batched into
+/// the GEMM's columns), and each kernel position's contributions add into
+/// the output at
+///   o = i * stride + k * dilation - pad_begin
+/// (col2im): one strided slice of the output per kernel position.
+static Value transposedConvolutionByColumns(OpBuilder &b, Location loc,
+                                            Value input, Value weight,
+                                            RankedTensorType type,
+                                            const WindowGeometry &g) {
+  MLIRContext *ctx = b.getContext();
+  RankedTensorType inType = tensorTypeOf(input), wType = tensorTypeOf(weight);
+  int64_t rank = inType.getRank() - 2;
+  int64_t n = inType.getDimSize(0), c = inType.getDimSize(1);
+  int64_t m = wType.getDimSize(1);
+  ArrayRef<int64_t> kernel = wType.getShape().drop_front(2);
+  ArrayRef<int64_t> in = inType.getShape().drop_front(2);
+  ArrayRef<int64_t> out = type.getShape().drop_front(2);
+  int64_t kernelSize = 1, inSize = 1;
+  for (int64_t i = 0; i < rank; ++i)
+    kernelSize *= kernel[i], inSize *= in[i];
+  Type accType = accumulationType(inType.getElementType());
+  bool batchImages = n > 1 && inSize < kBatchImagesBelow;
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  auto par = utils::IteratorType::parallel;
+  auto multiplyAdd = [&](OpBuilder &nb, Location l, ValueRange args) {
+    Value product =
+        arith::MulFOp::create(nb, l, convertScalar(nb, l, args[0], accType),
+                              convertScalar(nb, l, args[1], accType));
+    linalg::YieldOp::create(
+        nb, l, arith::AddFOp::create(nb, l, args[2], product).getResult());
+  };
+
+  // A: the weights as MK x C (a small transpose; register blocks read A's
+  // rows).
+  Value weights = transpose2D(
+      b, loc, reshapeTo(b, loc, weight, wType.clone({c, m * kernelSize})));
+  Value images = reshapeTo(b, loc, input, inType.clone({n, c, inSize}));
+  Value cols;
+  SmallVector<int64_t> colsShape;
+  if (batchImages) {
+    // Loops (mk, (n, p) | c) over the images as C x (N*P).
+    auto imagesType = RankedTensorType::get({c, n, inSize},
+                                            inType.getElementType());
+    Value channelsFirst =
+        linalg::TransposeOp::create(b, loc, images,
+                                    emptyTensor(b, loc, imagesType),
+                                    ArrayRef<int64_t>{1, 0, 2})
+            ->getResult(0);
+    Value columns = reshapeTo(b, loc, channelsFirst,
+                              imagesType.clone({c, n * inSize}));
+    auto colsType =
+        RankedTensorType::get({m * kernelSize, n * inSize}, accType);
+    cols = linalg::GenericOp::create(
+               b, loc, colsType, ValueRange{weights, columns},
+               filledTensor(b, loc, colsType, 0.0),
+               SmallVector<AffineMap>{AffineMap::get(3, 0, {d(0), d(2)}, ctx),
+                                      AffineMap::get(3, 0, {d(2), d(1)}, ctx),
+                                      AffineMap::get(3, 0, {d(0), d(1)}, ctx)},
+               SmallVector<utils::IteratorType>{
+                   par, par, utils::IteratorType::reduction},
+               multiplyAdd)
+               .getResult(0);
+    colsShape = {m};
+    llvm::append_range(colsShape, kernel);
+    colsShape.push_back(n);
+  } else {
+    // Loops (n, mk, p | c), per image.
+    auto colsType =
+        RankedTensorType::get({n, m * kernelSize, inSize}, accType);
+    cols =
+        linalg::GenericOp::create(
+            b, loc, colsType, ValueRange{weights, images},
+            filledTensor(b, loc, colsType, 0.0),
+            SmallVector<AffineMap>{AffineMap::get(4, 0, {d(1), d(3)}, ctx),
+                                   AffineMap::get(4, 0, {d(0), d(3), d(2)},
+                                                  ctx),
+                                   AffineMap::get(4, 0, {d(0), d(1), d(2)},
+                                                  ctx)},
+            SmallVector<utils::IteratorType>{par, par, par,
+                                             utils::IteratorType::reduction},
+            multiplyAdd)
+            .getResult(0);
+    colsShape = {n, m};
+    llvm::append_range(colsShape, kernel);
+  }
+  llvm::append_range(colsShape, in);
+  cols = reshapeTo(b, loc, cols, tensorTypeOf(cols).clone(colsShape));
+
+  // col2im, one kernel position at a time. A position's contributions are
+  // N x M x I... (M x N x I... when the images were batched).
+  Value acc = filledTensor(b, loc, type.clone(accType), 0.0);
+  SmallVector<int64_t> position(rank, 0);
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(rank + 2, ctx);
+  AffineMap contributionMap = identity;
+  if (batchImages) {
+    SmallVector<unsigned> swapped = {1, 0};
+    for (int64_t i = 0; i < rank; ++i)
+      swapped.push_back(2 + i);
+    contributionMap = AffineMap::getPermutationMap(swapped, ctx);
+  }
+  for (int64_t flat = 0; flat < kernelSize; ++flat) {
+    for (int64_t i = rank - 1, rest = flat; i >= 0; --i) {
+      position[i] = rest % kernel[i];
+      rest /= kernel[i];
+    }
+    // The inputs i whose output i * s + k * d - pad lands inside.
+    SmallVector<int64_t> first, count;
+    bool empty = false;
+    for (int64_t i = 0; i < rank; ++i) {
+      int64_t shift = position[i] * g.dilations[i] - g.padsBegin[i];
+      int64_t lo =
+          std::max<int64_t>(0, llvm::divideCeilSigned(-shift, g.strides[i]));
+      int64_t hi = std::min<int64_t>(
+          in[i],
+          llvm::divideFloorSigned(out[i] - 1 - shift, g.strides[i]) + 1);
+      first.push_back(lo);
+      count.push_back(hi - lo);
+      empty |= hi <= lo;
+    }
+    if (empty)
+      continue;
+    SmallVector<int64_t> colOffsets, colSizes, sliceShape = {n, m};
+    SmallVector<int64_t> accOffsets = {0, 0}, accStrides = {1, 1};
+    if (batchImages) {
+      colOffsets.push_back(0);
+      colSizes.push_back(m);
+    } else {
+      colOffsets.append({0, 0});
+      colSizes.append({n, m});
+    }
+    for (int64_t i = 0; i < rank; ++i) {
+      colOffsets.push_back(position[i]);
+      colSizes.push_back(1);
+    }
+    if (batchImages) {
+      colOffsets.push_back(0);
+      colSizes.push_back(n);
+    }
+    for (int64_t i = 0; i < rank; ++i) {
+      colOffsets.push_back(first[i]);
+      colSizes.push_back(count[i]);
+      accOffsets.push_back(first[i] * g.strides[i] +
+                           position[i] * g.dilations[i] - g.padsBegin[i]);
+      accStrides.push_back(g.strides[i]);
+      sliceShape.push_back(count[i]);
+    }
+    auto sliceType = RankedTensorType::get(sliceShape, accType);
+    SmallVector<int64_t> contributionShape(sliceShape);
+    if (batchImages)
+      std::swap(contributionShape[0], contributionShape[1]);
+    Value contribution = tensor::ExtractSliceOp::create(
+        b, loc, sliceType.clone(contributionShape), cols, ValueRange(),
+        ValueRange(), ValueRange(), colOffsets, colSizes,
+        SmallVector<int64_t>(colSizes.size(), 1));
+    Value target = tensor::ExtractSliceOp::create(
+        b, loc, sliceType, acc, ValueRange(), ValueRange(), ValueRange(),
+        accOffsets, sliceShape, accStrides);
+    Value sum =
+        linalg::GenericOp::create(
+            b, loc, sliceType, ValueRange{target, contribution},
+            emptyTensor(b, loc, sliceType),
+            SmallVector<AffineMap>{identity, contributionMap, identity},
+            parallelIterators(rank + 2),
+            [](OpBuilder &nb, Location l, ValueRange args) {
+              linalg::YieldOp::create(
+                  nb, l,
+                  arith::AddFOp::create(nb, l, args[0], args[1]).getResult());
+            })
+            .getResult(0);
+    acc = tensor::InsertSliceOp::create(b, loc, sum, acc, ValueRange(),
+                                        ValueRange(), ValueRange(), accOffsets,
+                                        sliceShape, accStrides);
+  }
+  return acc;
+}
+
 /// A transposed convolution is a convolution with stride 1 of the input
 /// spread out by the stride (zeros between its elements) and framed by
 /// `dilation * (kernel - 1) - pad` elements, with the kernel flipped and its
@@ -292,6 +478,15 @@ struct ConvTransposeLowering : OpConversionPattern<ConvTransposeOp> {
     int64_t rank = inType.getRank() - 2, group = op.getGroup();
     int64_t c = inType.getDimSize(1), mg = wType.getDimSize(1);
     Type element = inType.getElementType();
+    if (group == 1 &&
+        llvm::any_of(g.strides, [](int64_t s) { return s > 1; }) &&
+        type.getNumElements() > 0 && inType.getNumElements() > 0) {
+      Value result =
+          transposedConvolutionByColumns(rewriter, loc, input, weight, type, g);
+      rewriter.replaceOp(op, epilogue(rewriter, loc, result, type,
+                                      adaptor.getBias(), /*biasDim=*/1));
+      return success();
+    }
 
     // The spread and framed input: element j of spatial dim i reads input
     // element (j - frame_i) / stride_i when that divides exactly.

@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""Benchmark: convolutional training steps against PyTorch on the CPU.
+
+Prints, in one run, on one thread each, both pinned to the same core:
+- every distinct convolution of ResNet-18 at batch 8 (224x224 input) as a
+  training step of its own: forward, weight gradient and input gradient
+  (a trainable per-channel bias before the convolution makes the input
+  gradient needed; the first layer, as in the network, has none), SGD
+  update; GradScale's time (`gs-run --benchmark` of the FP32 train step)
+  against PyTorch's, and each one's GFLOP/s (3 passes, 2 for the first
+  layer, of the forward's multiply-adds x 2, over the step's time);
+- whole networks: ResNet-18 (batch 8, 224x224) and a 4-convolution CNN
+  (batch 64, 28x28), FP32 and gradient-scaling steps (SGD momentum 0.9)
+  against PyTorch's FP32 step, and the gs step over our FP32 step.
+
+The baseline is Debian's PyTorch (1.13) with its default CPU kernels: the
+script prints which ones it has (oneDNN/MKL-DNN convolutions, the BLAS).
+Ratios are PyTorch's time over ours (above 1: GradScale is faster).
+
+Run with Debian's Python (PyTorch, NumPy):
+  /usr/bin/python3 bench/conv_net.py [--build BUILD] [--runs N] [--no-networks]
+"""
+
+import argparse
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+CORE = min(os.sched_getaffinity(0))
+
+# ResNet-18's distinct convolutions at batch 8: (name, in channels, out
+# channels, kernel, stride, input size).
+RESNET18_CONVS = [
+    ("conv1 7x7/2", 3, 64, 7, 2, 224),
+    ("layer1 3x3", 64, 64, 3, 1, 56),
+    ("layer2.0 3x3/2", 64, 128, 3, 2, 56),
+    ("layer2 3x3", 128, 128, 3, 1, 28),
+    ("layer2 down 1x1/2", 64, 128, 1, 2, 56),
+    ("layer3.0 3x3/2", 128, 256, 3, 2, 28),
+    ("layer3 3x3", 256, 256, 3, 1, 14),
+    ("layer3 down 1x1/2", 128, 256, 1, 2, 28),
+    ("layer4.0 3x3/2", 256, 512, 3, 2, 14),
+    ("layer4 3x3", 512, 512, 3, 1, 7),
+    ("layer4 down 1x1/2", 256, 512, 1, 2, 14),
+]
+BATCH = 8
+
+
+class ConvLayer(nn.Module):
+    """A bias on the input (so that its gradient is needed; not on a first
+    layer's, whose input is the data), one convolution, and the mean square
+    of its output as the loss."""
+
+    def __init__(self, cin, cout, kernel, stride, first):
+        super().__init__()
+        self.shift = None if first else nn.Parameter(torch.zeros(1, cin, 1, 1))
+        self.conv = nn.Conv2d(cin, cout, kernel, stride=stride,
+                              padding=kernel // 2, bias=False)
+
+    def forward(self, x):
+        if self.shift is not None:
+            x = x + self.shift
+        return (self.conv(x) ** 2).mean()
+
+
+def small_cnn():
+    return nn.Sequential(
+        nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(),
+        nn.Conv2d(32, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(),
+        nn.Conv2d(64, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(64 * 7 * 7, 10))
+
+
+class WithLoss(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        self.loss = nn.CrossEntropyLoss()
+
+    def forward(self, x, target):
+        return self.loss(self.model(x), target)
+
+
+def torch_step_ms(model, inputs, optimizer, runs):
+    """Median time of forward, backward and update."""
+    times = []
+    for i in range(runs + 1):
+        start = time.perf_counter()
+        optimizer.zero_grad()
+        model(*inputs).backward()
+        optimizer.step()
+        if i:  # the first call warms up
+            times.append(time.perf_counter() - start)
+    return 1000 * float(np.median(times))
+
+
+def export(model, inputs, names, path):
+    torch.onnx.export(model, inputs, path, opset_version=17,
+                      training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False, input_names=names,
+                      output_names=["loss"])
+
+
+def gs_step_ms(build, model, shapes, train, scaling, inputs, runs, tmp):
+    """Compiles the train step of `model` and times it with gs-run."""
+    step = os.path.join(tmp, f"step_{scaling}.mlir")
+    gs_opt = os.path.join(build, "bin", "gs-opt")
+    gs_run = os.path.join(build, "bin", "gs-run")
+    command = [gs_opt, model, f"--onnx-train={train}",
+               f"--gs-train=scaling={scaling}", "-o", step]
+    command += [f"--onnx-shape={name}={shape}" for name, shape in shapes]
+    subprocess.run(command, check=True)
+    command = ["taskset", "-c", str(CORE), gs_run, step, "--entry=train_step",
+               f"--benchmark={runs}"]
+    for path in inputs:
+        command += ["-i", path]
+    out = subprocess.run(command, check=True, capture_output=True,
+                         text=True).stdout
+    return float(re.search(r"median ([0-9.]+) ms", out).group(1))
+
+
+def save(tmp, name, value):
+    path = os.path.join(tmp, name + ".npy")
+    np.save(path, value)
+    return path
+
+
+def conv_layers(args):
+    print(f"ResNet-18 convolutions, batch {BATCH}, train step (forward, "
+          f"weight and input gradients, SGD), FP32, one thread")
+    print(f"{'layer':20} {'GradScale':>11} {'GFLOP/s':>8} {'PyTorch':>11} "
+          f"{'GFLOP/s':>8} {'PyTorch/GS':>10}")
+    for name, cin, cout, kernel, stride, size in RESNET18_CONVS:
+        torch.manual_seed(0)
+        first = name.startswith("conv1")
+        model = ConvLayer(cin, cout, kernel, stride, first)
+        x = torch.randn(BATCH, cin, size, size)
+        out = (size + 2 * (kernel // 2) - kernel) // stride + 1
+        passes = 2 if first else 3
+        flops = passes * 2 * BATCH * cout * out * out * cin * kernel * kernel
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "layer.onnx")
+            export(model, (x,), ["x"], path)
+            ours = gs_step_ms(args.build, path, [], "loss=loss optimizer=sgd "
+                              "lr=0.01", "fp32", [save(tmp, "x", x.numpy())],
+                              args.runs, tmp)
+        theirs = torch_step_ms(model, (x,),
+                               torch.optim.SGD(model.parameters(), lr=0.01),
+                               args.runs)
+        print(f"{name:20} {ours:8.1f} ms {flops / ours / 1e6:8.1f} "
+              f"{theirs:8.1f} ms {flops / theirs / 1e6:8.1f} "
+              f"{theirs / ours:9.2f}x", flush=True)
+
+
+def networks(args):
+    import torchvision
+    cases = [("resnet18", lambda: torchvision.models.resnet18(num_classes=10),
+              (8, 3, 224, 224)),
+             ("cnn", small_cnn, (64, 1, 28, 28))]
+    print("\nWhole networks, train step (SGD momentum 0.9), one thread")
+    print(f"{'model':10} {'GS fp32':>11} {'GS gs':>11} {'PyTorch':>11} "
+          f"{'PyTorch/GS fp32':>15} {'gs/fp32':>8}")
+    for name, builder, shape in cases:
+        torch.manual_seed(0)
+        model = WithLoss(builder()).train()
+        x = torch.randn(*shape)
+        target = torch.randint(0, 10, (shape[0],))
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, name + ".onnx")
+            export(model, (x, target), ["x", "target"], path)
+            inputs = [save(tmp, "x", x.numpy()),
+                      save(tmp, "target", target.numpy())]
+            train = "optimizer=momentum lr=0.01 momentum=0.9"
+            fp32 = gs_step_ms(args.build, path, [], train, "fp32", inputs,
+                              args.runs, tmp)
+            gs = gs_step_ms(args.build, path, [], train, "gs", inputs,
+                            args.runs, tmp)
+        theirs = torch_step_ms(
+            model, (x, target),
+            torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9),
+            args.runs)
+        print(f"{name:10} {fp32:8.1f} ms {gs:8.1f} ms {theirs:8.1f} ms "
+              f"{theirs / fp32:14.2f}x {gs / fp32:7.2f}x", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--build", default=str(ROOT / "build"))
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--no-networks", action="store_true",
+                        help="only the convolution layers (the networks "
+                        "take minutes to compile)")
+    args = parser.parse_args()
+    os.sched_setaffinity(0, {CORE})
+    torch.set_num_threads(1)
+    blas = re.search(r"BLAS_INFO=(\w+)", torch.__config__.show())
+    print(f"PyTorch {torch.__version__}: oneDNN (mkldnn) convolutions "
+          f"{'on' if torch.backends.mkldnn.is_available() else 'off'}, "
+          f"BLAS {blas.group(1) if blas else 'unknown'}; both pinned to core "
+          f"{CORE}")
+    conv_layers(args)
+    if not args.no_networks:
+        networks(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
