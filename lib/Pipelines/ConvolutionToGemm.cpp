@@ -19,6 +19,7 @@
 #include "ConvolutionToGemm.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 
@@ -27,6 +28,11 @@ using namespace mlir;
 /// Below this many output positions per image, images share one GEMM: a
 /// per-image GEMM would be a few panels wide (8 of 32 columns at most).
 static constexpr int64_t kBatchImagesBelow = 256;
+
+/// The most bytes of columns built at once; more images are taken a group
+/// at a time. Blocks above glibc's largest mmap threshold (32 MiB) are
+/// mapped afresh, and page-faulted, at every step.
+static constexpr int64_t kMaxColumnBytes = 16 << 20;
 
 /// `value` converted to the float type `type` (a no-op when it has it).
 static Value widen(OpBuilder &b, Location loc, Value value, Type type) {
@@ -65,10 +71,24 @@ struct ConvShape {
 enum WindowLoop { N, C, KH, KW, OH, OW };
 } // namespace
 
-/// The input's windows as the GEMM's columns, with the loops in `order`,
-/// of element type `element`.
+/// The rows of the columns matrix are padded to an odd number of cache
+/// lines: the GEMM reads a panel of B as 256 rows at the row stride, and a
+/// stride of an even number of lines (3136 floats at 56x56) maps those rows
+/// onto a fraction of the L1 cache's sets, which then evict each other.
+static int64_t paddedRowLength(int64_t length, Type element) {
+  int64_t bytes = element.getIntOrFloatBitWidth() / 8;
+  int64_t perLine = std::max<int64_t>(1, 64 / bytes);
+  int64_t lines = llvm::divideCeil(length, perLine);
+  return (lines % 2 ? lines : lines + 1) * perLine;
+}
+
+/// The input's windows as the GEMM's operand: the copy's loops in `order`
+/// (a permutation of n, c, kh, kw, oh, ow), grouped into the operand's
+/// dimensions by `groups`, in rows padded as paddedRowLength says; of
+/// element type `element`.
 static Value copyWindows(RewriterBase &rewriter, const ConvShape &s,
-                         ArrayRef<WindowLoop> order, Type element) {
+                         ArrayRef<WindowLoop> order,
+                         ArrayRef<ReassociationIndices> groups, Type element) {
   MLIRContext *ctx = rewriter.getContext();
   Location loc = s.conv->getLoc();
   int64_t sizes[] = {s.n, s.c, s.kh, s.kw, s.oh, s.ow};
@@ -78,20 +98,38 @@ static Value copyWindows(RewriterBase &rewriter, const ConvShape &s,
     shape.push_back(sizes[loop]);
     dims[loop] = getAffineDimExpr(position, ctx);
   }
+  SmallVector<int64_t> matrixShape;
+  for (const ReassociationIndices &group : groups) {
+    int64_t size = 1;
+    for (int64_t d : group)
+      size *= shape[d];
+    matrixShape.push_back(size);
+  }
+  SmallVector<int64_t> paddedShape(matrixShape);
+  paddedShape.back() = paddedRowLength(matrixShape.back(), element);
+  Value padded = tensor::EmptyOp::create(rewriter, loc, paddedShape, element);
+  int64_t rank = matrixShape.size();
+  Value matrix = tensor::ExtractSliceOp::create(
+      rewriter, loc, RankedTensorType::get(matrixShape, element), padded,
+      ValueRange(), ValueRange(), ValueRange(), SmallVector<int64_t>(rank, 0),
+      matrixShape, SmallVector<int64_t>(rank, 1));
+  Value target = tensor::ExpandShapeOp::create(
+      rewriter, loc, RankedTensorType::get(shape, element), matrix, groups);
   AffineMap windows = AffineMap::get(
       6, 0,
       {dims[N], dims[C], dims[OH] * s.strides[0] + dims[KH] * s.dilations[0],
        dims[OW] * s.strides[1] + dims[KW] * s.dilations[1]},
       ctx);
-  Value empty = tensor::EmptyOp::create(rewriter, loc, shape, element);
-  return linalg::GenericOp::create(
-             rewriter, loc, empty.getType(), s.input, empty,
-             ArrayRef<AffineMap>{windows, rewriter.getMultiDimIdentityMap(6)},
-             SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
-             [&](OpBuilder &b, Location l, ValueRange args) {
-               linalg::YieldOp::create(b, l, widen(b, l, args[0], element));
-             })
-      .getResult(0);
+  Value copied =
+      linalg::GenericOp::create(
+          rewriter, loc, target.getType(), s.input, target,
+          ArrayRef<AffineMap>{windows, rewriter.getMultiDimIdentityMap(6)},
+          SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
+          [&](OpBuilder &b, Location l, ValueRange args) {
+            linalg::YieldOp::create(b, l, widen(b, l, args[0], element));
+          })
+          .getResult(0);
+  return collapse(rewriter, loc, copied, groups);
 }
 
 /// Per image: (n, f, o, k) += w[f, k] * columns[n, k, o].
@@ -186,21 +224,47 @@ mlir::gs::rewriteConvolutionAsGemm(RewriterBase &rewriter,
   s.strides.assign(strides.begin(), strides.end());
   s.dilations.assign(dilations.begin(), dilations.end());
 
+  // Columns of many images are built and multiplied a group at a time.
+  bool batchImages = s.n > 1 && s.oh * s.ow < kBatchImagesBelow;
+  int64_t imageBytes = s.c * s.kh * s.kw * s.oh * s.ow *
+                       (accType.getIntOrFloatBitWidth() / 8);
+  int64_t group = batchImages ? s.n : 1;
+  // A batched group spans at least 4 register panels (128 columns).
+  int64_t fewestImages = llvm::divideCeil(128, s.oh * s.ow);
+  while (group > fewestImages &&
+         (s.n % group || group * imageBytes > kMaxColumnBytes))
+    --group;
+  while (s.n % group)
+    ++group;
+  if (group < s.n) {
+    scf::SCFTilingOptions options;
+    SmallVector<int64_t> sizes(conv.getNumLoops(), 0);
+    sizes[0] = group; // the images
+    options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
+    rewriter.setInsertionPoint(conv);
+    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(conv.getOperation()), options);
+    if (failed(tiled))
+      return rewriter.notifyMatchFailure(conv, "could not tile the images");
+    rewriter.replaceOp(conv, tiled->replacements);
+    auto inner = cast<linalg::Conv2DNchwFchwOp>(tiled->tiledOps.front());
+    return rewriteConvolutionAsGemm(rewriter, inner);
+  }
+
   Location loc = conv.getLoc();
   rewriter.setInsertionPoint(conv);
   Value filterMatrix = collapse(rewriter, loc, s.filter, {{0}, {1, 2, 3}});
-  if (s.n > 1 && s.oh * s.ow < kBatchImagesBelow) {
-    Value col = copyWindows(rewriter, s, {C, KH, KW, N, OH, OW}, accType);
-    return gemmImagesBatched(
-        rewriter, s, filterMatrix,
-        collapse(rewriter, loc, col, {{0, 1, 2}, {3, 4, 5}}));
+  if (batchImages) {
+    Value columns = copyWindows(rewriter, s, {C, KH, KW, N, OH, OW},
+                                {{0, 1, 2}, {3, 4, 5}}, accType);
+    return gemmImagesBatched(rewriter, s, filterMatrix, columns);
   }
   // A 1x1 kernel at stride 1 reads each image as it is.
   if (s.kh == 1 && s.kw == 1 && s.strides[0] == 1 && s.strides[1] == 1 &&
       inType.getElementType() == accType)
     return gemmPerImage(rewriter, s, filterMatrix,
                         collapse(rewriter, loc, s.input, {{0}, {1}, {2, 3}}));
-  Value col = copyWindows(rewriter, s, {N, C, KH, KW, OH, OW}, accType);
-  return gemmPerImage(rewriter, s, filterMatrix,
-                      collapse(rewriter, loc, col, {{0}, {1, 2, 3}, {4, 5}}));
+  Value columns = copyWindows(rewriter, s, {N, C, KH, KW, OH, OW},
+                              {{0}, {1, 2, 3}, {4, 5}}, accType);
+  return gemmPerImage(rewriter, s, filterMatrix, columns);
 }
