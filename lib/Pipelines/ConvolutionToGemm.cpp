@@ -50,8 +50,10 @@ static Value collapse(OpBuilder &b, Location loc, Value value,
 /// The body of a GEMM-like generic: acc + a * b in the accumulator's type.
 static void multiplyAdd(OpBuilder &b, Location loc, ValueRange args) {
   Type accType = args[2].getType();
-  Value product = arith::MulFOp::create(b, loc, widen(b, loc, args[0], accType),
-                                        widen(b, loc, args[1], accType));
+  // Named one by one: argument evaluation order is unspecified.
+  Value lhs = widen(b, loc, args[0], accType);
+  Value rhs = widen(b, loc, args[1], accType);
+  Value product = arith::MulFOp::create(b, loc, lhs, rhs);
   linalg::YieldOp::create(
       b, loc, arith::AddFOp::create(b, loc, args[2], product).getResult());
 }

@@ -310,9 +310,10 @@ static Value transposedConvolutionByColumns(OpBuilder &b, Location loc,
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
   auto par = utils::IteratorType::parallel;
   auto multiplyAdd = [&](OpBuilder &nb, Location l, ValueRange args) {
-    Value product =
-        arith::MulFOp::create(nb, l, convertScalar(nb, l, args[0], accType),
-                              convertScalar(nb, l, args[1], accType));
+    // Named one by one: argument evaluation order is unspecified.
+    Value lhs = convertScalar(nb, l, args[0], accType);
+    Value rhs = convertScalar(nb, l, args[1], accType);
+    Value product = arith::MulFOp::create(nb, l, lhs, rhs);
     linalg::YieldOp::create(
         nb, l, arith::AddFOp::create(nb, l, args[2], product).getResult());
   };
@@ -337,9 +338,9 @@ static Value transposedConvolutionByColumns(OpBuilder &b, Location loc,
                               imagesType.clone({c, n * inSize}));
     auto colsType =
         RankedTensorType::get({m * kernelSize, n * inSize}, accType);
+    Value zeros = filledTensor(b, loc, colsType, 0.0);
     cols = linalg::GenericOp::create(
-               b, loc, colsType, ValueRange{weights, columns},
-               filledTensor(b, loc, colsType, 0.0),
+               b, loc, colsType, ValueRange{weights, columns}, zeros,
                SmallVector<AffineMap>{AffineMap::get(3, 0, {d(0), d(2)}, ctx),
                                       AffineMap::get(3, 0, {d(2), d(1)}, ctx),
                                       AffineMap::get(3, 0, {d(0), d(1)}, ctx)},
@@ -354,10 +355,10 @@ static Value transposedConvolutionByColumns(OpBuilder &b, Location loc,
     // Loops (n, mk, p | c), per image.
     auto colsType =
         RankedTensorType::get({n, m * kernelSize, inSize}, accType);
+    Value zeros = filledTensor(b, loc, colsType, 0.0);
     cols =
         linalg::GenericOp::create(
-            b, loc, colsType, ValueRange{weights, images},
-            filledTensor(b, loc, colsType, 0.0),
+            b, loc, colsType, ValueRange{weights, images}, zeros,
             SmallVector<AffineMap>{AffineMap::get(4, 0, {d(1), d(3)}, ctx),
                                    AffineMap::get(4, 0, {d(0), d(3), d(2)},
                                                   ctx),

@@ -325,39 +325,36 @@ func.func @conv2d_grouped(%x: tensor<1x4x9x9xf32>, %w: tensor<6x2x3x3xf32>) -> t
 
 // -----
 
-// Transposed convolution: the input spread out by the stride and framed by
-// dilation * (kernel - 1) - pad (a generic reading the input where
-// (j - frame) divides by the stride), the kernel flipped with its channel
-// dimensions swapped, then a stride-1 convolution and the bias epilogue.
+// A strided transposed convolution: one GEMM gives each input element's
+// contribution at every kernel position (weights as M*KH*KW x C, times the
+// input as C x H*W per image), then each kernel position's contributions
+// add into a strided slice of the output (col2im: 9 slices at stride 2,
+// the first at the origin, the second one column on), then the bias.
+// CHECK-DAG: #[[$A:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
+// CHECK-DAG: #[[$B:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+// CHECK-DAG: #[[$C:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 // CHECK-DAG: #[[$ID4:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
-// CHECK-DAG: #[[$FLIP:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d1, -d3 + 2, -d4 + 2)>
-// CHECK-DAG: #[[$ID5:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
 // CHECK-DAG: #[[$CHAN:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>
 // CHECK-LABEL: func.func @conv_transpose_stride2_bias(
 // CHECK-SAME:      %[[X:.*]]: tensor<1x1x3x3xf32>, %[[W:.*]]: tensor<1x2x3x3xf32>, %[[B:.*]]: tensor<2xf32>)
-// CHECK:         %[[SE:.*]] = tensor.empty() : tensor<1x1x9x9xf32>
-// CHECK:         %[[SPREAD:.*]] = linalg.generic {indexing_maps = [#[[$ID4]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%[[SE]] : tensor<1x1x9x9xf32>)
-// CHECK:           %[[J:.*]] = linalg.index 2 : index
-// CHECK:           %[[FRAME:.*]] = arith.constant 2 : index
-// CHECK:           %[[SHIFTED:.*]] = arith.subi %[[J]], %[[FRAME]] : index
-// CHECK:           %[[STRIDE:.*]] = arith.constant 2 : index
-// CHECK:           arith.divsi %[[SHIFTED]], %[[STRIDE]] : index
-// CHECK:           arith.remsi %[[SHIFTED]], %[[STRIDE]] : index
-// CHECK:           linalg.index 3 : index
-// CHECK:           %[[READ:.*]] = tensor.extract %[[X]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : tensor<1x1x3x3xf32>
-// CHECK:           %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK:           %[[V:.*]] = arith.select %{{.*}}, %[[READ]], %[[ZERO]] : f32
-// CHECK:           linalg.yield %[[V]] : f32
-// CHECK:         %[[GW:.*]] = tensor.expand_shape %[[W]] {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 1, 2, 3, 3] : tensor<1x2x3x3xf32> into tensor<1x1x2x3x3xf32>
-// CHECK:         %[[FLIPPED:.*]] = linalg.generic {indexing_maps = [#[[$FLIP]], #[[$ID5]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
-// CHECK-SAME:        ins(%[[GW]] : tensor<1x1x2x3x3xf32>) outs(%{{.*}} : tensor<1x2x1x3x3xf32>)
-// CHECK:         %[[CW:.*]] = tensor.collapse_shape %[[FLIPPED]] {{\[}}[0, 1], [2], [3], [4]] : tensor<1x2x1x3x3xf32> into tensor<2x1x3x3xf32>
+// CHECK:         %[[WM:.*]] = tensor.collapse_shape %[[W]] {{\[}}[0], [1, 2, 3]] : tensor<1x2x3x3xf32> into tensor<1x18xf32>
+// CHECK:         %[[WT:.*]] = linalg.transpose ins(%[[WM]] : tensor<1x18xf32>) outs(%{{.*}} : tensor<18x1xf32>) permutation = [1, 0]
+// CHECK:         %[[XM:.*]] = tensor.collapse_shape %[[X]] {{\[}}[0], [1], [2, 3]] : tensor<1x1x3x3xf32> into tensor<1x1x9xf32>
+// CHECK:         %[[COLS:.*]] = linalg.generic {indexing_maps = [#[[$A]], #[[$B]], #[[$C]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// CHECK-SAME:        ins(%[[WT]], %[[XM]] : tensor<18x1xf32>, tensor<1x1x9xf32>) outs(%{{.*}} : tensor<1x18x9xf32>)
+// CHECK:         %[[PER:.*]] = tensor.expand_shape %[[COLS]] {{\[}}[0], [1, 2, 3], [4, 5]] output_shape [1, 2, 3, 3, 3, 3]
 // CHECK:         %[[ACC:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x2x7x7xf32>)
-// CHECK:         %[[CONV:.*]] = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
-// CHECK-SAME:        ins(%[[SPREAD]], %[[CW]] : tensor<1x1x9x9xf32>, tensor<2x1x3x3xf32>) outs(%[[ACC]] : tensor<1x2x7x7xf32>)
+// CHECK:         %[[K0:.*]] = tensor.extract_slice %[[PER]][0, 0, 0, 0, 0, 0] [1, 2, 1, 1, 3, 3] [1, 1, 1, 1, 1, 1] : tensor<1x2x3x3x3x3xf32> to tensor<1x2x3x3xf32>
+// CHECK:         %[[T0:.*]] = tensor.extract_slice %[[ACC]][0, 0, 0, 0] [1, 2, 3, 3] [1, 1, 2, 2] : tensor<1x2x7x7xf32> to tensor<1x2x3x3xf32>
+// CHECK:         %[[S0:.*]] = linalg.generic {{.*}} ins(%[[T0]], %[[K0]] : tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>)
+// CHECK:           arith.addf
+// CHECK:         %[[ACC1:.*]] = tensor.insert_slice %[[S0]] into %[[ACC]][0, 0, 0, 0] [1, 2, 3, 3] [1, 1, 2, 2]
+// CHECK:         tensor.extract_slice %[[PER]][0, 0, 0, 1, 0, 0] [1, 2, 1, 1, 3, 3]
+// CHECK:         tensor.extract_slice %[[ACC1]][0, 0, 0, 1] [1, 2, 3, 3] [1, 1, 2, 2]
+// CHECK-COUNT-8: tensor.insert_slice
 // CHECK:         %[[BIAS:.*]] = tensor.expand_shape %[[B]] {{\[}}[0, 1, 2]] output_shape [2, 1, 1]
 // CHECK:         %[[R:.*]] = linalg.generic {indexing_maps = [#[[$ID4]], #[[$CHAN]], #[[$ID4]]]
-// CHECK-SAME:        ins(%[[CONV]], %[[BIAS]] : tensor<1x2x7x7xf32>, tensor<2x1x1xf32>)
+// CHECK-SAME:        ins(%{{.*}}, %[[BIAS]] : tensor<1x2x7x7xf32>, tensor<2x1x1xf32>)
 // CHECK:           arith.addf
 // CHECK:         return %[[R]]
 func.func @conv_transpose_stride2_bias(%x: tensor<1x1x3x3xf32>, %w: tensor<1x2x3x3xf32>,
