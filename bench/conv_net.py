@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 
 import numpy as np
 import torch
@@ -105,10 +106,12 @@ def torch_step_ms(model, inputs, optimizer, runs):
 
 
 def export(model, inputs, names, path):
-    torch.onnx.export(model, inputs, path, opset_version=17,
-                      training=torch.onnx.TrainingMode.TRAINING,
-                      do_constant_folding=False, input_names=names,
-                      output_names=["loss"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, inputs, path, opset_version=17,
+                          training=torch.onnx.TrainingMode.TRAINING,
+                          do_constant_folding=False, input_names=names,
+                          output_names=["loss"])
 
 
 def gs_step_ms(build, model, shapes, train, scaling, inputs, runs, tmp):
