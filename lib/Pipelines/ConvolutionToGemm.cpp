@@ -12,7 +12,8 @@
 //   the kernel's positions) and the last layers of deep networks.
 // The window copy reads the input through an affine map, so strides and
 // dilations cost nothing; FP16 inputs are widened to the accumulator's type
-// as they are copied.
+// as they are copied. Many images are taken a group at a time, so that the
+// columns stay in blocks malloc reuses.
 //
 //===----------------------------------------------------------------------===//
 

@@ -19,9 +19,11 @@ namespace mlir::gs {
 /// many output positions each get their own GEMM (a batched product over
 /// N); small outputs, as in weight gradients (whose "images" are input
 /// channels and whose outputs are the kernel's positions), are batched
-/// into the GEMM's columns instead, so that its panels stay full. Returns
-/// the GEMM-like op, or failure (leaving `conv` as it is) for empty tensors
-/// or dynamic shapes.
+/// into the GEMM's columns instead, so that its panels stay full. Many
+/// images are taken a group at a time (a loop over image tiles), so that
+/// the columns stay small. Returns the GEMM-like op (inside that loop), or
+/// failure (leaving `conv` as it is) for empty tensors, dynamic shapes or
+/// non-float types.
 FailureOr<linalg::LinalgOp>
 rewriteConvolutionAsGemm(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv);
 
