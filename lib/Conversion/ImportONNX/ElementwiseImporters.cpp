@@ -10,6 +10,8 @@
 
 #include "gs/Dialect/GS/IR/ShapeUtils.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::gs;
 using namespace mlir::gs::onnx_import;
@@ -34,6 +36,64 @@ static LogicalResult importLeakyRelu(NodeContext &ctx) {
     return failure();
   return ctx.createAsOutput<LeakyReluOp>(
       *x, APFloat(ctx.floatAttr("alpha", 0.01f)));
+}
+
+/// Clip: min(max(x, low), high), either bound optional. Ties go to x (as
+/// gs.max and gs.min give them), so the gradient passes at the bounds, as
+/// torch.clamp's does.
+static LogicalResult clip(NodeContext &ctx, Value x, Value low, Value high) {
+  auto type = cast<RankedTensorType>(x.getType());
+  Value result = x;
+  if (low) {
+    FailureOr<MaxOp> op = ctx.create<MaxOp>(type, result, low);
+    if (failed(op))
+      return failure();
+    result = *op;
+  }
+  if (high) {
+    FailureOr<MinOp> op = ctx.create<MinOp>(type, result, high);
+    if (failed(op))
+      return failure();
+    result = *op;
+  }
+  ctx.setOutput(0, result);
+  return success();
+}
+
+/// Clip up to opset 10: float bounds as attributes.
+static LogicalResult importClipAttributes(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.input(0);
+  if (failed(x))
+    return failure();
+  auto scalarType = RankedTensorType::get(
+      {}, cast<RankedTensorType>(x->getType()).getElementType());
+  float lowest = std::numeric_limits<float>::lowest();
+  float highest = std::numeric_limits<float>::max();
+  // Named one by one: argument evaluation order is unspecified.
+  Value low = ctx.splatConstant(scalarType, ctx.floatAttr("min", lowest));
+  Value high = ctx.splatConstant(scalarType, ctx.floatAttr("max", highest));
+  return clip(ctx, *x, low, high);
+}
+
+/// Clip from opset 11: optional scalar inputs of x's type.
+static LogicalResult importClip(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.input(0);
+  if (failed(x))
+    return failure();
+  Value bounds[2];
+  for (unsigned i : {1u, 2u}) {
+    if (!ctx.hasInput(i))
+      continue;
+    FailureOr<Value> bound = ctx.input(i);
+    if (failed(bound))
+      return failure();
+    if (cast<RankedTensorType>(bound->getType()).getRank() != 0)
+      return ctx.emitError() << (i == 1 ? "min" : "max")
+                             << " must be a scalar, not "
+                             << bound->getType();
+    bounds[i - 1] = *bound;
+  }
+  return clip(ctx, *x, bounds[0], bounds[1]);
 }
 
 /// Max, Min and Sum take any number of broadcasting operands: a chain of
@@ -243,6 +303,8 @@ ArrayRef<OpImporter> onnx_import::getElementwiseImporters() {
       {"", "Erf", 9, importSimple<ErfOp>},
       {"", "Reciprocal", 6, importReciprocal},
       {"", "LeakyRelu", 6, importLeakyRelu},
+      {"", "Clip", 6, importClipAttributes},
+      {"", "Clip", 11, importClip},
       {"", "Add", 7, importSimple<AddOp>},
       {"", "Sub", 7, importSimple<SubOp>},
       {"", "Mul", 7, importSimple<MulOp>},

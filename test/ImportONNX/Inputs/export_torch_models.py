@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Exports PyTorch models with their loss, in training mode, at opset 17.
 
-Usage: export_torch_models.py [--eval] OUTDIR [mlp] [cnn] [upsample] [resnet18]
+Usage: export_torch_models.py [--eval] OUTDIR [mlp] [cnn] [upsample] [clamped]
+                              [resnet18]
 
 Each model is wrapped with nn.CrossEntropyLoss so that the export holds one
 SoftmaxCrossEntropyLoss whose scalar output is the loss. With --eval, the
@@ -56,6 +57,30 @@ def upsample():
         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 10)), (1, 28, 28)
 
 
+class Clamped(nn.Module):
+    """Strided convolutions (whose weight gradients are dilated and whose
+    input gradients are strided transposed convolutions) and the clamps
+    users write: ReLU6 (MobileNet), Hardtanh and a one-sided torch.clamp,
+    exported as Clip."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 8, 3, stride=2, padding=1)
+        self.conv2 = nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        self.conv3 = nn.Conv2d(16, 16, 1, stride=2)
+        self.fc = nn.Linear(16 * 4 * 4, 10)
+
+    def forward(self, x):
+        x = nn.functional.relu6(self.conv1(x) * 8)
+        x = nn.functional.hardtanh(self.conv2(x), -0.5, 0.5)
+        x = torch.clamp(self.conv3(x), min=-0.25)
+        return self.fc(x.flatten(1))
+
+
+def clamped():
+    return Clamped(), (1, 28, 28)
+
+
 def resnet18():
     import torchvision
     return torchvision.models.resnet18(num_classes=10), (3, 224, 224)
@@ -98,7 +123,7 @@ def main():
     out = args[0]
     os.makedirs(out, exist_ok=True)
     builders = {"mlp": mlp, "cnn": cnn, "upsample": upsample,
-                "resnet18": resnet18}
+                "clamped": clamped, "resnet18": resnet18}
     for name in args[1:] or builders:
         (export_eval if evaluation else export)(name, builders[name], out)
 

@@ -2,7 +2,8 @@
 """Trains a PyTorch model for a few SGD-momentum steps and GradScale's train
 step on the same data; compares losses, parameters and gradients per step.
 
-Usage: torch_trajectory.py --gs-run PATH --work DIR [--model mlp|cnn|upsample|resnet18]
+Usage: torch_trajectory.py --gs-run PATH --work DIR
+                           [--model mlp|cnn|upsample|clamped|resnet18]
                            [--batch 16] [--steps 5] [--rtol 1e-5]
                            [--param-rtol 1e-5] [--grad-rtol 1e-4]
                            [--lr 0.01] [--mixed-precision GS_OPT]
@@ -138,7 +139,8 @@ def main():
     parser.add_argument("--gs-run", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--model", default="mlp",
-                        choices=["mlp", "cnn", "upsample", "resnet18"])
+                        choices=["mlp", "cnn", "upsample", "clamped",
+                                 "resnet18"])
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--rtol", type=float, default=1e-5)
