@@ -36,6 +36,10 @@ import torch
 import torch.nn as nn
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+# The models and loss wrapper the tests export (WithLoss, torchvision's
+# ResNet-18).
+sys.path.insert(0, str(ROOT / "test" / "ImportONNX" / "Inputs"))
+from export_torch_models import WithLoss, resnet18  # noqa: E402
 CORE = min(os.sched_getaffinity(0))
 
 # ResNet-18's distinct convolutions at batch 8: (name, in channels, out
@@ -80,16 +84,6 @@ def small_cnn():
         nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(),
         nn.Conv2d(64, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
         nn.Flatten(), nn.Linear(64 * 7 * 7, 10))
-
-
-class WithLoss(nn.Module):
-    def __init__(self, model):
-        super().__init__()
-        self.model = model
-        self.loss = nn.CrossEntropyLoss()
-
-    def forward(self, x, target):
-        return self.loss(self.model(x), target)
 
 
 def torch_step_ms(model, inputs, optimizer, runs):
@@ -166,9 +160,7 @@ def conv_layers(args):
 
 
 def networks(args):
-    import torchvision
-    cases = [("resnet18", lambda: torchvision.models.resnet18(num_classes=10),
-              (8, 3, 224, 224)),
+    cases = [("resnet18", lambda: resnet18()[0], (8, 3, 224, 224)),
              ("cnn", small_cnn, (64, 1, 28, 28))]
     print("\nWhole networks, train step (SGD momentum 0.9), one thread")
     print(f"{'model':10} {'GS fp32':>11} {'GS gs':>11} {'PyTorch':>11} "
