@@ -89,6 +89,12 @@ static cl::opt<gs::ScaleModel> castModel(
     "cast-model", cl::desc("--scaling=gs: the model at FP32->FP16 casts"),
     cl::init(gs::ScaleModel::log_normal),
     gs::scaleModelValues(/*withHalfNormal=*/false), cl::cat(compileCategory));
+static cl::opt<gs::ScaleModel> gemmModel(
+    "gemm-model",
+    cl::desc("--scaling=gs: the model at contractions with an FP16 result "
+             "(half_normal: the paper's Theorem 1 on the operands)"),
+    cl::init(gs::ScaleModel::half_normal),
+    gs::scaleModelValues(/*withHalfNormal=*/true), cl::cat(compileCategory));
 static cl::opt<bool> skipNonFinite(
     "skip-non-finite",
     cl::desc("--scaling=fixed and none: skip a step whose gradients hold an "
@@ -234,6 +240,7 @@ LogicalResult trainOptions(gs::TrainPipelineOptions &options,
   options.threshold = threshold;
   options.interval = interval;
   options.castModel = castModel;
+  options.gemmModel = gemmModel;
   options.skipNonFinite = skipNonFinite;
   if (fp32Ops.getNumOccurrences() && method == "fp32") {
     error = "--fp32-ops: --scaling=fp32 runs every op in FP32 already";
