@@ -188,6 +188,7 @@ std::string mlir::gs::runtime::loadCheckpoint(
     std::string name = param.tensor.name;
     const Tensor &value = *it->second;
     if (name.rfind(telemetry::kSitePrefix, 0) == 0 ||
+        name.rfind(telemetry::kUnifyPrefix, 0) == 0 ||
         (value.type() != DType::F32 && value.type() != DType::F16 &&
          value.type() != DType::F64))
       continue;

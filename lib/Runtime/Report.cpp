@@ -151,6 +151,29 @@ std::string mlir::gs::runtime::writeReportJson(const std::string &path,
        << ",\n     \"overflow\": " << numbers(field(series, kOverflow)) << "}";
   }
   os << (r.sites.empty() ? "" : "\n  ") << "],\n";
+  os << "  \"unifications\": [";
+  for (size_t u = 0; u < r.unifications.size(); ++u) {
+    const UnifySeries &series = r.unifications[u];
+    auto column = [&](int64_t index) {
+      std::vector<double> values;
+      for (const std::vector<double> &record : series.records)
+        values.push_back(record[index]);
+      return numbers(values);
+    };
+    os << (u ? "," : "") << "\n    {\"name\": " << quoted(series.name)
+       << ", \"site\": " << quoted(series.site)
+       << ",\n     \"step\": " << integers(series.steps)
+       << ",\n     \"scale\": " << column(telemetry::UnifiedScale)
+       << ",\n     \"parts\": [";
+    for (int64_t p = 0; p < series.parts; ++p) {
+      int64_t first = telemetry::FirstPart + p * telemetry::NumUnifyPartFields;
+      os << (p ? "," : "") << "\n      {\"scale\": "
+         << column(first + telemetry::PartScale)
+         << ", \"factor\": " << column(first + telemetry::PartFactor) << "}";
+    }
+    os << "]}";
+  }
+  os << (r.unifications.empty() ? "" : "\n  ") << "],\n";
   os << "  \"overflow_total\": " << number(totalOverflow) << ",\n";
   const EvalPoint *last =
       r.evaluations.empty() ? nullptr : &r.evaluations.back();

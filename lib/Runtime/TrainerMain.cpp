@@ -497,6 +497,14 @@ struct Telemetry {
       if (name.rfind(prefix, 0) == 0 && p.tensor.dtype == GS_DTYPE_F64 &&
           tensorFor(p.tensor).numElements() == telemetry::NumRecordFields)
         sites.push_back(&p);
+      int64_t elements = tensorFor(p.tensor).numElements();
+      if (name.rfind(telemetry::kUnifyPrefix, 0) == 0 &&
+          p.tensor.dtype == GS_DTYPE_F64 &&
+          elements > telemetry::FirstPart &&
+          (elements - telemetry::FirstPart) %
+                  telemetry::NumUnifyPartFields ==
+              0)
+        unifications.push_back(&p);
     }
     skipped = findParam(model, telemetry::kSkippedSteps);
     lossScale = findParam(model, telemetry::kLossScale);
@@ -505,6 +513,16 @@ struct Telemetry {
     std::array<double, 7> values;
     std::memcpy(values.data(), sites[site]->data, sizeof(values));
     return values;
+  }
+  std::vector<double> unifyRecord(size_t index) const {
+    const gs_param_info &p = *unifications[index];
+    const auto *data = static_cast<const double *>(p.data);
+    return std::vector<double>(data,
+                               data + tensorFor(p.tensor).numElements());
+  }
+  static int64_t unifyParts(const gs_param_info &p) {
+    return (tensorFor(p.tensor).numElements() - telemetry::FirstPart) /
+           telemetry::NumUnifyPartFields;
   }
   int64_t skippedSteps() const {
     return skipped ? *static_cast<const int64_t *>(skipped->data) : 0;
@@ -517,6 +535,8 @@ struct Telemetry {
                : *static_cast<const float *>(lossScale->data);
   }
   std::vector<const gs_param_info *> sites;
+  /// The branch unifications' records (gs.scaling.unify<i>).
+  std::vector<const gs_param_info *> unifications;
   const gs_param_info *skipped = nullptr;
   const gs_param_info *lossScale = nullptr;
 };
@@ -853,6 +873,12 @@ struct ScaleEvents {
         report.sites[s].records.push_back(record);
       }
     }
+    if (recorded) {
+      for (size_t u = 0; u < scaling.unifications.size(); ++u) {
+        report.unifications[u].steps.push_back(step);
+        report.unifications[u].records.push_back(scaling.unifyRecord(u));
+      }
+    }
     double lossScale = scaling.currentLossScale();
     if (std::isnan(lossScale))
       return;
@@ -1036,6 +1062,12 @@ int main(int argc, char **argv) {
   for (const gs_param_info *site : scaling.sites)
     report.sites.push_back(
         {site->tensor.name, site->site ? site->site : "", {}, {}});
+  for (const gs_param_info *unify : scaling.unifications)
+    report.unifications.push_back({unify->tensor.name,
+                                   unify->site ? unify->site : "",
+                                   Telemetry::unifyParts(*unify),
+                                   {},
+                                   {}});
 
   bool progressOn = flags.progress == "always" ||
                     (flags.progress == "auto" && ::isatty(STDERR_FILENO));

@@ -392,7 +392,9 @@ public:
     nb::list records;
     for (int32_t i = 0; i < table().num_params; ++i) {
       const gs_param_info &param = table().params[i];
-      if (!param.site)
+      if (!param.site ||
+          std::string_view(param.tensor.name).rfind(telemetry::kSitePrefix,
+                                                    0) != 0)
         continue;
       runtime::Tensor value = runtime::readParam(param);
       if (value.numElements() != telemetry::NumRecordFields)

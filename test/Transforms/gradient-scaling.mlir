@@ -121,7 +121,8 @@ gs.training @forward {learning_rate = 0.1 : f32, optimizer = #gs.momentum<>}
 // the ReLU's output gets the sum of that (scale alpha * beta) and of the
 // add's pass-through (scale alpha): one gs.unify_scales, both parts
 // rescaled to its scale, and the first conv's weight gradient unscaled by
-// it.
+// it. The unification has a telemetry record naming the op and its node.
+// CHECK: gs.param state @gs.scaling.unify0 = dense<0x7FF8000000000000> : tensor<5xf64> {gs.site = "branch: 2 gradients of gs.add_n brought to one scale at {{.*}}gradient-scaling.mlir:{{[0-9]+}}"}
 // CHECK-LABEL: func.func @train_step
 // CHECK:     gs.backward
 // CHECK:       %[[B:.+]], %{{.+}} = gs.compute_scale %{{.*}}, %{{.*}} {accum_length = 36 : i64, model = #gs.scale_model<half_normal>}
@@ -136,6 +137,14 @@ gs.training @forward {learning_rate = 0.1 : f32, optimizer = #gs.momentum<>}
 // CHECK:       %[[P1:.+]] = gs.rescale %[[PASS]], %[[F1]] : tensor<2x4x4x4xf16>
 // CHECK:       %[[F2:.+]] = arith.divf %[[C]], %[[AB]] : f32
 // CHECK:       %[[P2:.+]] = gs.rescale %[[DX]], %[[F2]] : tensor<2x4x4x4xf16>
+// Its record: the unified scale, then each part's scale and factor.
+// CHECK-DAG:   %[[RC:.+]] = arith.extf %[[C]] : f32 to f64
+// CHECK-DAG:   %[[RA:.+]] = arith.extf %[[A]] : f32 to f64
+// CHECK-DAG:   %[[RF1:.+]] = arith.extf %[[F1]] : f32 to f64
+// CHECK-DAG:   %[[RAB:.+]] = arith.extf %[[AB]] : f32 to f64
+// CHECK-DAG:   %[[RF2:.+]] = arith.extf %[[F2]] : f32 to f64
+// CHECK:       %[[REC:.+]] = tensor.from_elements %[[RC]], %[[RA]], %[[RF1]], %[[RAB]], %[[RF2]] : tensor<5xf64>
+// CHECK:       gs.param.write %[[REC]], @gs.scaling.unify0 : tensor<5xf64>
 // CHECK:       gs.add_n %[[P1]], %[[P2]] : tensor<2x4x4x4xf16>
 // CHECK-NOT:   gs.unify_scales
 // CHECK:       %[[U:.+]] = gs.unscale %{{.*}}, %[[C]] : tensor<4x2x3x3xf32>
@@ -165,6 +174,7 @@ gs.training @forward {learning_rate = 0.1 : f32, optimizer = #gs.momentum<>}
 // the incoming scale; the gradient of a split is a concat of its parts,
 // here one passed through (alpha) and one through a GEMM's data gradient
 // (alpha * beta): unified before the concat.
+// CHECK: gs.param state @gs.scaling.unify0 = {{.*}} {gs.site = "branch: 2 gradients of gs.concat brought to one scale at {{.*}}"}
 // CHECK-LABEL: func.func @train_step
 // CHECK:     gs.backward
 // CHECK:       gs.param.write %{{.*}}, @gs.scaling.cast0

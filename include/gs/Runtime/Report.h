@@ -28,6 +28,16 @@ struct SiteSeries {
   std::vector<std::array<double, 7>> records;
 };
 
+/// One branch unification's records over time (telemetry::UnifyField
+/// layout: the unified scale, then each part's scale and factor).
+struct UnifySeries {
+  std::string name;
+  std::string site;
+  int64_t parts = 0;
+  std::vector<int64_t> steps;
+  std::vector<std::vector<double>> records;
+};
+
 struct EvalPoint {
   int64_t step = 0;
   /// accuracy, mean_iou or rmse; empty for none.
@@ -74,6 +84,7 @@ struct TrainingReport {
   std::vector<int64_t> lossScaleSteps;
   std::vector<double> lossScales;
   std::vector<SiteSeries> sites;
+  std::vector<UnifySeries> unifications;
 };
 
 /// A record's measured underflow rate: flushed / nonzero, NaN when nothing

@@ -4,7 +4,9 @@
 // the scaling passes record per step, in state parameters the runtime
 // reads: for every FP32->FP16 rounding of a gradient (a cast, or the FP16
 // result of a backward GEMM), the parameter `gs.scaling.cast<i>` holds one
-// record of RecordField values (f64); `gs.skipped_steps` counts the steps
+// record of RecordField values (f64); for every branch whose gradients
+// arrive with different scales, `gs.scaling.unify<i>` holds how they were
+// brought to one (UnifyField); `gs.skipped_steps` counts the steps
 // whose updates a non-finite gradient skipped. No MLIR dependency.
 //
 //===----------------------------------------------------------------------===//
@@ -56,8 +58,25 @@ enum RecordField : int64_t {
   NumRecordFields = FirstCount + NumCastCounts
 };
 
+/// A branch unification's record (`gs.scaling.unify<i>`, f64): the scale
+/// the parts were brought to, then per part (in operand order) the scale
+/// it arrived with and the factor it was rescaled by (unified / arrived).
+enum UnifyField : int64_t {
+  UnifiedScale,
+  FirstPart,
+};
+enum UnifyPartField : int64_t {
+  PartScale,
+  PartFactor,
+  NumUnifyPartFields
+};
+constexpr int64_t unifyRecordFields(int64_t parts) {
+  return FirstPart + parts * NumUnifyPartFields;
+}
+
 /// The prefix of the per-site parameters and the skipped-step counter.
 constexpr const char *kSitePrefix = "gs.scaling.cast";
+constexpr const char *kUnifyPrefix = "gs.scaling.unify";
 constexpr const char *kSkippedSteps = "gs.skipped_steps";
 /// The loss scale of fixed and dynamic loss scaling (f32 scalar).
 constexpr const char *kLossScale = "gs.loss_scale";

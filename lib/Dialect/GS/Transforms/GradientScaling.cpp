@@ -126,8 +126,9 @@ Value unmasked(Value gradient, function_ref<bool(Value)> isGradient) {
 class RegionScaler {
 public:
   RegionScaler(const ScalingConfig &config, BackwardOp backward,
-               SymbolTable &symbols, int64_t &sites)
+               SymbolTable &symbols, int64_t &sites, int64_t &unifications)
       : config(config), backward(backward), symbols(symbols), sites(sites),
+        unifications(unifications),
         b(backward.getContext()),
         anchor(backward->getParentOfType<func::FuncOp>()) {}
 
@@ -150,7 +151,8 @@ private:
                                          Value value, Value alpha);
   LogicalResult scaleContraction(Operation *op, ParamOp record);
   void scaleCast(CastOp cast, ParamOp record);
-  /// Brings the gradient operands of `op` to one scale; returns it.
+  /// Brings the gradient operands of `op` to one scale; returns it (null
+  /// on failure).
   Value unify(Operation *op, ArrayRef<unsigned> gradientOperands);
   LogicalResult unscaleYield(YieldOp yield);
   LogicalResult skipNonFiniteSteps();
@@ -159,6 +161,7 @@ private:
   BackwardOp backward;
   SymbolTable &symbols;
   int64_t &sites;
+  int64_t &unifications;
   OpBuilder b;
   Operation *anchor;
   llvm::DenseMap<Value, Value> alphaOf;
@@ -233,6 +236,8 @@ LogicalResult RegionScaler::run() {
       continue;
     }
     Value alpha = unify(op, gradientOperands);
+    if (!alpha)
+      return failure();
     auto it = records.find(op);
     if (it == records.end()) {
       for (Value result : op->getResults())
@@ -261,11 +266,20 @@ Value RegionScaler::unify(Operation *op, ArrayRef<unsigned> gradientOperands) {
   for (unsigned index : gradientOperands)
     stats.push_back(GradStatsOp::create(b, loc, op->getOperand(index)));
   Value common = UnifyScalesOp::create(b, loc, alphas, stats);
+  SmallVector<Value> factors;
   for (auto [index, alpha] : llvm::zip(gradientOperands, alphas)) {
     Value factor = arith::DivFOp::create(b, loc, common, alpha);
     Value rescaled = RescaleOp::create(b, loc, op->getOperand(index), factor);
     alphaOf[rescaled] = common;
     op->setOperand(index, rescaled);
+    factors.push_back(factor);
+  }
+  if (config.telemetry) {
+    FailureOr<ParamOp> record = createUnifyRecord(
+        symbols, anchor, unifications++, op, gradientOperands.size());
+    if (failed(record))
+      return Value();
+    writeUnifyRecord(b, loc, *record, common, alphas, factors);
   }
   return common;
 }
@@ -498,9 +512,9 @@ struct GradientScalingPass
     SmallVector<BackwardOp> backwards;
     getOperation().walk([&](BackwardOp op) { backwards.push_back(op); });
     SymbolTable symbols(getOperation());
-    int64_t sites = 0;
+    int64_t sites = 0, unifications = 0;
     for (BackwardOp backward : backwards)
-      if (failed(RegionScaler(*config, backward, symbols, sites).run()))
+      if (failed(RegionScaler(*config, backward, symbols, sites, unifications).run()))
         return signalPassFailure();
   }
 };

@@ -123,6 +123,44 @@ void scaling_ir::writeSiteRecord(OpBuilder &b, Location loc, ParamOp record,
   ParamWriteOp::create(b, loc, tensor, record.getSymName());
 }
 
+FailureOr<ParamOp> scaling_ir::createUnifyRecord(SymbolTable &symbols,
+                                                 Operation *anchor,
+                                                 int64_t index, Operation *op,
+                                                 int64_t numParts) {
+  OpBuilder b(anchor);
+  auto type = RankedTensorType::get({telemetry::unifyRecordFields(numParts)},
+                                    b.getF64Type());
+  FailureOr<ParamOp> record = createState(
+      symbols, anchor, (telemetry::kUnifyPrefix + Twine(index)).str(), type,
+      b.getF64FloatAttr(NAN), "scaling telemetry");
+  if (failed(record))
+    return failure();
+  std::string site = ("branch: " + Twine(numParts) + " gradients of " +
+                      op->getName().getStringRef() + " brought to one scale")
+                         .str();
+  if (std::string where = describe(op->getLoc()); !where.empty())
+    site += " at " + where;
+  (*record)->setAttr("gs.site", b.getStringAttr(site));
+  return record;
+}
+
+void scaling_ir::writeUnifyRecord(OpBuilder &b, Location loc, ParamOp record,
+                                  Value unified, ValueRange partScales,
+                                  ValueRange factors) {
+  Type f64 = b.getF64Type();
+  auto widen = [&](Value v) {
+    return arith::ExtFOp::create(b, loc, f64, v).getResult();
+  };
+  SmallVector<Value> fields = {widen(unified)};
+  for (auto [scale, factor] : llvm::zip_equal(partScales, factors)) {
+    fields.push_back(widen(scale));
+    fields.push_back(widen(factor));
+  }
+  Value tensor =
+      tensor::FromElementsOp::create(b, loc, record.getType(), fields);
+  ParamWriteOp::create(b, loc, tensor, record.getSymName());
+}
+
 Value scaling_ir::recordField(OpBuilder &b, Location loc, Value record,
                               int64_t field) {
   Value index = arith::ConstantIndexOp::create(b, loc, field);

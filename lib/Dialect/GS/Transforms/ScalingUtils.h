@@ -46,6 +46,19 @@ FailureOr<ParamOp> createSiteRecord(SymbolTable &symbols, Operation *anchor,
 void writeSiteRecord(OpBuilder &b, Location loc, ParamOp record, Value alpha,
                      Value beta, Value estimate, Value preCast);
 
+/// The record `gs.scaling.unify<index>` of the branch `op` whose
+/// `numParts` gradient operands are brought to one scale
+/// (telemetry::UnifyField), NaN-filled, with a `gs.site` attribute.
+FailureOr<ParamOp> createUnifyRecord(SymbolTable &symbols, Operation *anchor,
+                                     int64_t index, Operation *op,
+                                     int64_t numParts);
+
+/// Writes `record`: the unified scale, and each part's scale and factor
+/// (all f32).
+void writeUnifyRecord(OpBuilder &b, Location loc, ParamOp record,
+                      Value unified, ValueRange partScales,
+                      ValueRange factors);
+
 /// Field `field` of a record's value (tensor<7xf64>) as an f64 scalar.
 Value recordField(OpBuilder &b, Location loc, Value record, int64_t field);
 
