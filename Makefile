@@ -4,6 +4,11 @@
 #   make check   install what is missing, build, run every test (with the
 #                Python package's, `make check-python`)
 #   make bench   build, run the benchmarks in bench/ (see bench/README.md)
+#   make experiments
+#                build, train the public models of bench/experiments in every
+#                gradient precision mode, write RESULTS.md and the plots in
+#                bench/experiments/results (about 30 minutes on 2 cores);
+#                `make check` runs it at its --quick size
 #   make fuzz    build the libFuzzer targets (clang, ASan, UBSan) and run
 #                each for FUZZ_SECONDS (default 600); `make check` runs them
 #                for CHECK_FUZZ_RUNS executions each from a fixed seed (as
@@ -33,7 +38,7 @@ CMAKE_FLAGS = -G Ninja \
   -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 
 .PHONY: all deps configure build check check-python demo bench docs clean fuzz fuzz-build \
-	gpu-check-prepare check-sanitizers
+	gpu-check-prepare check-sanitizers experiments
 
 all: build
 
@@ -51,6 +56,7 @@ build: deps configure
 check: build fuzz-build
 	ninja -C $(BUILD) -j$(JOBS) check-gs
 	$(MAKE) --no-print-directory check-python
+	/usr/bin/python3 bench/experiments/run.py --build $(BUILD) --quick --jobs $(JOBS)
 	FUZZ_SEED=1 FUZZ_RUNS=$(CHECK_FUZZ_RUNS) utils/run_fuzzers.sh \
 	  $(BUILD_FUZZ) $(CHECK_FUZZ_SECONDS)
 
@@ -91,6 +97,9 @@ check-sanitizers: fuzz-build
 	ninja -C $(BUILD_FUZZ) -j$(JOBS) all gs-reference-python
 	cd $(BUILD_FUZZ) && $(SANITIZER_ENV) ctest --output-on-failure \
 	  --exclude-regex lit-x86-64-v3
+
+experiments: build
+	/usr/bin/python3 bench/experiments/run.py --build $(BUILD) --jobs $(JOBS)
 
 demo: build
 	@utils/demo.sh $(BUILD)

@@ -16,7 +16,7 @@ packages=(
   # torchvision generate test models (they belong to /usr/bin/python3).
   libgtest-dev libonnx-testdata python3-onnx python3-numpy python3-torch
   python3-torchvision
-  # The README's plots (utils/plot_report.py) with Debian's Python.
+  # The plots (utils/plot_report.py, bench/experiments) with Debian's Python.
   python3-matplotlib
   # The fuzz targets: clang with libFuzzer and the sanitizer runtimes.
   clang libclang-rt-14-dev
