@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ConvolutionToGemm.h"
+#include "gs/Conversion/GSToLinalg/GSToLinalg.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
@@ -25,10 +26,6 @@
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 
 using namespace mlir;
-
-/// Below this many output positions per image, images share one GEMM: a
-/// per-image GEMM would be a few panels wide (8 of 32 columns at most).
-static constexpr int64_t kBatchImagesBelow = 256;
 
 /// The most bytes of columns built at once; more images are taken a group
 /// at a time. Blocks above glibc's largest mmap threshold (32 MiB) are
@@ -46,17 +43,6 @@ static Value widen(OpBuilder &b, Location loc, Value value, Type type) {
 static Value collapse(OpBuilder &b, Location loc, Value value,
                       ArrayRef<ReassociationIndices> groups) {
   return tensor::CollapseShapeOp::create(b, loc, value, groups);
-}
-
-/// The body of a GEMM-like generic: acc + a * b in the accumulator's type.
-static void multiplyAdd(OpBuilder &b, Location loc, ValueRange args) {
-  Type accType = args[2].getType();
-  // Named one by one: argument evaluation order is unspecified.
-  Value lhs = widen(b, loc, args[0], accType);
-  Value rhs = widen(b, loc, args[1], accType);
-  Value product = arith::MulFOp::create(b, loc, lhs, rhs);
-  linalg::YieldOp::create(
-      b, loc, arith::AddFOp::create(b, loc, args[2], product).getResult());
 }
 
 namespace {
@@ -148,7 +134,8 @@ static linalg::LinalgOp gemmPerImage(RewriterBase &rewriter, const ConvShape &s,
       ArrayRef<AffineMap>{AffineMap::get(4, 0, {d(1), d(3)}, ctx),
                           AffineMap::get(4, 0, {d(0), d(3), d(2)}, ctx),
                           AffineMap::get(4, 0, {d(0), d(1), d(2)}, ctx)},
-      {par, par, par, utils::IteratorType::reduction}, multiplyAdd);
+      {par, par, par, utils::IteratorType::reduction},
+      gs::buildMultiplyAddBody);
   Value result = tensor::ExpandShapeOp::create(
       rewriter, loc, s.outType, gemm.getResult(0),
       ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
@@ -179,7 +166,7 @@ static linalg::LinalgOp gemmImagesBatched(RewriterBase &rewriter,
       ArrayRef<AffineMap>{AffineMap::get(3, 0, {d(0), d(2)}, ctx),
                           AffineMap::get(3, 0, {d(2), d(1)}, ctx),
                           AffineMap::get(3, 0, {d(0), d(1)}, ctx)},
-      {par, par, utils::IteratorType::reduction}, multiplyAdd);
+      {par, par, utils::IteratorType::reduction}, gs::buildMultiplyAddBody);
   Value resultT = tensor::ExpandShapeOp::create(
       rewriter, loc, RankedTensorType::get({s.f, s.n, s.oh, s.ow}, accType),
       gemm.getResult(0), ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
@@ -228,7 +215,7 @@ mlir::gs::rewriteConvolutionAsGemm(RewriterBase &rewriter,
   s.dilations.assign(dilations.begin(), dilations.end());
 
   // Columns of many images are built and multiplied a group at a time.
-  bool batchImages = s.n > 1 && s.oh * s.ow < kBatchImagesBelow;
+  bool batchImages = s.n > 1 && s.oh * s.ow < gs::kConvBatchImagesBelow;
   int64_t imageBytes = s.c * s.kh * s.kw * s.oh * s.ow *
                        (accType.getIntOrFloatBitWidth() / 8);
   int64_t group = batchImages ? s.n : 1;

@@ -34,28 +34,6 @@ bool isInteger(DType type) {
 
 using Wide = __int128;
 
-/// Element `i` of an integer or bool tensor, exactly.
-Wide integerAt(const Tensor &t, int64_t i) {
-  switch (t.type()) {
-  case DType::I8:
-    return t.as<int8_t>()[i];
-  case DType::I16:
-    return t.as<int16_t>()[i];
-  case DType::I32:
-    return t.as<int32_t>()[i];
-  case DType::I64:
-    return t.as<int64_t>()[i];
-  case DType::U16:
-    return t.as<uint16_t>()[i];
-  case DType::U32:
-    return t.as<uint32_t>()[i];
-  case DType::U64:
-    return t.as<uint64_t>()[i];
-  default: // U8, Bool
-    return t.as<uint8_t>()[i];
-  }
-}
-
 /// The least and greatest values of an integer type (bool: 0 and 1).
 std::pair<Wide, Wide> integerRange(DType type) {
   switch (type) {

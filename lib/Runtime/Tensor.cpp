@@ -418,25 +418,30 @@ double mlir::gs::runtime::elementAt(const Tensor &t, int64_t i) {
     return t.as<float>()[i];
   case DType::F64:
     return t.as<double>()[i];
+  default:
+    return static_cast<double>(integerAt(t, i));
+  }
+}
+
+__int128 mlir::gs::runtime::integerAt(const Tensor &t, int64_t i) {
+  switch (t.type()) {
   case DType::I8:
     return t.as<int8_t>()[i];
+  case DType::I16:
+    return t.as<int16_t>()[i];
   case DType::I32:
     return t.as<int32_t>()[i];
   case DType::I64:
-    return static_cast<double>(t.as<int64_t>()[i]);
-  case DType::I16:
-    return t.as<int16_t>()[i];
-  case DType::Bool:
-  case DType::U8:
-    return t.as<uint8_t>()[i];
+    return t.as<int64_t>()[i];
   case DType::U16:
     return t.as<uint16_t>()[i];
   case DType::U32:
     return t.as<uint32_t>()[i];
   case DType::U64:
-    return static_cast<double>(t.as<uint64_t>()[i]);
+    return t.as<uint64_t>()[i];
+  default: // U8, Bool
+    return t.as<uint8_t>()[i];
   }
-  return 0;
 }
 
 std::string mlir::gs::runtime::writeFileAtomically(const std::string &path,

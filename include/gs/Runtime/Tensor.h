@@ -85,6 +85,10 @@ private:
 /// Element `i` of a tensor (row-major) as a double.
 double elementAt(const Tensor &tensor, int64_t i);
 
+/// Element `i` of an integer or bool tensor, exactly: 128 bits hold every
+/// 64-bit value of either signedness.
+__int128 integerAt(const Tensor &tensor, int64_t i);
+
 /// Checks that `path` names a regular file, without opening it (a FIFO
 /// or a device would block or never end). Returns an error message naming
 /// the path, empty on success.

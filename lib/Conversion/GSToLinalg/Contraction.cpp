@@ -11,11 +11,23 @@
 
 #include "Utils.h"
 
+#include "gs/Conversion/GSToLinalg/GSToLinalg.h"
 #include "gs/Dialect/GS/IR/ShapeUtils.h"
 
 using namespace mlir;
 using namespace mlir::gs;
 using namespace mlir::gs::to_linalg;
+
+void mlir::gs::buildMultiplyAddBody(OpBuilder &b, Location loc,
+                                    ValueRange args) {
+  Type accType = args[2].getType();
+  // Named one by one: argument evaluation order is unspecified.
+  Value lhs = convertScalar(b, loc, args[0], accType);
+  Value rhs = convertScalar(b, loc, args[1], accType);
+  Value product = arith::MulFOp::create(b, loc, lhs, rhs);
+  linalg::YieldOp::create(
+      b, loc, arith::AddFOp::create(b, loc, args[2], product).getResult());
+}
 
 /// A 2-D transpose.
 static Value transpose2D(OpBuilder &b, Location loc, Value value) {
@@ -157,17 +169,10 @@ struct MatMulLowering : OpConversionPattern<MatMulOp> {
                                    AffineMap::get(numLoops, 0, outExprs, ctx)};
     SmallVector<utils::IteratorType> iterators = parallelIterators(numLoops);
     iterators.back() = utils::IteratorType::reduction;
-    Type accType = tensorTypeOf(acc).getElementType();
     Value product = linalg::GenericOp::create(
                         rewriter, loc, acc.getType(), ValueRange{lhs, rhs}, acc,
                         maps, iterators,
-                        [&](OpBuilder &b, Location l, ValueRange args) {
-                          Value x = convertScalar(b, l, args[0], accType);
-                          Value y = convertScalar(b, l, args[1], accType);
-                          Value sum = arith::AddFOp::create(
-                              b, l, args[2], arith::MulFOp::create(b, l, x, y));
-                          linalg::YieldOp::create(b, l, sum);
-                        })
+                        buildMultiplyAddBody)
                         .getResult(0);
     rewriter.replaceOp(op, epilogue(rewriter, loc, product, type, Value(), -1));
     return success();
@@ -234,19 +239,11 @@ static Value convolve(OpBuilder &b, Location loc, Value input, Value weight,
   SmallVector<AffineMap> maps = {AffineMap::get(numLoops, 0, inExprs, ctx),
                                  AffineMap::get(numLoops, 0, wExprs, ctx),
                                  AffineMap::get(numLoops, 0, outExprs, ctx)};
-  Type accElement = accType.getElementType();
   Value result =
       linalg::GenericOp::create(
           b, loc, groupedAcc.getType(), ValueRange{groupedIn, groupedW},
           groupedAcc, maps, iterators,
-          [&](OpBuilder &nb, Location l, ValueRange args) {
-            Value x = convertScalar(nb, l, args[0], accElement);
-            Value w = convertScalar(nb, l, args[1], accElement);
-            linalg::YieldOp::create(
-                nb, l,
-                ValueRange{arith::AddFOp::create(
-                    nb, l, args[2], arith::MulFOp::create(nb, l, x, w))});
-          })
+          buildMultiplyAddBody)
           .getResult(0);
   return reshapeTo(b, loc, result, accType);
 }
@@ -275,11 +272,6 @@ struct ConvLowering : OpConversionPattern<ConvOp> {
   }
 };
 
-/// Below this many input positions per image, the images of a transposed
-/// convolution share one GEMM, whose columns would otherwise be a few
-/// register panels.
-static constexpr int64_t kBatchImagesBelow = 256;
-
 /// An ungrouped transposed convolution with a stride above 1, without
 /// the zeros of the spread input (three in four multiplications for stride
 /// 2): a GEMM gives every input element's contribution to each kernel
@@ -306,17 +298,9 @@ static Value transposedConvolutionByColumns(OpBuilder &b, Location loc,
   for (int64_t i = 0; i < rank; ++i)
     kernelSize *= kernel[i], inSize *= in[i];
   Type accType = accumulationType(inType.getElementType());
-  bool batchImages = n > 1 && inSize < kBatchImagesBelow;
+  bool batchImages = n > 1 && inSize < kConvBatchImagesBelow;
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
   auto par = utils::IteratorType::parallel;
-  auto multiplyAdd = [&](OpBuilder &nb, Location l, ValueRange args) {
-    // Named one by one: argument evaluation order is unspecified.
-    Value lhs = convertScalar(nb, l, args[0], accType);
-    Value rhs = convertScalar(nb, l, args[1], accType);
-    Value product = arith::MulFOp::create(nb, l, lhs, rhs);
-    linalg::YieldOp::create(
-        nb, l, arith::AddFOp::create(nb, l, args[2], product).getResult());
-  };
 
   // A: the weights as MK x C (a small transpose; register blocks read A's
   // rows).
@@ -346,7 +330,7 @@ static Value transposedConvolutionByColumns(OpBuilder &b, Location loc,
                                       AffineMap::get(3, 0, {d(0), d(1)}, ctx)},
                SmallVector<utils::IteratorType>{
                    par, par, utils::IteratorType::reduction},
-               multiplyAdd)
+               buildMultiplyAddBody)
                .getResult(0);
     colsShape = {m};
     llvm::append_range(colsShape, kernel);
@@ -366,7 +350,7 @@ static Value transposedConvolutionByColumns(OpBuilder &b, Location loc,
                                                   ctx)},
             SmallVector<utils::IteratorType>{par, par, par,
                                              utils::IteratorType::reduction},
-            multiplyAdd)
+            buildMultiplyAddBody)
             .getResult(0);
     colsShape = {n, m};
     llvm::append_range(colsShape, kernel);

@@ -3,8 +3,13 @@
 #ifndef GS_CONVERSION_GSTOLINALG_GSTOLINALG_H
 #define GS_CONVERSION_GSTOLINALG_GSTOLINALG_H
 
+#include <cstdint>
+
 namespace mlir {
 class ConversionTarget;
+class Location;
+class OpBuilder;
+class ValueRange;
 class RewritePatternSet;
 class TypeConverter;
 } // namespace mlir
@@ -18,6 +23,16 @@ void populateGSToLinalgConversionPatterns(TypeConverter &converter,
 
 /// Marks the gs tensor operations illegal and their targets legal.
 void configureGSToLinalgTarget(ConversionTarget &target);
+
+/// Below this many positions per image (a convolution's output, a strided
+/// transposed convolution's input), the images of a convolution computed
+/// as a GEMM share one: a GEMM per image would be a few register panels
+/// wide (8 of 32 columns at most).
+constexpr int64_t kConvBatchImagesBelow = 256;
+
+/// The body of a float GEMM-like linalg.generic (ins a, b; out acc):
+/// yields acc + a * b, a and b widened to the accumulator's type.
+void buildMultiplyAddBody(OpBuilder &b, Location loc, ValueRange args);
 
 } // namespace mlir::gs
 
