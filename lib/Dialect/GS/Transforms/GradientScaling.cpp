@@ -128,8 +128,7 @@ public:
   RegionScaler(const ScalingConfig &config, BackwardOp backward,
                SymbolTable &symbols, int64_t &sites, int64_t &unifications)
       : config(config), backward(backward), symbols(symbols), sites(sites),
-        unifications(unifications),
-        b(backward.getContext()),
+        unifications(unifications), b(backward.getContext()),
         anchor(backward->getParentOfType<func::FuncOp>()) {}
 
   LogicalResult run();
@@ -514,7 +513,8 @@ struct GradientScalingPass
     SymbolTable symbols(getOperation());
     int64_t sites = 0, unifications = 0;
     for (BackwardOp backward : backwards)
-      if (failed(RegionScaler(*config, backward, symbols, sites, unifications).run()))
+      if (failed(RegionScaler(*config, backward, symbols, sites, unifications)
+                     .run()))
         return signalPassFailure();
   }
 };
