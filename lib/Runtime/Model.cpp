@@ -56,6 +56,13 @@ std::vector<int64_t> mlir::gs::runtime::shapeOf(const gs_tensor_info &info) {
   return std::vector<int64_t>(info.shape, info.shape + info.rank);
 }
 
+int64_t mlir::gs::runtime::elementCount(const gs_tensor_info &info) {
+  int64_t count = 1;
+  for (int32_t i = 0; i < info.rank; ++i)
+    count *= info.shape[i];
+  return count;
+}
+
 Tensor mlir::gs::runtime::tensorFor(const gs_tensor_info &info) {
   DType type = DType::F32;
   toDType(info.dtype, type);

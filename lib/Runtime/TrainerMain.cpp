@@ -494,15 +494,14 @@ struct Telemetry {
     for (int32_t i = 0; i < model.num_params; ++i) {
       const gs_param_info &p = model.params[i];
       std::string name = p.tensor.name;
-      if (name.rfind(prefix, 0) == 0 && p.tensor.dtype == GS_DTYPE_F64 &&
-          tensorFor(p.tensor).numElements() == telemetry::NumRecordFields)
+      if (p.tensor.dtype != GS_DTYPE_F64)
+        continue;
+      int64_t elements = elementCount(p.tensor);
+      if (name.rfind(prefix, 0) == 0 && elements == telemetry::NumRecordFields)
         sites.push_back(&p);
-      int64_t elements = tensorFor(p.tensor).numElements();
       if (name.rfind(telemetry::kUnifyPrefix, 0) == 0 &&
-          p.tensor.dtype == GS_DTYPE_F64 &&
           elements > telemetry::FirstPart &&
-          (elements - telemetry::FirstPart) %
-                  telemetry::NumUnifyPartFields ==
+          (elements - telemetry::FirstPart) % telemetry::NumUnifyPartFields ==
               0)
         unifications.push_back(&p);
     }
@@ -517,11 +516,10 @@ struct Telemetry {
   std::vector<double> unifyRecord(size_t index) const {
     const gs_param_info &p = *unifications[index];
     const auto *data = static_cast<const double *>(p.data);
-    return std::vector<double>(data,
-                               data + tensorFor(p.tensor).numElements());
+    return std::vector<double>(data, data + elementCount(p.tensor));
   }
   static int64_t unifyParts(const gs_param_info &p) {
-    return (tensorFor(p.tensor).numElements() - telemetry::FirstPart) /
+    return (elementCount(p.tensor) - telemetry::FirstPart) /
            telemetry::NumUnifyPartFields;
   }
   int64_t skippedSteps() const {
@@ -1030,8 +1028,7 @@ int main(int argc, char **argv) {
   report.batchSize = entries.batch;
   for (int32_t i = 0; i < model.num_params; ++i)
     if (model.params[i].kind == GS_PARAM_TRAINABLE)
-      report.trainableElements +=
-          tensorFor(model.params[i].tensor).numElements();
+      report.trainableElements += elementCount(model.params[i].tensor);
   report.trainData = joined(train.files);
   report.trainExamples = train.count;
   report.evalData = joined(held.files);

@@ -22,6 +22,9 @@ bool toDType(int32_t dtype, DType &type);
 /// The shape of a table tensor.
 std::vector<int64_t> shapeOf(const gs_tensor_info &info);
 
+/// The number of elements of a table tensor (without allocating it).
+int64_t elementCount(const gs_tensor_info &info);
+
 /// "x: float32[64x784]".
 std::string describe(const gs_tensor_info &info);
 
