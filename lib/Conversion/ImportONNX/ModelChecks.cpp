@@ -3,14 +3,16 @@
 //
 // libonnx's shape inference divides by strides and indexes by axes without
 // checking them, so a hostile attribute crashes the process before the
-// importer sees the node. These checks run on the whole model (subgraphs
-// included) before each round of inference: window attributes, block
-// sizes, the ranks of a convolution's input and weight and the
-// normalization axis, and names that C strings and symbols must carry.
-// Ranks come from the model's types, from the ops whose output rank their
-// inputs' ranks give, and, where a check needs a rank neither tells, from
-// libonnx's inference of the nodes before the one checked (which the
-// checks have passed).
+// importer sees the node. These checks run on the whole model before each
+// round of inference: window attributes, block sizes, the ranks of a
+// convolution's input and weight and the normalization axis, and names
+// that C strings and symbols must carry. Ranks come from the model's
+// types, from the ops whose output rank their inputs' ranks give, and,
+// where a check needs a rank neither tells, from libonnx's inference of
+// the nodes before the one checked (which the checks have passed). A node
+// with a subgraph (If, Loop, Scan) is refused: libonnx infers a subgraph
+// with types from its outer scope that these checks do not see, and
+// GradScale imports no control flow.
 //
 //===----------------------------------------------------------------------===//
 
@@ -164,9 +166,9 @@ std::string checkTensorData(const onnx::TensorProto &tensor,
 /// type the model states or whose op determines it from its inputs'.
 class GraphChecker {
 public:
-  /// With `prefixRanks`, a check that needs a rank the model and the op
-  /// table leave open asks libonnx for it.
-  explicit GraphChecker(PrefixRanks prefixRanks = nullptr)
+  /// A check that needs a rank the model and the op table leave open asks
+  /// `prefixRanks` for it.
+  explicit GraphChecker(PrefixRanks prefixRanks)
       : prefixRanks(std::move(prefixRanks)) {}
 
   std::string check(const onnx::GraphProto &graph) {
@@ -219,8 +221,6 @@ private:
   /// Asks libonnx for the ranks the checks of `node` (the graph's node
   /// `index`) need and the model leaves open.
   void learnMissingRanks(const onnx::NodeProto &node, int index) {
-    if (!prefixRanks)
-      return;
     bool missing = llvm::any_of(rankCheckedInputs(node), [&](int i) {
       return i < node.input_size() && !node.input(i).empty() &&
              !ranks.contains(node.input(i));
@@ -341,14 +341,11 @@ private:
         if (std::string error = checkTensorData(tensor, tensorWhat);
             !error.empty())
           return onnx_import::describeNode(node) + ": " + error;
-      // Subgraphs (If, Loop, Scan) are inferred too.
-      if (attribute.has_g())
-        if (std::string error = GraphChecker().check(attribute.g());
-            !error.empty())
-          return error;
-      for (const onnx::GraphProto &graph : attribute.graphs())
-        if (std::string error = GraphChecker().check(graph); !error.empty())
-          return error;
+      if (attribute.has_g() || attribute.graphs_size() > 0)
+        return onnx_import::describeNode(node) + ": attribute '" +
+               escaped(attribute.name()) +
+               "' holds a subgraph; GradScale does not import control "
+               "flow (If, Loop, Scan)";
     }
     return {};
   }
@@ -469,9 +466,9 @@ std::string onnx_import::checkBeforeInference(const onnx::ModelProto &model) {
     for (int i = 0; i < count; ++i)
       *inferred.add_node() = graph.node(i);
     llvm::StringMap<int64_t> ranks;
-    // A failed inference leaves the ranks open; the full inference reports
-    // the error.
-    if (!onnx_frontend::inferShapes(prefix).empty())
+    // A node libonnx cannot infer leaves its outputs' ranks open, not the
+    // others'; the full inference reports it.
+    if (!onnx_frontend::inferShapesPastNodeErrors(prefix).empty())
       return ranks;
     for (const onnx::ValueInfoProto &value : inferred.value_info())
       if (value.type().has_tensor_type() &&

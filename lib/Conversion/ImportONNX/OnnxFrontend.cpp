@@ -142,17 +142,26 @@ std::string onnx_frontend::checkModel(const onnx::ModelProto &model,
   return {};
 }
 
-std::string onnx_frontend::inferShapes(onnx::ModelProto &model) {
+/// libonnx's error modes: 1 throws on a node it cannot infer, 0 goes on.
+static std::string runShapeInference(onnx::ModelProto &model, int errorMode) {
   try {
-    onnx::ShapeInferenceOptions options(/*check_type=*/true,
-                                        /*strict_mode=*/1,
-                                        /*data_prop=*/false);
+    onnx::ShapeInferenceOptions options(/*check_type_val=*/true,
+                                        /*strict_mode_val=*/errorMode,
+                                        /*data_prop_val=*/false);
     onnx::shape_inference::InferShapes(
         model, onnx::OpSchemaRegistry::Instance(), options);
   } catch (const std::exception &e) {
     return std::string("ONNX shape inference failed: ") + e.what();
   }
   return {};
+}
+
+std::string onnx_frontend::inferShapes(onnx::ModelProto &model) {
+  return runShapeInference(model, /*errorMode=*/1);
+}
+
+std::string onnx_frontend::inferShapesPastNodeErrors(onnx::ModelProto &model) {
+  return runShapeInference(model, /*errorMode=*/0);
 }
 
 bool onnx_frontend::hasSchema(const std::string &opType, int opset,

@@ -30,9 +30,15 @@ std::string parseTextModel(const std::string &text, onnx::ModelProto &model);
 std::string checkModel(const onnx::ModelProto &model,
                        const std::string &modelDir);
 
-/// Runs ONNX shape inference on the main graph, with data propagation so
-/// that shape computations (Shape -> Gather -> Reshape) resolve.
+/// Runs ONNX shape inference on the model, type checks included; the
+/// first node it cannot infer is an error. (Shape computations are folded
+/// by the importer, not by libonnx's data propagation.)
 std::string inferShapes(onnx::ModelProto &model);
+
+/// Runs ONNX shape inference past the nodes it cannot infer, so that the
+/// types of the others are still recorded. Returns the errors libonnx
+/// raises even so (a stated type that contradicts an inferred one).
+std::string inferShapesPastNodeErrors(onnx::ModelProto &model);
 
 /// True if libonnx knows a schema for the operator at this opset.
 bool hasSchema(const std::string &opType, int opset, const std::string &domain);

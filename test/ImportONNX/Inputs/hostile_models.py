@@ -72,6 +72,28 @@ def main():
                           keepdims=0),
          helper.make_node("Conv", ["r", "w"], ["y"], name="conv")],
         [tensor("v", [1, 1, 8, 8])], [unknown("y", 3)], [weight]))
+    # The same after a node libonnx cannot infer (a MatMul of mismatched
+    # sizes): inference goes past it for the ranks of the others.
+    save("conv-weight-rank-after-failure.onnx", model(
+        [helper.make_node("MatMul", ["a", "b"], ["p"], name="matmul"),
+         helper.make_node("ReduceMean", ["v"], ["r"], name="mean", axes=[3],
+                          keepdims=0),
+         helper.make_node("Conv", ["r", "w"], ["y"], name="conv")],
+        [tensor("v", [1, 1, 8, 8]), tensor("a", [2, 3]), tensor("b", [5, 7])],
+        [unknown("y", 3), unknown("p", 2)], [weight]))
+    # A convolution in a branch, of a value from the outer scope: libonnx
+    # infers subgraphs with the outer types, so nodes with one are refused.
+    branch = helper.make_graph(
+        [helper.make_node("Conv", ["v", "w"], ["t"], name="conv")], "then",
+        [], [unknown("t", 3)])
+    other = helper.make_graph(
+        [helper.make_node("Identity", ["v"], ["e"], name="same")], "else",
+        [], [unknown("e", 3)])
+    save("conv-in-subgraph.onnx", model(
+        [helper.make_node("If", ["c"], ["y"], name="branch",
+                          then_branch=branch, else_branch=other)],
+        [tensor("v", [1, 1, 8]), tensor("c", [], TensorProto.BOOL)],
+        [unknown("y", 3)], [weight]))
     save("layernorm-axis-inferred.onnx", model(
         [helper.make_node("MatMul", ["v", "m"], ["p"], name="matmul"),
          helper.make_node("LayerNormalization", ["p", "scale"],
