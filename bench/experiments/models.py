@@ -226,7 +226,7 @@ def main():
     # after 100 steps or so.
     classifier("mlp", mlp, 64, 300 if quick else 1500, 0.05, 2)
     classifier("deep_tanh", deep_tanh, 64, 300 if quick else 1500, 0.05, 1)
-    classifier("resnet", resnet, 64, quick_steps if quick else 300, 0.05,
+    classifier("resnet", resnet, 64, quick_steps if quick else 200, 0.05,
                200)
 
     rng = np.random.default_rng(0)
@@ -243,7 +243,7 @@ def main():
         np.savez(os.path.join(out, f"detector_{split}.npz"), image=canvas,
                  label=first, box=box)
     table["detector"] = {
-        "batch": 32, "steps": quick_steps if quick else 800, "step_cost": 25,
+        "batch": 32, "steps": quick_steps if quick else 600, "step_cost": 25,
         "metric": "accuracy",
         "shapes": {"image": [1, CANVAS, CANVAS], "label": [], "box": [4]},
         "optimizer": "optimizer=adam lr=0.001"}
@@ -259,7 +259,7 @@ def main():
         np.savez(os.path.join(out, f"segnet_{split}.npz"), image=canvas,
                  mask=mask)
     table["segnet"] = {
-        "batch": 16, "steps": quick_steps if quick else 300,
+        "batch": 16, "steps": quick_steps if quick else 240,
         "step_cost": 160,
         "metric": "miou",
         "shapes": {"image": [1, CANVAS, CANVAS], "mask": [CANVAS, CANVAS]},
