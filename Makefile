@@ -109,6 +109,7 @@ demo: build
 gpu-check-prepare: build
 	python3 bench/gpu/prepare_kernels.py --gs-opt $(BUILD)/bin/gs-opt \
 	  --out $(BUILD)/gpu-check
+	cp $(BUILD)/bin/gs-gpu-info $(BUILD)/gpu-check/
 
 bench: build
 	ninja -C $(BUILD) gs-reference-python

@@ -63,6 +63,12 @@ if os.access(gs_ptxas, os.X_OK):
     config.substitutions.append(("%ptxas", gs_ptxas))
     config.environment["CUDA_HOME"] = os.path.dirname(
         os.path.dirname(os.path.realpath(gs_ptxas)))
+    # The toolkit's stub libcuda, which links GPU code but runs nothing.
+    gs_cuda_stub = os.path.join(config.environment["CUDA_HOME"], "lib64",
+                                "stubs", "libcuda.so")
+    if os.path.exists(gs_cuda_stub):
+        config.available_features.add("cuda-stub")
+        config.substitutions.append(("%cuda_stub", gs_cuda_stub))
 
 # An NVIDIA driver: bench/gpu/check.sh then runs its checks instead of
 # reporting that it skipped them.
@@ -95,5 +101,5 @@ config.substitutions.append(("%gs_obj_root", config.gs_obj_root))
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
-tools = ["gs-compile", "gs-opt", "gs-run"]
+tools = ["gs-compile", "gs-gpu-info", "gs-opt", "gs-run"]
 llvm_config.add_tool_substitutions(tools, [config.gs_tools_dir])

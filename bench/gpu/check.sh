@@ -7,7 +7,8 @@
 # Needs the kernels `make gpu-check-prepare` builds (PTX and a manifest, on
 # any machine with the build; carry ARTIFACTS to the GPU machine), the
 # NVIDIA driver, and python3 with NumPy and PyTorch for CUDA. Prints
-# PASS/FAIL lines: each kernel on the device against float64 references
+# PASS/FAIL lines: the C++ GPU runtime's self-test (gs-gpu-info), each
+# kernel on the device against float64 references
 # (the decisions against the CPU's),
 # a second run for determinism, compute-sanitizer's memcheck and racecheck
 # on small shapes (where installed), and PERF lines against cuBLAS and
@@ -37,6 +38,16 @@ fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || true
 
 status=0
+# The C++ runtime GPU executables use (gs-gpu-info, built with the project
+# and carried with the kernels): a module, the allocator, a launch, events.
+if [ -x "$artifacts/gs-gpu-info" ]; then
+  timeout 60 "$artifacts/gs-gpu-info" || status=1
+  timeout 60 "$artifacts/gs-gpu-info" --self-test || status=1
+else
+  echo "FAIL runtime self-test: no gs-gpu-info in $artifacts (make" \
+       "gpu-check-prepare puts it there)"
+  status=1
+fi
 timeout 420 "$python" "$here/check_kernels.py" --artifacts "$artifacts" || status=1
 
 sanitizer=$(command -v compute-sanitizer || true)

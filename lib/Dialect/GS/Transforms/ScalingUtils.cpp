@@ -72,93 +72,96 @@ static std::string describe(Location loc) {
   return "";
 }
 
+/// A telemetry record of `numFields` f64s named `name`, NaN until written,
+/// its gs.site attribute `site` and where `origin` points.
+static FailureOr<ParamOp> createRecord(SymbolTable &symbols, Operation *anchor,
+                                       const std::string &name,
+                                       int64_t numFields, std::string site,
+                                       Operation *origin) {
+  OpBuilder b(anchor);
+  auto type = RankedTensorType::get({numFields}, b.getF64Type());
+  FailureOr<ParamOp> record = createState(
+      symbols, anchor, name, type, b.getF64FloatAttr(NAN), "scaling telemetry");
+  if (failed(record))
+    return failure();
+  if (std::string where = describe(origin->getLoc()); !where.empty())
+    site += " at " + where;
+  (*record)->setAttr("gs.site", b.getStringAttr(site));
+  return record;
+}
+
+/// Writes `fields` (f64 scalars) into `record`.
+static void writeRecord(OpBuilder &b, Location loc, ParamOp record,
+                        ValueRange fields) {
+  Value tensor =
+      tensor::FromElementsOp::create(b, loc, record.getType(), fields);
+  ParamWriteOp::create(b, loc, tensor, record.getSymName());
+}
+
+static Value widenToF64(OpBuilder &b, Location loc, Value value) {
+  return arith::ExtFOp::create(b, loc, b.getF64Type(), value);
+}
+
 FailureOr<ParamOp> scaling_ir::createSiteRecord(SymbolTable &symbols,
                                                 Operation *anchor,
                                                 int64_t index,
                                                 Operation *rounding) {
-  OpBuilder b(anchor);
-  auto type =
-      RankedTensorType::get({telemetry::NumRecordFields}, b.getF64Type());
-  FailureOr<ParamOp> record = createState(
-      symbols, anchor, (telemetry::kSitePrefix + Twine(index)).str(), type,
-      b.getF64FloatAttr(NAN), "scaling telemetry");
-  if (failed(record))
-    return failure();
+  std::string name = (telemetry::kSitePrefix + Twine(index)).str();
   std::string site =
       isa<CastOp>(rounding)
           ? "fT: FP32->FP16 cast of a gradient"
           : ("fG: FP16 result of " + rounding->getName().getStringRef() +
              " in the backward pass")
                 .str();
-  if (std::string where = describe(rounding->getLoc()); !where.empty())
-    site += " at " + where;
-  (*record)->setAttr("gs.site", b.getStringAttr(site));
-  return record;
+  return createRecord(symbols, anchor, name, telemetry::NumRecordFields,
+                      std::move(site), rounding);
 }
 
 void scaling_ir::writeSiteRecord(OpBuilder &b, Location loc, ParamOp record,
                                  Value alpha, Value beta, Value estimate,
                                  Value preCast) {
-  Type f64 = b.getF64Type();
-  auto widen = [&](Value v) {
-    return arith::ExtFOp::create(b, loc, f64, v).getResult();
-  };
   Value nan;
   if (!estimate || !preCast)
     nan = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(NAN));
-  SmallVector<Value> fields = {widen(alpha), widen(beta),
-                               estimate ? estimate : nan};
+  SmallVector<Value> fields;
+  fields.push_back(widenToF64(b, loc, alpha));
+  fields.push_back(widenToF64(b, loc, beta));
+  fields.push_back(estimate ? estimate : nan);
   if (preCast) {
     Value counts = CastStatsOp::create(b, loc, preCast);
     for (int64_t i = 0; i < telemetry::NumCastCounts; ++i) {
       Value index = arith::ConstantIndexOp::create(b, loc, i);
       Value count = tensor::ExtractOp::create(b, loc, counts, index);
-      fields.push_back(arith::SIToFPOp::create(b, loc, f64, count));
+      fields.push_back(arith::SIToFPOp::create(b, loc, b.getF64Type(), count));
     }
   } else {
     fields.append(telemetry::NumCastCounts, nan);
   }
-  Value tensor =
-      tensor::FromElementsOp::create(b, loc, record.getType(), fields);
-  ParamWriteOp::create(b, loc, tensor, record.getSymName());
+  writeRecord(b, loc, record, fields);
 }
 
 FailureOr<ParamOp> scaling_ir::createUnifyRecord(SymbolTable &symbols,
                                                  Operation *anchor,
                                                  int64_t index, Operation *op,
                                                  int64_t numParts) {
-  OpBuilder b(anchor);
-  auto type = RankedTensorType::get({telemetry::unifyRecordFields(numParts)},
-                                    b.getF64Type());
-  FailureOr<ParamOp> record = createState(
-      symbols, anchor, (telemetry::kUnifyPrefix + Twine(index)).str(), type,
-      b.getF64FloatAttr(NAN), "scaling telemetry");
-  if (failed(record))
-    return failure();
+  std::string name = (telemetry::kUnifyPrefix + Twine(index)).str();
   std::string site = ("branch: " + Twine(numParts) + " gradients of " +
                       op->getName().getStringRef() + " brought to one scale")
                          .str();
-  if (std::string where = describe(op->getLoc()); !where.empty())
-    site += " at " + where;
-  (*record)->setAttr("gs.site", b.getStringAttr(site));
-  return record;
+  int64_t numFields = telemetry::unifyRecordFields(numParts);
+  return createRecord(symbols, anchor, name, numFields, std::move(site), op);
 }
 
 void scaling_ir::writeUnifyRecord(OpBuilder &b, Location loc, ParamOp record,
                                   Value unified, ValueRange partScales,
                                   ValueRange factors) {
-  Type f64 = b.getF64Type();
-  auto widen = [&](Value v) {
-    return arith::ExtFOp::create(b, loc, f64, v).getResult();
-  };
-  SmallVector<Value> fields = {widen(unified)};
+  SmallVector<Value> fields;
+  fields.push_back(widenToF64(b, loc, unified));
   for (auto [scale, factor] : llvm::zip_equal(partScales, factors)) {
-    fields.push_back(widen(scale));
-    fields.push_back(widen(factor));
+    fields.push_back(widenToF64(b, loc, scale));
+    fields.push_back(widenToF64(b, loc, factor));
   }
-  Value tensor =
-      tensor::FromElementsOp::create(b, loc, record.getType(), fields);
-  ParamWriteOp::create(b, loc, tensor, record.getSymName());
+  writeRecord(b, loc, record, fields);
 }
 
 Value scaling_ir::recordField(OpBuilder &b, Location loc, Value record,

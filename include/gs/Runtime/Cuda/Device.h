@@ -1,0 +1,133 @@
+//===- Device.h - One GPU: context, stream, memory, kernels -----*- C++ -*-===//
+//
+// The host side of GPU execution: a device's primary context, the one
+// stream everything is queued on (copies, launches, timing events), its
+// caching allocator, and kernel modules loaded from the images an
+// executable embeds (cubins per architecture, PTX the driver compiles for
+// newer GPUs). Every call returns an error message, empty on success.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GS_RUNTIME_CUDA_DEVICE_H
+#define GS_RUNTIME_CUDA_DEVICE_H
+
+#include "gs/Runtime/Cuda/DeviceAllocator.h"
+#include "gs/Runtime/Cuda/Driver.h"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mlir::gs::runtime::cuda {
+
+/// A kernel module compiled for one architecture.
+struct KernelImage {
+  enum class Kind { Cubin, Ptx };
+  Kind kind;
+  /// "sm_80", "sm_90a": the architecture it was compiled for.
+  std::string arch;
+  /// The image (PTX text NUL-terminated, as the driver reads it).
+  std::string_view bytes;
+};
+
+/// An architecture name's compute capability (major * 10 + minor) and
+/// whether it is architecture-specific ("sm_90a": that GPU only); nullopt
+/// for a name that is not sm_XY[a].
+struct ArchInfo {
+  int capability;
+  bool specific;
+};
+std::optional<ArchInfo> parseArch(std::string_view arch);
+
+/// The image to load on a GPU of compute capability `capability`: the
+/// cubin of the highest architecture the GPU runs (same major, minor not
+/// above; an arch-specific one only on its own GPU), else the PTX of the
+/// highest architecture not above the GPU's, which the driver compiles.
+/// Null if none runs there.
+const KernelImage *selectImage(const std::vector<KernelImage> &images,
+                               int capability);
+
+class Device;
+
+/// A loaded module; its functions are looked up once.
+class Module {
+public:
+  ~Module();
+  Module(const Module &) = delete;
+  Module &operator=(const Module &) = delete;
+
+  /// Launches `kernel` on the device's stream with the addresses of its
+  /// arguments in `arguments`; `sharedBytes` of dynamic shared memory.
+  std::string launch(const std::string &kernel, const unsigned grid[3],
+                     const unsigned block[3], unsigned sharedBytes,
+                     void **arguments);
+
+  /// The image loaded (which architecture, cubin or PTX).
+  const KernelImage &image() const { return loaded; }
+
+private:
+  friend class Device;
+  Module(Device &device, CUmodule module, KernelImage loaded)
+      : device(device), module(module), loaded(loaded) {}
+
+  Device &device;
+  CUmodule module;
+  KernelImage loaded;
+  std::map<std::string, CUfunction> functions;
+};
+
+class Device {
+public:
+  /// Opens GPU `ordinal`: the driver, the device's primary context, a
+  /// stream.
+  static std::string open(int ordinal, std::unique_ptr<Device> &device);
+  ~Device();
+  Device(const Device &) = delete;
+  Device &operator=(const Device &) = delete;
+
+  const DriverApi &api() const { return driver; }
+  const std::string &name() const { return deviceName; }
+  /// major * 10 + minor.
+  int capability() const { return computeCapability; }
+  size_t totalMemory() const { return memoryBytes; }
+  CUstream stream() const { return queue; }
+  DeviceAllocator &allocator() { return *memory; }
+
+  /// Loads the image of `images` selectImage picks.
+  std::string loadModule(const std::vector<KernelImage> &images,
+                         std::unique_ptr<Module> &module);
+
+  std::string copyToDevice(CUdeviceptr to, const void *from, size_t bytes);
+  std::string copyToHost(void *to, CUdeviceptr from, size_t bytes);
+  /// Waits for everything queued.
+  std::string synchronize();
+
+  /// Queues a timing event; `elapsedMs` waits for `end` and gives the
+  /// milliseconds between two.
+  std::string recordEvent(CUevent &event);
+  std::string elapsedMs(CUevent start, CUevent end, float &milliseconds);
+
+  /// The driver's error text for `result` of `what`; empty on success.
+  std::string check(CUresult result, const std::string &what) const;
+
+private:
+  Device(const DriverApi &driver, CUdevice handle)
+      : driver(driver), handle(handle) {}
+
+  const DriverApi &driver;
+  CUdevice handle;
+  CUcontext context = nullptr;
+  CUstream queue = nullptr;
+  std::string deviceName;
+  int computeCapability = 0;
+  size_t memoryBytes = 0;
+  std::unique_ptr<DeviceAllocator> memory;
+  std::vector<CUevent> events;
+};
+
+} // namespace mlir::gs::runtime::cuda
+
+#endif // GS_RUNTIME_CUDA_DEVICE_H

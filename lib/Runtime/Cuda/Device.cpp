@@ -1,0 +1,245 @@
+//===- Device.cpp - One GPU: context, stream, memory, kernels -------------===//
+
+#include "gs/Runtime/Cuda/Device.h"
+
+#include <charconv>
+
+using namespace mlir::gs::runtime::cuda;
+
+/// Kernels may use this much dynamic shared memory without asking.
+static constexpr unsigned kDefaultSharedBytes = 48 * 1024;
+
+std::optional<ArchInfo>
+mlir::gs::runtime::cuda::parseArch(std::string_view arch) {
+  if (arch.substr(0, 3) != "sm_")
+    return std::nullopt;
+  arch.remove_prefix(3);
+  bool specific = !arch.empty() && arch.back() == 'a';
+  if (specific)
+    arch.remove_suffix(1);
+  int capability = 0;
+  auto [end, error] =
+      std::from_chars(arch.data(), arch.data() + arch.size(), capability);
+  if (error != std::errc() || end != arch.data() + arch.size() ||
+      capability < 10 || capability > 999)
+    return std::nullopt;
+  return ArchInfo{capability, specific};
+}
+
+const KernelImage *
+mlir::gs::runtime::cuda::selectImage(const std::vector<KernelImage> &images,
+                                     int capability) {
+  // Ranks: the higher architecture, and the arch-specific one of two equal.
+  const KernelImage *bestCubin = nullptr, *bestPtx = nullptr;
+  int bestCubinRank = -1, bestPtxRank = -1;
+  for (const KernelImage &image : images) {
+    std::optional<ArchInfo> arch = parseArch(image.arch);
+    if (!arch || arch->capability > capability)
+      continue;
+    if (arch->specific && arch->capability != capability)
+      continue;
+    int rank = arch->capability * 2 + (arch->specific ? 1 : 0);
+    if (image.kind == KernelImage::Kind::Cubin) {
+      // A cubin runs on its major version only.
+      if (arch->capability / 10 != capability / 10 || rank <= bestCubinRank)
+        continue;
+      bestCubin = &image;
+      bestCubinRank = rank;
+    } else if (rank > bestPtxRank) {
+      bestPtx = &image;
+      bestPtxRank = rank;
+    }
+  }
+  return bestCubin ? bestCubin : bestPtx;
+}
+
+static std::string archName(int capability) {
+  return "sm_" + std::to_string(capability);
+}
+
+std::string Device::check(CUresult result, const std::string &what) const {
+  if (result == kSuccess)
+    return {};
+  return describeResult(driver, result, what);
+}
+
+std::string Device::open(int ordinal, std::unique_ptr<Device> &device) {
+  const DriverApi *api = nullptr;
+  if (std::string error = openDriver(api); !error.empty())
+    return error;
+  int count = 0;
+  if (CUresult result = api->deviceGetCount(&count); result != kSuccess)
+    return describeResult(*api, result, "counting GPUs");
+  if (ordinal < 0 || ordinal >= count)
+    return "there is no GPU " + std::to_string(ordinal) + ": the driver sees " +
+           std::to_string(count);
+  CUdevice handle = 0;
+  if (CUresult result = api->deviceGet(&handle, ordinal); result != kSuccess)
+    return describeResult(*api, result, "opening GPU " + std::to_string(ordinal));
+  std::unique_ptr<Device> opened(new Device(*api, handle));
+  char name[256] = {};
+  int major = 0, minor = 0;
+  if (std::string error = opened->check(
+          api->deviceGetName(name, sizeof(name) - 1, handle), "cuDeviceGetName");
+      !error.empty())
+    return error;
+  if (std::string error = opened->check(
+          api->deviceGetAttribute(&major, kAttributeComputeCapabilityMajor,
+                                  handle),
+          "reading the compute capability");
+      !error.empty())
+    return error;
+  if (std::string error = opened->check(
+          api->deviceGetAttribute(&minor, kAttributeComputeCapabilityMinor,
+                                  handle),
+          "reading the compute capability");
+      !error.empty())
+    return error;
+  if (std::string error = opened->check(
+          api->deviceTotalMem(&opened->memoryBytes, handle), "cuDeviceTotalMem");
+      !error.empty())
+    return error;
+  opened->deviceName = name;
+  opened->computeCapability = major * 10 + minor;
+  if (std::string error =
+          opened->check(api->primaryCtxRetain(&opened->context, handle),
+                        "retaining the GPU's primary context");
+      !error.empty())
+    return error;
+  if (std::string error = opened->check(api->ctxSetCurrent(opened->context),
+                                        "making the GPU's context current");
+      !error.empty())
+    return error;
+  if (std::string error =
+          opened->check(api->streamCreate(&opened->queue, kStreamNonBlocking),
+                        "creating a stream");
+      !error.empty())
+    return error;
+  opened->memory = std::make_unique<DeviceAllocator>(DeviceAllocator::Backend{
+      [api](CUdeviceptr *pointer, size_t bytes) {
+        return api->memAlloc(pointer, bytes);
+      },
+      [api](CUdeviceptr pointer) { return api->memFree(pointer); },
+      [api](CUresult result, const std::string &what) {
+        return describeResult(*api, result, what);
+      }});
+  device = std::move(opened);
+  return {};
+}
+
+Device::~Device() {
+  // Teardown errors have no one to go to; the context is released last.
+  if (queue)
+    (void)driver.streamSynchronize(queue);
+  memory.reset();
+  for (CUevent event : events)
+    (void)driver.eventDestroy(event);
+  if (queue)
+    (void)driver.streamDestroy(queue);
+  if (context)
+    (void)driver.primaryCtxRelease(handle);
+}
+
+std::string Device::loadModule(const std::vector<KernelImage> &images,
+                               std::unique_ptr<Module> &module) {
+  const KernelImage *image = selectImage(images, computeCapability);
+  if (!image) {
+    std::string available;
+    for (const KernelImage &candidate : images)
+      available += (available.empty() ? "" : ", ") +
+                   std::string(candidate.kind == KernelImage::Kind::Cubin
+                                   ? "cubin "
+                                   : "PTX ") +
+                   candidate.arch;
+    return "no kernel image runs on " + deviceName + " (" +
+           archName(computeCapability) + "); the executable has " +
+           (available.empty() ? std::string("none") : available) +
+           ": compile it with --gpu-arch=" + archName(computeCapability);
+  }
+  // The driver reads PTX up to its NUL.
+  std::string text;
+  const void *bytes = image->bytes.data();
+  if (image->kind == KernelImage::Kind::Ptx) {
+    text.assign(image->bytes);
+    bytes = text.c_str();
+  }
+  CUmodule loaded = nullptr;
+  CUresult result = driver.moduleLoadDataEx(&loaded, bytes, 0, nullptr, nullptr);
+  if (result == kErrorUnsupportedPtxVersion)
+    return "the NVIDIA driver is too old for the PTX of " + image->arch +
+           " that this executable carries: update the driver";
+  std::string what = std::string("loading the kernels (") +
+                     (image->kind == KernelImage::Kind::Cubin ? "cubin "
+                                                              : "PTX ") +
+                     image->arch + ") on " + deviceName;
+  if (std::string error = check(result, what); !error.empty())
+    return error;
+  module.reset(new Module(*this, loaded, *image));
+  return {};
+}
+
+Module::~Module() { (void)device.api().moduleUnload(module); }
+
+std::string Module::launch(const std::string &kernel, const unsigned grid[3],
+                           const unsigned block[3], unsigned sharedBytes,
+                           void **arguments) {
+  const DriverApi &api = device.api();
+  auto [it, inserted] = functions.try_emplace(kernel, nullptr);
+  if (inserted) {
+    if (std::string error =
+            device.check(api.moduleGetFunction(&it->second, module,
+                                               kernel.c_str()),
+                         "finding kernel '" + kernel + "'");
+        !error.empty()) {
+      functions.erase(it);
+      return error;
+    }
+    if (sharedBytes > kDefaultSharedBytes)
+      if (std::string error = device.check(
+              api.funcSetAttribute(it->second,
+                                   kFuncAttributeMaxDynamicSharedBytes,
+                                   static_cast<int>(sharedBytes)),
+              "giving kernel '" + kernel + "' " +
+                  std::to_string(sharedBytes) + " bytes of shared memory");
+          !error.empty())
+        return error;
+  }
+  return device.check(api.launchKernel(it->second, grid[0], grid[1], grid[2],
+                                       block[0], block[1], block[2],
+                                       sharedBytes, device.stream(), arguments,
+                                       nullptr),
+                      "launching kernel '" + kernel + "'");
+}
+
+std::string Device::copyToDevice(CUdeviceptr to, const void *from,
+                                 size_t bytes) {
+  return check(driver.memcpyHtoDAsync(to, from, bytes, queue),
+               "copying " + std::to_string(bytes) + " bytes to the GPU");
+}
+
+std::string Device::copyToHost(void *to, CUdeviceptr from, size_t bytes) {
+  return check(driver.memcpyDtoHAsync(to, from, bytes, queue),
+               "copying " + std::to_string(bytes) + " bytes from the GPU");
+}
+
+std::string Device::synchronize() {
+  return check(driver.streamSynchronize(queue), "running the GPU's work");
+}
+
+std::string Device::recordEvent(CUevent &event) {
+  if (std::string error = check(driver.eventCreate(&event, 0), "cuEventCreate");
+      !error.empty())
+    return error;
+  events.push_back(event);
+  return check(driver.eventRecord(event, queue), "cuEventRecord");
+}
+
+std::string Device::elapsedMs(CUevent start, CUevent end,
+                              float &milliseconds) {
+  if (std::string error =
+          check(driver.eventSynchronize(end), "waiting for a timing event");
+      !error.empty())
+    return error;
+  return check(driver.eventElapsedTime(&milliseconds, start, end),
+               "cuEventElapsedTime");
+}

@@ -1,0 +1,178 @@
+//===- CudaRuntimeTest.cpp - The GPU runtime's host-side logic ------------===//
+//
+// The caching allocator on a host-memory backend that counts its calls and
+// can run out, and the choice of kernel image per GPU architecture.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gs/Runtime/Cuda/Device.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+
+using namespace mlir::gs::runtime::cuda;
+
+namespace {
+/// Host memory standing in for the device's, with a capacity.
+struct FakeDeviceMemory {
+  size_t capacity = size_t(1) << 30;
+  size_t used = 0;
+  int allocations = 0;
+  int releases = 0;
+  std::map<CUdeviceptr, size_t> blocks;
+
+  DeviceAllocator::Backend backend() {
+    return {[this](CUdeviceptr *pointer, size_t bytes) -> CUresult {
+              if (used + bytes > capacity)
+                return kErrorOutOfMemory;
+              void *block = std::malloc(bytes);
+              *pointer = reinterpret_cast<CUdeviceptr>(block);
+              blocks[*pointer] = bytes;
+              used += bytes;
+              ++allocations;
+              return kSuccess;
+            },
+            [this](CUdeviceptr pointer) -> CUresult {
+              auto it = blocks.find(pointer);
+              if (it == blocks.end())
+                return 1; // CUDA_ERROR_INVALID_VALUE
+              used -= it->second;
+              blocks.erase(it);
+              std::free(reinterpret_cast<void *>(pointer));
+              ++releases;
+              return kSuccess;
+            },
+            [](CUresult result, const std::string &what) {
+              return what + ": error " + std::to_string(result);
+            }};
+  }
+};
+} // namespace
+
+TEST(DeviceAllocator, SizeClassesRoundUpByAtMostAQuarter) {
+  EXPECT_EQ(DeviceAllocator::sizeClass(0), 0u);
+  EXPECT_EQ(DeviceAllocator::sizeClass(1), 512u);
+  EXPECT_EQ(DeviceAllocator::sizeClass(512), 512u);
+  EXPECT_EQ(DeviceAllocator::sizeClass(513), 640u);
+  EXPECT_EQ(DeviceAllocator::sizeClass(1000), 1024u);
+  EXPECT_EQ(DeviceAllocator::sizeClass(1025), 1280u);
+  EXPECT_EQ(DeviceAllocator::sizeClass(3000), 3072u);
+  EXPECT_EQ(DeviceAllocator::sizeClass(size_t(1) << 40), size_t(1) << 40);
+  for (size_t bytes = 513; bytes < 200000; bytes += 97) {
+    size_t size = DeviceAllocator::sizeClass(bytes);
+    ASSERT_GE(size, bytes);
+    ASSERT_LE(size, bytes + bytes / 4) << bytes;
+    // The class is its own class: blocks of it are reused for it.
+    ASSERT_EQ(DeviceAllocator::sizeClass(size), size) << bytes;
+  }
+}
+
+TEST(DeviceAllocator, ReusesFreedBlocksOfTheSameClass) {
+  FakeDeviceMemory device;
+  DeviceAllocator allocator(device.backend());
+  CUdeviceptr first = 0, second = 0, other = 0;
+  ASSERT_EQ(allocator.allocate(1000, first), "");
+  ASSERT_EQ(allocator.deallocate(first), "");
+  EXPECT_EQ(allocator.stats().cached, 1024u);
+  ASSERT_EQ(allocator.allocate(900, second), "");
+  EXPECT_EQ(second, first);
+  ASSERT_EQ(allocator.allocate(5000, other), "");
+  EXPECT_NE(other, first);
+  EXPECT_EQ(device.allocations, 2);
+  EXPECT_EQ(allocator.stats().backendAllocations, 2);
+  EXPECT_EQ(allocator.stats().cacheHits, 1);
+  EXPECT_EQ(allocator.stats().inUse, 1024u + 5120u);
+  EXPECT_EQ(allocator.stats().peakInUse, 1024u + 5120u);
+  EXPECT_EQ(allocator.stats().cached, 0u);
+}
+
+TEST(DeviceAllocator, ZeroBytesNeedNoBlock) {
+  FakeDeviceMemory device;
+  DeviceAllocator allocator(device.backend());
+  CUdeviceptr pointer = 1;
+  ASSERT_EQ(allocator.allocate(0, pointer), "");
+  EXPECT_EQ(pointer, 0u);
+  EXPECT_EQ(allocator.deallocate(0), "");
+  EXPECT_EQ(device.allocations, 0);
+}
+
+TEST(DeviceAllocator, RefusesPointersItDidNotHandOut) {
+  FakeDeviceMemory device;
+  DeviceAllocator allocator(device.backend());
+  CUdeviceptr pointer = 0;
+  ASSERT_EQ(allocator.allocate(64, pointer), "");
+  ASSERT_EQ(allocator.deallocate(pointer), "");
+  EXPECT_NE(allocator.deallocate(pointer).find("did not hand out"),
+            std::string::npos);
+  EXPECT_NE(allocator.deallocate(0x1234).find("0x1234"), std::string::npos);
+}
+
+TEST(DeviceAllocator, ReleasesTheCacheWhenTheDeviceIsFull) {
+  FakeDeviceMemory device;
+  device.capacity = 3000;
+  DeviceAllocator allocator(device.backend());
+  CUdeviceptr small = 0, large = 0;
+  ASSERT_EQ(allocator.allocate(1024, small), "");
+  ASSERT_EQ(allocator.deallocate(small), "");
+  // 1024 cached + 2048 exceed the capacity: the cache goes back first.
+  ASSERT_EQ(allocator.allocate(2048, large), "");
+  EXPECT_EQ(device.releases, 1);
+  EXPECT_EQ(allocator.stats().cached, 0u);
+  EXPECT_EQ(device.used, 2048u);
+  // Nothing left to release: the error names the request.
+  CUdeviceptr tooLarge = 0;
+  std::string error = allocator.allocate(4096, tooLarge);
+  EXPECT_NE(error.find("allocating 4096 bytes of GPU memory (2048 in use)"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(tooLarge, 0u);
+}
+
+TEST(DeviceAllocator, GivesEveryBlockBackWhenDestroyed) {
+  FakeDeviceMemory device;
+  {
+    DeviceAllocator allocator(device.backend());
+    CUdeviceptr kept = 0, freed = 0;
+    ASSERT_EQ(allocator.allocate(100, kept), "");
+    ASSERT_EQ(allocator.allocate(100000, freed), "");
+    ASSERT_EQ(allocator.deallocate(freed), "");
+  }
+  EXPECT_EQ(device.used, 0u);
+  EXPECT_TRUE(device.blocks.empty());
+}
+
+TEST(KernelImages, ParsesArchitectures) {
+  std::optional<ArchInfo> arch = parseArch("sm_90a");
+  ASSERT_TRUE(arch);
+  EXPECT_EQ(arch->capability, 90);
+  EXPECT_TRUE(arch->specific);
+  arch = parseArch("sm_120");
+  ASSERT_TRUE(arch);
+  EXPECT_EQ(arch->capability, 120);
+  EXPECT_FALSE(arch->specific);
+  for (const char *bad : {"sm_", "sm_8", "sm_90b", "compute_90", "sm_x0", ""})
+    EXPECT_FALSE(parseArch(bad)) << bad;
+}
+
+TEST(KernelImages, PicksTheBestImageEachGpuRuns) {
+  using Kind = KernelImage::Kind;
+  std::vector<KernelImage> images = {{Kind::Cubin, "sm_80", "a"},
+                                     {Kind::Cubin, "sm_90", "b"},
+                                     {Kind::Cubin, "sm_90a", "c"},
+                                     {Kind::Ptx, "sm_80", "d"}};
+  auto pick = [&](int capability) {
+    const KernelImage *image = selectImage(images, capability);
+    return image ? std::string(image->bytes) : std::string("none");
+  };
+  EXPECT_EQ(pick(90), "c");   // the arch-specific cubin on its own GPU
+  EXPECT_EQ(pick(86), "a");   // an sm_80 cubin runs on 8.6
+  EXPECT_EQ(pick(89), "a");
+  EXPECT_EQ(pick(100), "d");  // a newer major: the driver compiles the PTX
+  EXPECT_EQ(pick(75), "none"); // older than everything
+  // Arch-specific PTX compiles for its own GPU only.
+  std::vector<KernelImage> specific = {{Kind::Ptx, "sm_90a", "e"}};
+  EXPECT_EQ(selectImage(specific, 90), &specific[0]);
+  EXPECT_EQ(selectImage(specific, 100), nullptr);
+}
