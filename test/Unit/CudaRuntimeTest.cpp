@@ -166,10 +166,10 @@ TEST(KernelImages, PicksTheBestImageEachGpuRuns) {
     const KernelImage *image = selectImage(images, capability);
     return image ? std::string(image->bytes) : std::string("none");
   };
-  EXPECT_EQ(pick(90), "c");   // the arch-specific cubin on its own GPU
-  EXPECT_EQ(pick(86), "a");   // an sm_80 cubin runs on 8.6
+  EXPECT_EQ(pick(90), "c"); // the arch-specific cubin on its own GPU
+  EXPECT_EQ(pick(86), "a"); // an sm_80 cubin runs on 8.6
   EXPECT_EQ(pick(89), "a");
-  EXPECT_EQ(pick(100), "d");  // a newer major: the driver compiles the PTX
+  EXPECT_EQ(pick(100), "d");   // a newer major: the driver compiles the PTX
   EXPECT_EQ(pick(75), "none"); // older than everything
   // Arch-specific PTX compiles for its own GPU only.
   std::vector<KernelImage> specific = {{Kind::Ptx, "sm_90a", "e"}};

@@ -145,6 +145,9 @@ static int selfTest(int ordinal) {
               module->image().arch.c_str(), kElements);
 
   CUevent start = nullptr, end = nullptr;
+  for (CUevent *event : {&start, &end})
+    if (std::string error = device->createEvent(*event); !error.empty())
+      return fail(error);
   if (std::string error = device->recordEvent(start); !error.empty())
     return fail(error);
   for (int i = 0; i < kTimedLaunches; ++i)

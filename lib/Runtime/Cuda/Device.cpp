@@ -75,28 +75,31 @@ std::string Device::open(int ordinal, std::unique_ptr<Device> &device) {
            std::to_string(count);
   CUdevice handle = 0;
   if (CUresult result = api->deviceGet(&handle, ordinal); result != kSuccess)
-    return describeResult(*api, result, "opening GPU " + std::to_string(ordinal));
+    return describeResult(*api, result,
+                          "opening GPU " + std::to_string(ordinal));
   std::unique_ptr<Device> opened(new Device(*api, handle));
   char name[256] = {};
   int major = 0, minor = 0;
-  if (std::string error = opened->check(
-          api->deviceGetName(name, sizeof(name) - 1, handle), "cuDeviceGetName");
+  if (std::string error =
+          opened->check(api->deviceGetName(name, sizeof(name) - 1, handle),
+                        "cuDeviceGetName");
       !error.empty())
     return error;
-  if (std::string error = opened->check(
-          api->deviceGetAttribute(&major, kAttributeComputeCapabilityMajor,
-                                  handle),
-          "reading the compute capability");
+  if (std::string error =
+          opened->check(api->deviceGetAttribute(
+                            &major, kAttributeComputeCapabilityMajor, handle),
+                        "reading the compute capability");
       !error.empty())
     return error;
-  if (std::string error = opened->check(
-          api->deviceGetAttribute(&minor, kAttributeComputeCapabilityMinor,
-                                  handle),
-          "reading the compute capability");
+  if (std::string error =
+          opened->check(api->deviceGetAttribute(
+                            &minor, kAttributeComputeCapabilityMinor, handle),
+                        "reading the compute capability");
       !error.empty())
     return error;
-  if (std::string error = opened->check(
-          api->deviceTotalMem(&opened->memoryBytes, handle), "cuDeviceTotalMem");
+  if (std::string error =
+          opened->check(api->deviceTotalMem(&opened->memoryBytes, handle),
+                        "cuDeviceTotalMem");
       !error.empty())
     return error;
   opened->deviceName = name;
@@ -146,11 +149,11 @@ std::string Device::loadModule(const std::vector<KernelImage> &images,
   if (!image) {
     std::string available;
     for (const KernelImage &candidate : images)
-      available += (available.empty() ? "" : ", ") +
-                   std::string(candidate.kind == KernelImage::Kind::Cubin
-                                   ? "cubin "
-                                   : "PTX ") +
-                   candidate.arch;
+      available +=
+          (available.empty() ? "" : ", ") +
+          std::string(candidate.kind == KernelImage::Kind::Cubin ? "cubin "
+                                                                 : "PTX ") +
+          candidate.arch;
     return "no kernel image runs on " + deviceName + " (" +
            archName(computeCapability) + "); the executable has " +
            (available.empty() ? std::string("none") : available) +
@@ -164,14 +167,15 @@ std::string Device::loadModule(const std::vector<KernelImage> &images,
     bytes = text.c_str();
   }
   CUmodule loaded = nullptr;
-  CUresult result = driver.moduleLoadDataEx(&loaded, bytes, 0, nullptr, nullptr);
+  CUresult result =
+      driver.moduleLoadDataEx(&loaded, bytes, 0, nullptr, nullptr);
   if (result == kErrorUnsupportedPtxVersion)
     return "the NVIDIA driver is too old for the PTX of " + image->arch +
            " that this executable carries: update the driver";
-  std::string what = std::string("loading the kernels (") +
-                     (image->kind == KernelImage::Kind::Cubin ? "cubin "
-                                                              : "PTX ") +
-                     image->arch + ") on " + deviceName;
+  std::string what =
+      std::string("loading the kernels (") +
+      (image->kind == KernelImage::Kind::Cubin ? "cubin " : "PTX ") +
+      image->arch + ") on " + deviceName;
   if (std::string error = check(result, what); !error.empty())
     return error;
   module.reset(new Module(*this, loaded, *image));
@@ -184,28 +188,30 @@ std::string Module::launch(const std::string &kernel, const unsigned grid[3],
                            const unsigned block[3], unsigned sharedBytes,
                            void **arguments) {
   const DriverApi &api = device.api();
-  auto [it, inserted] = functions.try_emplace(kernel, nullptr);
-  if (inserted) {
-    if (std::string error =
-            device.check(api.moduleGetFunction(&it->second, module,
-                                               kernel.c_str()),
-                         "finding kernel '" + kernel + "'");
-        !error.empty()) {
-      functions.erase(it);
+  auto found = functions.find(kernel);
+  if (found == functions.end()) {
+    Function function{nullptr, kDefaultSharedBytes};
+    if (std::string error = device.check(
+            api.moduleGetFunction(&function.handle, module, kernel.c_str()),
+            "finding kernel '" + kernel + "'");
+        !error.empty())
       return error;
-    }
-    if (sharedBytes > kDefaultSharedBytes)
-      if (std::string error = device.check(
-              api.funcSetAttribute(it->second,
-                                   kFuncAttributeMaxDynamicSharedBytes,
-                                   static_cast<int>(sharedBytes)),
-              "giving kernel '" + kernel + "' " +
-                  std::to_string(sharedBytes) + " bytes of shared memory");
-          !error.empty())
-        return error;
+    found = functions.emplace(kernel, function).first;
   }
-  return device.check(api.launchKernel(it->second, grid[0], grid[1], grid[2],
-                                       block[0], block[1], block[2],
+  Function &function = found->second;
+  if (sharedBytes > function.sharedLimit) {
+    if (std::string error = device.check(
+            api.funcSetAttribute(function.handle,
+                                 kFuncAttributeMaxDynamicSharedBytes,
+                                 static_cast<int>(sharedBytes)),
+            "giving kernel '" + kernel + "' " + std::to_string(sharedBytes) +
+                " bytes of shared memory");
+        !error.empty())
+      return error;
+    function.sharedLimit = sharedBytes;
+  }
+  return device.check(api.launchKernel(function.handle, grid[0], grid[1],
+                                       grid[2], block[0], block[1], block[2],
                                        sharedBytes, device.stream(), arguments,
                                        nullptr),
                       "launching kernel '" + kernel + "'");
@@ -226,16 +232,19 @@ std::string Device::synchronize() {
   return check(driver.streamSynchronize(queue), "running the GPU's work");
 }
 
-std::string Device::recordEvent(CUevent &event) {
+std::string Device::createEvent(CUevent &event) {
   if (std::string error = check(driver.eventCreate(&event, 0), "cuEventCreate");
       !error.empty())
     return error;
   events.push_back(event);
+  return {};
+}
+
+std::string Device::recordEvent(CUevent event) {
   return check(driver.eventRecord(event, queue), "cuEventRecord");
 }
 
-std::string Device::elapsedMs(CUevent start, CUevent end,
-                              float &milliseconds) {
+std::string Device::elapsedMs(CUevent start, CUevent end, float &milliseconds) {
   if (std::string error =
           check(driver.eventSynchronize(end), "waiting for a timing event");
       !error.empty())

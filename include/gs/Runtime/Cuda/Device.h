@@ -52,7 +52,8 @@ const KernelImage *selectImage(const std::vector<KernelImage> &images,
 
 class Device;
 
-/// A loaded module; its functions are looked up once.
+/// A loaded module; its functions are looked up once. It lives no longer
+/// than its device.
 class Module {
 public:
   ~Module();
@@ -73,10 +74,16 @@ private:
   Module(Device &device, CUmodule module, KernelImage loaded)
       : device(device), module(module), loaded(loaded) {}
 
+  struct Function {
+    CUfunction handle = nullptr;
+    /// The dynamic shared memory it has been allowed (48 KiB unasked).
+    unsigned sharedLimit = 0;
+  };
+
   Device &device;
   CUmodule module;
   KernelImage loaded;
-  std::map<std::string, CUfunction> functions;
+  std::map<std::string, Function> functions;
 };
 
 class Device {
@@ -105,9 +112,10 @@ public:
   /// Waits for everything queued.
   std::string synchronize();
 
-  /// Queues a timing event; `elapsedMs` waits for `end` and gives the
-  /// milliseconds between two.
-  std::string recordEvent(CUevent &event);
+  /// Timing: an event the device owns, queued again at each record;
+  /// `elapsedMs` waits for `end` and gives the milliseconds since `start`.
+  std::string createEvent(CUevent &event);
+  std::string recordEvent(CUevent event);
   std::string elapsedMs(CUevent start, CUevent end, float &milliseconds);
 
   /// The driver's error text for `result` of `what`; empty on success.

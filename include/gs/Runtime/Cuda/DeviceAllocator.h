@@ -6,7 +6,9 @@
 // allocation reaches the driver. Sizes round up to a class (512 bytes at
 // least, then four classes per power of two: at most 25% over); when the
 // driver is out of memory the cached blocks are returned and the
-// allocation tried once more.
+// allocation tried once more. A freed block is reused in stream order:
+// work queued before it was freed finishes before work queued after its
+// reuse, which holds with the one stream a Device queues everything on.
 //
 //===----------------------------------------------------------------------===//
 

@@ -84,8 +84,7 @@ struct DriverApi {
   CUresult (*eventDestroy)(CUevent event);
   CUresult (*eventRecord)(CUevent event, CUstream stream);
   CUresult (*eventSynchronize)(CUevent event);
-  CUresult (*eventElapsedTime)(float *milliseconds, CUevent start,
-                               CUevent end);
+  CUresult (*eventElapsedTime)(float *milliseconds, CUevent start, CUevent end);
 };
 
 /// Opens the driver (once per process) and initializes it. On success sets
