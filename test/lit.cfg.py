@@ -79,6 +79,10 @@ try:
 except OSError:
     pass
 
+# A libcuda stand-in for the GPU runtime's host side (test/CMakeLists.txt).
+config.substitutions.append(("%fake_libcuda", os.path.join(
+    config.gs_obj_root, "test", "lib", "libgs-fake-cuda.so")))
+
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%python", sys.executable))
 # Debian's python3-onnx (and python3-torch) belong to the system Python.

@@ -148,6 +148,7 @@ static int selfTest(int ordinal) {
   for (CUevent *event : {&start, &end})
     if (std::string error = device->createEvent(*event); !error.empty())
       return fail(error);
+  CallCounts before = device->callCounts();
   if (std::string error = device->recordEvent(start); !error.empty())
     return fail(error);
   for (int i = 0; i < kTimedLaunches; ++i)
@@ -156,6 +157,19 @@ static int selfTest(int ordinal) {
       return fail(error);
   if (std::string error = device->recordEvent(end); !error.empty())
     return fail(error);
+  CallCounts after = device->callCounts();
+  int64_t launches = after.launches - before.launches;
+  int64_t waits = after.hostSynchronizations - before.hostSynchronizations;
+  if (launches != kTimedLaunches || waits != 0) {
+    std::printf("FAIL runtime self-test: %lld launches queued with %lld host "
+                "synchronizations, expected %d with none\n",
+                static_cast<long long>(launches), static_cast<long long>(waits),
+                kTimedLaunches);
+    return 1;
+  }
+  std::printf("PASS runtime self-test: %d launches queued with no host "
+              "synchronization\n",
+              kTimedLaunches);
   float milliseconds = 0;
   if (std::string error = device->elapsedMs(start, end, milliseconds);
       !error.empty())

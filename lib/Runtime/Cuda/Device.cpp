@@ -118,11 +118,16 @@ std::string Device::open(int ordinal, std::unique_ptr<Device> &device) {
                         "creating a stream");
       !error.empty())
     return error;
+  CallCounts *counts = &opened->counts;
   opened->memory = std::make_unique<DeviceAllocator>(DeviceAllocator::Backend{
-      [api](CUdeviceptr *pointer, size_t bytes) {
+      [api, counts](CUdeviceptr *pointer, size_t bytes) {
+        ++counts->hostSynchronizations;
         return api->memAlloc(pointer, bytes);
       },
-      [api](CUdeviceptr pointer) { return api->memFree(pointer); },
+      [api, counts](CUdeviceptr pointer) {
+        ++counts->hostSynchronizations;
+        return api->memFree(pointer);
+      },
       [api](CUresult result, const std::string &what) {
         return describeResult(*api, result, what);
       }});
@@ -167,6 +172,7 @@ std::string Device::loadModule(const std::vector<KernelImage> &images,
     bytes = text.c_str();
   }
   CUmodule loaded = nullptr;
+  ++counts.hostSynchronizations;
   CUresult result =
       driver.moduleLoadDataEx(&loaded, bytes, 0, nullptr, nullptr);
   if (result == kErrorUnsupportedPtxVersion)
@@ -210,6 +216,7 @@ std::string Module::launch(const std::string &kernel, const unsigned grid[3],
       return error;
     function.sharedLimit = sharedBytes;
   }
+  ++device.counts.launches;
   return device.check(api.launchKernel(function.handle, grid[0], grid[1],
                                        grid[2], block[0], block[1], block[2],
                                        sharedBytes, device.stream(), arguments,
@@ -219,16 +226,19 @@ std::string Module::launch(const std::string &kernel, const unsigned grid[3],
 
 std::string Device::copyToDevice(CUdeviceptr to, const void *from,
                                  size_t bytes) {
+  ++counts.copies;
   return check(driver.memcpyHtoDAsync(to, from, bytes, queue),
                "copying " + std::to_string(bytes) + " bytes to the GPU");
 }
 
 std::string Device::copyToHost(void *to, CUdeviceptr from, size_t bytes) {
+  ++counts.copies;
   return check(driver.memcpyDtoHAsync(to, from, bytes, queue),
                "copying " + std::to_string(bytes) + " bytes from the GPU");
 }
 
 std::string Device::synchronize() {
+  ++counts.hostSynchronizations;
   return check(driver.streamSynchronize(queue), "running the GPU's work");
 }
 
@@ -245,6 +255,7 @@ std::string Device::recordEvent(CUevent event) {
 }
 
 std::string Device::elapsedMs(CUevent start, CUevent end, float &milliseconds) {
+  ++counts.hostSynchronizations;
   if (std::string error =
           check(driver.eventSynchronize(end), "waiting for a timing event");
       !error.empty())

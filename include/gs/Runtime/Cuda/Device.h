@@ -86,6 +86,16 @@ private:
   std::map<std::string, Function> functions;
 };
 
+/// The driver calls a device has made, by what they cost the host.
+struct CallCounts {
+  int64_t launches = 0;
+  /// Calls that wait for the GPU: stream and event synchronization,
+  /// cuMemAlloc and cuMemFree, module loads.
+  int64_t hostSynchronizations = 0;
+  /// Copies queued (from pageable memory the host waits until staged).
+  int64_t copies = 0;
+};
+
 class Device {
 public:
   /// Opens GPU `ordinal`: the driver, the device's primary context, a
@@ -118,10 +128,15 @@ public:
   std::string recordEvent(CUevent event);
   std::string elapsedMs(CUevent start, CUevent end, float &milliseconds);
 
+  /// What this device's calls have cost so far: a train step's count is
+  /// the difference over it (the target is no host synchronization).
+  const CallCounts &callCounts() const { return counts; }
+
   /// The driver's error text for `result` of `what`; empty on success.
   std::string check(CUresult result, const std::string &what) const;
 
 private:
+  friend class Module;
   Device(const DriverApi &driver, CUdevice handle)
       : driver(driver), handle(handle) {}
 
@@ -133,6 +148,7 @@ private:
   int computeCapability = 0;
   size_t memoryBytes = 0;
   std::unique_ptr<DeviceAllocator> memory;
+  CallCounts counts;
   std::vector<CUevent> events;
 };
 
