@@ -9,8 +9,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
+#include <vector>
 
 using namespace mlir::gs::runtime::cuda;
 
@@ -175,4 +178,67 @@ TEST(KernelImages, PicksTheBestImageEachGpuRuns) {
   std::vector<KernelImage> specific = {{Kind::Ptx, "sm_90a", "e"}};
   EXPECT_EQ(selectImage(specific, 90), &specific[0]);
   EXPECT_EQ(selectImage(specific, 100), nullptr);
+}
+
+// MLIR's GPU runtime API (MgpuWrappers.cpp) as lowered host code calls it,
+// on the stand-in driver (test/Tools/Inputs/FakeCudaDriver.cpp), which runs
+// gs_axpy(y, x, a, n) on the host. The only test in this process that opens
+// a driver.
+extern "C" {
+void *mgpuModuleLoadJIT(void *data, int32_t optLevel);
+void mgpuModuleUnload(void *module);
+CUfunction mgpuModuleGetFunction(void *module, const char *name);
+void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gridY,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t sharedBytes, CUstream stream,
+                      void **parameters, void **extra, size_t count);
+CUstream mgpuStreamCreate();
+void mgpuStreamDestroy(CUstream stream);
+void mgpuStreamSynchronize(CUstream stream);
+void *mgpuMemAlloc(uint64_t bytes, CUstream stream, bool hostShared);
+void mgpuMemFree(void *pointer, CUstream stream);
+void mgpuMemcpy(void *to, void *from, size_t bytes, CUstream stream);
+}
+
+TEST(MgpuWrappers, RunAKernelAsLoweredHostCodeDoes) {
+  ASSERT_EQ(setenv("GS_LIBCUDA", GS_FAKE_LIBCUDA, /*overwrite=*/1), 0);
+  char ptx[] = ".version 7.0\n.target sm_80\n.address_size 64\n"
+               ".visible .entry gs_axpy()\n{\n  ret;\n}\n";
+  void *module = mgpuModuleLoadJIT(ptx, 2);
+  CUfunction axpy = mgpuModuleGetFunction(module, "gs_axpy");
+  CUstream stream = mgpuStreamCreate();
+  constexpr unsigned kCount = 1000;
+  std::vector<float> x(kCount), y(kCount), result(kCount);
+  for (unsigned i = 0; i < kCount; ++i) {
+    x[i] = 0.5f * i;
+    y[i] = 1.0f / (i + 1);
+  }
+  size_t bytes = kCount * sizeof(float);
+  void *deviceX = mgpuMemAlloc(bytes, stream, false);
+  void *deviceY = mgpuMemAlloc(bytes, stream, false);
+  mgpuMemcpy(deviceX, x.data(), bytes, stream);
+  mgpuMemcpy(deviceY, y.data(), bytes, stream);
+  float a = 3.0f;
+  unsigned n = kCount;
+  void *arguments[] = {&deviceY, &deviceX, &a, &n};
+  mgpuLaunchKernel(axpy, (kCount + 127) / 128, 1, 1, 128, 1, 1, 0, stream,
+                   arguments, nullptr, 4);
+  mgpuMemcpy(result.data(), deviceY, bytes, stream);
+  mgpuStreamSynchronize(stream);
+  for (unsigned i = 0; i < kCount; ++i)
+    ASSERT_EQ(result[i], std::fmaf(a, x[i], y[i])) << i;
+  // Freed blocks come back from the cache.
+  mgpuMemFree(deviceX, stream);
+  void *again = mgpuMemAlloc(bytes, stream, false);
+  EXPECT_EQ(again, deviceX);
+  mgpuMemFree(again, stream);
+  mgpuMemFree(deviceY, stream);
+  mgpuStreamDestroy(stream);
+  mgpuModuleUnload(module);
+}
+
+TEST(MgpuWrappersDeathTest, RefusesHostSharedMemoryByName) {
+  ASSERT_EQ(setenv("GS_LIBCUDA", GS_FAKE_LIBCUDA, /*overwrite=*/1), 0);
+  EXPECT_EXIT(mgpuMemAlloc(64, nullptr, true), testing::ExitedWithCode(1),
+              "GradScale GPU runtime: error: host-shared GPU memory");
 }

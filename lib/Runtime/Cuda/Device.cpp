@@ -2,6 +2,7 @@
 
 #include "gs/Runtime/Cuda/Device.h"
 
+#include <algorithm>
 #include <charconv>
 
 using namespace mlir::gs::runtime::cuda;
@@ -164,11 +165,16 @@ std::string Device::loadModule(const std::vector<KernelImage> &images,
            (available.empty() ? std::string("none") : available) +
            ": compile it with --gpu-arch=" + archName(computeCapability);
   }
+  return loadImage(*image, module);
+}
+
+std::string Device::loadImage(const KernelImage &image,
+                              std::unique_ptr<Module> &module) {
   // The driver reads PTX up to its NUL.
   std::string text;
-  const void *bytes = image->bytes.data();
-  if (image->kind == KernelImage::Kind::Ptx) {
-    text.assign(image->bytes);
+  const void *bytes = image.bytes.data();
+  if (image.kind == KernelImage::Kind::Ptx) {
+    text.assign(image.bytes);
     bytes = text.c_str();
   }
   CUmodule loaded = nullptr;
@@ -176,52 +182,65 @@ std::string Device::loadModule(const std::vector<KernelImage> &images,
   CUresult result =
       driver.moduleLoadDataEx(&loaded, bytes, 0, nullptr, nullptr);
   if (result == kErrorUnsupportedPtxVersion)
-    return "the NVIDIA driver is too old for the PTX of " + image->arch +
+    return "the NVIDIA driver is too old for the PTX of " + image.arch +
            " that this executable carries: update the driver";
   std::string what =
       std::string("loading the kernels (") +
-      (image->kind == KernelImage::Kind::Cubin ? "cubin " : "PTX ") +
-      image->arch + ") on " + deviceName;
+      (image.kind == KernelImage::Kind::Cubin ? "cubin" : "PTX") +
+      (image.arch.empty() ? "" : " " + image.arch) + ") on " + deviceName;
   if (std::string error = check(result, what); !error.empty())
     return error;
-  module.reset(new Module(*this, loaded, *image));
+  module.reset(new Module(*this, loaded, image));
   return {};
 }
 
 Module::~Module() { (void)device.api().moduleUnload(module); }
 
-std::string Module::launch(const std::string &kernel, const unsigned grid[3],
-                           const unsigned block[3], unsigned sharedBytes,
-                           void **arguments) {
-  const DriverApi &api = device.api();
+std::string Module::function(const std::string &kernel, CUfunction &handle) {
   auto found = functions.find(kernel);
   if (found == functions.end()) {
-    Function function{nullptr, kDefaultSharedBytes};
     if (std::string error = device.check(
-            api.moduleGetFunction(&function.handle, module, kernel.c_str()),
+            device.api().moduleGetFunction(&handle, module, kernel.c_str()),
             "finding kernel '" + kernel + "'");
         !error.empty())
       return error;
-    found = functions.emplace(kernel, function).first;
+    found = functions.emplace(kernel, handle).first;
   }
-  Function &function = found->second;
-  if (sharedBytes > function.sharedLimit) {
-    if (std::string error = device.check(
-            api.funcSetAttribute(function.handle,
-                                 kFuncAttributeMaxDynamicSharedBytes,
-                                 static_cast<int>(sharedBytes)),
-            "giving kernel '" + kernel + "' " + std::to_string(sharedBytes) +
-                " bytes of shared memory");
-        !error.empty())
-      return error;
-    function.sharedLimit = sharedBytes;
+  handle = found->second;
+  return {};
+}
+
+std::string Module::launch(const std::string &kernel, const unsigned grid[3],
+                           const unsigned block[3], unsigned sharedBytes,
+                           void **arguments) {
+  CUfunction handle = nullptr;
+  if (std::string error = function(kernel, handle); !error.empty())
+    return error;
+  return device.launch(handle, kernel, grid, block, sharedBytes, arguments);
+}
+
+std::string Device::launch(CUfunction function, const std::string &name,
+                           const unsigned grid[3], const unsigned block[3],
+                           unsigned sharedBytes, void **arguments) {
+  if (sharedBytes > kDefaultSharedBytes) {
+    unsigned &allowed = sharedLimits[function];
+    if (sharedBytes > allowed) {
+      if (std::string error = check(
+              driver.funcSetAttribute(function,
+                                      kFuncAttributeMaxDynamicSharedBytes,
+                                      static_cast<int>(sharedBytes)),
+              "giving kernel '" + name + "' " + std::to_string(sharedBytes) +
+                  " bytes of shared memory");
+          !error.empty())
+        return error;
+      allowed = sharedBytes;
+    }
   }
-  ++device.counts.launches;
-  return device.check(api.launchKernel(function.handle, grid[0], grid[1],
-                                       grid[2], block[0], block[1], block[2],
-                                       sharedBytes, device.stream(), arguments,
-                                       nullptr),
-                      "launching kernel '" + kernel + "'");
+  ++counts.launches;
+  return check(driver.launchKernel(function, grid[0], grid[1], grid[2],
+                                   block[0], block[1], block[2], sharedBytes,
+                                   queue, arguments, nullptr),
+               "launching kernel '" + name + "'");
 }
 
 std::string Device::copyToDevice(CUdeviceptr to, const void *from,
@@ -235,6 +254,14 @@ std::string Device::copyToHost(void *to, CUdeviceptr from, size_t bytes) {
   ++counts.copies;
   return check(driver.memcpyDtoHAsync(to, from, bytes, queue),
                "copying " + std::to_string(bytes) + " bytes from the GPU");
+}
+
+std::string Device::copy(void *to, const void *from, size_t bytes) {
+  ++counts.copies;
+  return check(driver.memcpyAsync(reinterpret_cast<CUdeviceptr>(to),
+                                  reinterpret_cast<CUdeviceptr>(from), bytes,
+                                  queue),
+               "copying " + std::to_string(bytes) + " bytes");
 }
 
 std::string Device::synchronize() {
@@ -252,6 +279,19 @@ std::string Device::createEvent(CUevent &event) {
 
 std::string Device::recordEvent(CUevent event) {
   return check(driver.eventRecord(event, queue), "cuEventRecord");
+}
+
+std::string Device::destroyEvent(CUevent event) {
+  auto owned = std::find(events.begin(), events.end(), event);
+  if (owned == events.end())
+    return "destroying an event this device did not create";
+  events.erase(owned);
+  return check(driver.eventDestroy(event), "cuEventDestroy");
+}
+
+std::string Device::waitForEvent(CUevent event) {
+  ++counts.hostSynchronizations;
+  return check(driver.eventSynchronize(event), "waiting for an event");
 }
 
 std::string Device::elapsedMs(CUevent start, CUevent end, float &milliseconds) {

@@ -80,6 +80,7 @@ static OpenedDriver open() {
       {reinterpret_cast<void **>(&api.memFree), "cuMemFree_v2"},
       {reinterpret_cast<void **>(&api.memcpyHtoDAsync), "cuMemcpyHtoDAsync_v2"},
       {reinterpret_cast<void **>(&api.memcpyDtoHAsync), "cuMemcpyDtoHAsync_v2"},
+      {reinterpret_cast<void **>(&api.memcpyAsync), "cuMemcpyAsync"},
       {reinterpret_cast<void **>(&api.moduleLoadDataEx), "cuModuleLoadDataEx"},
       {reinterpret_cast<void **>(&api.moduleUnload), "cuModuleUnload"},
       {reinterpret_cast<void **>(&api.moduleGetFunction),

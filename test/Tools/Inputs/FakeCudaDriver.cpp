@@ -139,6 +139,12 @@ FAKE_EXPORT Result cuMemcpyDtoHAsync_v2(void *to, DevicePointer from,
   std::memcpy(to, reinterpret_cast<const void *>(from), bytes);
   return kSuccess;
 }
+FAKE_EXPORT Result cuMemcpyAsync(DevicePointer to, DevicePointer from,
+                                 size_t bytes, void *) {
+  std::memcpy(reinterpret_cast<void *>(to),
+              reinterpret_cast<const void *>(from), bytes);
+  return kSuccess;
+}
 FAKE_EXPORT Result cuModuleLoadDataEx(void **module, const void *image,
                                       unsigned, int *, void **) {
   if (std::strncmp(static_cast<const char *>(image), ".version", 8) != 0)

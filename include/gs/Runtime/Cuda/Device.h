@@ -60,6 +60,9 @@ public:
   Module(const Module &) = delete;
   Module &operator=(const Module &) = delete;
 
+  /// The function `kernel` of the module (looked up once).
+  std::string function(const std::string &kernel, CUfunction &handle);
+
   /// Launches `kernel` on the device's stream with the addresses of its
   /// arguments in `arguments`; `sharedBytes` of dynamic shared memory.
   std::string launch(const std::string &kernel, const unsigned grid[3],
@@ -74,16 +77,10 @@ private:
   Module(Device &device, CUmodule module, KernelImage loaded)
       : device(device), module(module), loaded(loaded) {}
 
-  struct Function {
-    CUfunction handle = nullptr;
-    /// The dynamic shared memory it has been allowed (48 KiB unasked).
-    unsigned sharedLimit = 0;
-  };
-
   Device &device;
   CUmodule module;
   KernelImage loaded;
-  std::map<std::string, Function> functions;
+  std::map<std::string, CUfunction> functions;
 };
 
 /// The driver calls a device has made, by what they cost the host.
@@ -116,9 +113,19 @@ public:
   /// Loads the image of `images` selectImage picks.
   std::string loadModule(const std::vector<KernelImage> &images,
                          std::unique_ptr<Module> &module);
+  /// Loads `image` as it is (the driver tells whether it runs here).
+  std::string loadImage(const KernelImage &image,
+                        std::unique_ptr<Module> &module);
+
+  /// Queues `function` (named `name` in errors); see Module::launch.
+  std::string launch(CUfunction function, const std::string &name,
+                     const unsigned grid[3], const unsigned block[3],
+                     unsigned sharedBytes, void **arguments);
 
   std::string copyToDevice(CUdeviceptr to, const void *from, size_t bytes);
   std::string copyToHost(void *to, CUdeviceptr from, size_t bytes);
+  /// Host or device to host or device (unified addressing).
+  std::string copy(void *to, const void *from, size_t bytes);
   /// Waits for everything queued.
   std::string synchronize();
 
@@ -127,6 +134,8 @@ public:
   std::string createEvent(CUevent &event);
   std::string recordEvent(CUevent event);
   std::string elapsedMs(CUevent start, CUevent end, float &milliseconds);
+  std::string waitForEvent(CUevent event);
+  std::string destroyEvent(CUevent event);
 
   /// What this device's calls have cost so far: a train step's count is
   /// the difference over it (the target is no host synchronization).
@@ -136,7 +145,6 @@ public:
   std::string check(CUresult result, const std::string &what) const;
 
 private:
-  friend class Module;
   Device(const DriverApi &driver, CUdevice handle)
       : driver(driver), handle(handle) {}
 
@@ -149,6 +157,9 @@ private:
   size_t memoryBytes = 0;
   std::unique_ptr<DeviceAllocator> memory;
   CallCounts counts;
+  /// The dynamic shared memory each function has been allowed beyond the
+  /// 48 KiB it may use unasked.
+  std::map<CUfunction, unsigned> sharedLimits;
   std::vector<CUevent> events;
 };
 

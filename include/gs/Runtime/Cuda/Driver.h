@@ -69,6 +69,9 @@ struct DriverApi {
                               CUstream stream);
   CUresult (*memcpyDtoHAsync)(void *to, CUdeviceptr from, size_t bytes,
                               CUstream stream);
+  /// Either direction, by unified addressing.
+  CUresult (*memcpyAsync)(CUdeviceptr to, CUdeviceptr from, size_t bytes,
+                          CUstream stream);
   CUresult (*moduleLoadDataEx)(CUmodule *module, const void *image,
                                unsigned numOptions, int *options,
                                void **values);

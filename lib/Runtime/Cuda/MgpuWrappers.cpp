@@ -1,0 +1,183 @@
+//===- MgpuWrappers.cpp - MLIR's GPU runtime calls on GSCudaRuntime -------===//
+//
+// Host code lowered by MLIR (gpu-to-llvm, and the translation of
+// gpu.binary and gpu.launch_func) calls a small C API, mgpu*, which LLVM's
+// libmlir_cuda_runtime implements; Debian's MLIR ships none. These
+// functions implement it on GSCudaRuntime, so that such code runs on the
+// driver opened at run time and the caching allocator: one device
+// (mgpuSetDefaultDevice, else GS_CUDA_DEVICE, else 0) and one stream (every
+// mgpuStreamCreate returns it), kernels from PTX (mgpuModuleLoadJIT) or
+// cubins (mgpuModuleLoad). The signatures are those MLIR 22 emits;
+// test/Integration/GPU/mgpu-abi.test checks that every call it emits is
+// defined here. The API has no error results: a failure prints what failed
+// and exits with status 1. The device and modules live until the process
+// ends (MLIR unloads modules from global destructors).
+//
+//===----------------------------------------------------------------------===//
+
+#include "gs/Runtime/Cuda/Device.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+using namespace mlir::gs::runtime::cuda;
+
+namespace {
+/// The process's GPU state behind the C API.
+struct MgpuState {
+  std::unique_ptr<Device> device;
+  std::map<void *, std::unique_ptr<Module>> modules;
+  std::map<CUfunction, std::string> functionNames;
+};
+} // namespace
+
+static int defaultOrdinal = -1;
+
+[[noreturn]] static void fail(const std::string &message) {
+  std::fprintf(stderr, "GradScale GPU runtime: error: %s\n", message.c_str());
+  std::exit(1);
+}
+
+static void check(const std::string &error) {
+  if (!error.empty())
+    fail(error);
+}
+
+static MgpuState &state() {
+  // Never destroyed: global destructors may still unload modules.
+  static MgpuState *opened = [] {
+    int ordinal = defaultOrdinal;
+    if (ordinal < 0) {
+      const char *text = std::getenv("GS_CUDA_DEVICE");
+      ordinal = text && *text ? std::atoi(text) : 0;
+    }
+    auto *created = new MgpuState();
+    check(Device::open(ordinal, created->device));
+    return created;
+  }();
+  return *opened;
+}
+
+/// The architecture of PTX text's `.target` directive ("sm_80"), or "".
+static std::string ptxTarget(const char *text) {
+  const char *target = std::strstr(text, ".target");
+  if (!target)
+    return {};
+  target += std::strlen(".target");
+  while (*target == ' ' || *target == '\t')
+    ++target;
+  size_t length = std::strcspn(target, " \t\r\n,");
+  return std::string(target, length);
+}
+
+static void *registerModule(std::unique_ptr<Module> module) {
+  void *handle = module.get();
+  state().modules.emplace(handle, std::move(module));
+  return handle;
+}
+
+extern "C" {
+
+void mgpuSetDefaultDevice(int32_t ordinal) { defaultOrdinal = ordinal; }
+
+void *mgpuModuleLoad(void *data, size_t size) {
+  MgpuState &gpu = state();
+  std::unique_ptr<Module> module;
+  check(gpu.device->loadImage(
+      {KernelImage::Kind::Cubin, "",
+       std::string_view(static_cast<const char *>(data), size)},
+      module));
+  return registerModule(std::move(module));
+}
+
+/// PTX the driver compiles at its default optimization level.
+void *mgpuModuleLoadJIT(void *data, int32_t /*optLevel*/) {
+  MgpuState &gpu = state();
+  const char *text = static_cast<const char *>(data);
+  std::vector<KernelImage> images = {
+      {KernelImage::Kind::Ptx, ptxTarget(text), text}};
+  std::unique_ptr<Module> module;
+  check(gpu.device->loadModule(images, module));
+  return registerModule(std::move(module));
+}
+
+void mgpuModuleUnload(void *module) { state().modules.erase(module); }
+
+CUfunction mgpuModuleGetFunction(void *module, const char *name) {
+  MgpuState &gpu = state();
+  auto found = gpu.modules.find(module);
+  if (found == gpu.modules.end())
+    fail(std::string("kernel '") + name + "' looked up in a module not loaded");
+  CUfunction function = nullptr;
+  check(found->second->function(name, function));
+  gpu.functionNames.emplace(function, name);
+  return function;
+}
+
+void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gridY,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t sharedBytes, CUstream /*stream*/,
+                      void **parameters, void **extra, size_t /*count*/) {
+  MgpuState &gpu = state();
+  auto named = gpu.functionNames.find(function);
+  std::string name =
+      named == gpu.functionNames.end() ? std::string("?") : named->second;
+  intptr_t sizes[6] = {gridX, gridY, gridZ, blockX, blockY, blockZ};
+  unsigned grid[3], block[3];
+  for (int i = 0; i < 6; ++i) {
+    if (sizes[i] < 1 || sizes[i] > INT32_MAX)
+      fail("kernel '" + name + "' launched with a " +
+           (i < 3 ? "grid" : "block") + " size of " + std::to_string(sizes[i]));
+    (i < 3 ? grid[i] : block[i - 3]) = static_cast<unsigned>(sizes[i]);
+  }
+  if (extra)
+    fail("kernel '" + name + "' launched with packed arguments ('extra')");
+  if (sharedBytes < 0)
+    fail("kernel '" + name + "' launched with negative shared memory");
+  check(gpu.device->launch(function, name, grid, block,
+                           static_cast<unsigned>(sharedBytes), parameters));
+}
+
+/// Every stream is the device's one stream.
+CUstream mgpuStreamCreate() { return state().device->stream(); }
+void mgpuStreamDestroy(CUstream) {}
+void mgpuStreamSynchronize(CUstream) { check(state().device->synchronize()); }
+/// Work on one stream runs in order: waiting on its own events is implied.
+void mgpuStreamWaitEvent(CUstream, CUevent) {}
+
+CUevent mgpuEventCreate() {
+  CUevent event = nullptr;
+  check(state().device->createEvent(event));
+  return event;
+}
+void mgpuEventDestroy(CUevent event) {
+  check(state().device->destroyEvent(event));
+}
+void mgpuEventSynchronize(CUevent event) {
+  check(state().device->waitForEvent(event));
+}
+void mgpuEventRecord(CUevent event, CUstream) {
+  check(state().device->recordEvent(event));
+}
+
+void *mgpuMemAlloc(uint64_t bytes, CUstream, bool hostShared) {
+  if (hostShared)
+    fail("host-shared GPU memory (gpu.alloc host_shared) is not supported");
+  CUdeviceptr pointer = 0;
+  check(state().device->allocator().allocate(bytes, pointer));
+  return reinterpret_cast<void *>(pointer);
+}
+
+void mgpuMemFree(void *pointer, CUstream) {
+  check(state().device->allocator().deallocate(
+      reinterpret_cast<CUdeviceptr>(pointer)));
+}
+
+void mgpuMemcpy(void *to, void *from, size_t bytes, CUstream) {
+  check(state().device->copy(to, from, bytes));
+}
+
+} // extern "C"
