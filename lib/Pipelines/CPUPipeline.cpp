@@ -18,11 +18,12 @@
 using namespace mlir;
 using namespace mlir::gs;
 
-void mlir::gs::buildCPUPipeline(OpPassManager &pm,
-                                const CPUPipelineOptions &options) {
-  // gs to linalg on tensors.
+void mlir::gs::buildGSToLinalgPipeline(OpPassManager &pm,
+                                       bool paramsToGlobals) {
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(createConvertGSParamsToMemRef());
+  ConvertGSParamsToMemRefOptions params;
+  params.updatesOnly = !paramsToGlobals;
+  pm.addPass(createConvertGSParamsToMemRef(params));
   OpPassManager &toLinalg = pm.nest<func::FuncOp>();
   toLinalg.addPass(createInlineBackward());
   toLinalg.addPass(createConvertGSToLinalg());
@@ -30,6 +31,21 @@ void mlir::gs::buildCPUPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createFuseElementwise());
   pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::gs::buildGPUKernelPipeline(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(createInlineBackward());
+  pm.addNestedPass<func::FuncOp>(createFuseEpilogues());
+  pm.addPass(createConvertGSToGPU());
+  // Where parameters live is the runtime's: they stay gs.param.
+  buildGSToLinalgPipeline(pm, /*paramsToGlobals=*/false);
+  pm.addPass(createConvertLinalgToGPU());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::gs::buildCPUPipeline(OpPassManager &pm,
+                                const CPUPipelineOptions &options) {
+  buildGSToLinalgPipeline(pm, /*paramsToGlobals=*/true);
 
   // Register-blocked, vectorized GEMMs and convolutions.
   if (options.kernelSchedule) {
@@ -83,6 +99,11 @@ void mlir::gs::registerPipelines() {
   PassPipelineRegistration<CPUPipelineOptions>(
       "gs-lower-to-llvm-cpu", "Lower gs to the LLVM dialect for the host CPU",
       buildCPUPipeline);
+  PassPipelineRegistration<>(
+      "gs-lower-to-gpu-kernels",
+      "A train step's computation in device kernels (gpu.launch), on "
+      "tensors; the rest host code",
+      buildGPUKernelPipeline);
   PassPipelineRegistration<TrainPipelineOptions>(
       "gs-train",
       "The train step with a gradient-precision method: autodiff, mixed "

@@ -41,7 +41,15 @@ def ConvertGSParamsToMemRef
     parameter and its optimizer state, `gs.optimizer_step`, and writes. The
     `gs.training` configuration, which has served autodiff by then, is
     dropped.
+
+    With `updates-only`, only `gs.update` is expanded (and `gs.training`
+    dropped): the parameters stay gs ops, for a pipeline that computes the
+    update on the device before the runtime decides where they live.
   }];
+  let options = [
+    Option<"updatesOnly", "updates-only", "bool", /*default=*/"false",
+           "Expand gs.update only; keep gs.param and its accesses">
+  ];
   let dependentDialects = [
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::memref::MemRefDialect", "::mlir::tensor::TensorDialect",
@@ -204,3 +212,39 @@ def DumpGPUBinaries : Pass<"gs-dump-gpu-binaries", "::mlir::ModuleOp"> {
 }
 
 #endif // GS_CONVERSION_PASSES_TD
+
+def ConvertLinalgToGPU : Pass<"gs-linalg-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Compute a step's linalg ops on tensors in device kernels";
+  let description = [{
+    Rewrites every linalg op on tensors (named ops generalized first) into
+    a call of a kernel, through its tensor-level entry like
+    convert-gs-to-gpu's kernels: one thread per point of the op's parallel
+    loops (256 per block), which reads its inputs through their indexing
+    maps, runs the op's reduction loops in their order with the outputs
+    carried, and stores the outputs. The order of every sum is the CPU
+    lowering's, so the kernels compute its values bit for bit. Tensors the
+    body reads elements of (`tensor.extract`, e.g. a gather by class
+    index) become kernel arguments; so do scalars taken from tensors at
+    constant indices (the tensor, read on the device); constants are
+    rebuilt in the kernel; other scalars come in one-element tensors.
+    Kernels are named `gs_map_<loop sizes>` (no reductions) or
+    `gs_reduce_<loop sizes>` and shared by the ops that compute the same
+    thing. An op with dynamic loop bounds, or whose body uses a tensor
+    from above other than through tensor.extract, stays on the host (the
+    `on-host` statistic).
+
+    Runs after convert-gs-to-gpu and convert-gs-to-linalg (the
+    `gs-lower-to-gpu-kernels` pipeline); what it leaves is host code:
+    scalar arithmetic, reshapes, slices, the step's control flow.
+  }];
+  let statistics = [
+    Statistic<"numOnDevice", "on-device", "linalg ops computed in kernels">,
+    Statistic<"numOnHost", "on-host", "linalg ops left to the host">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"
+  ];
+}

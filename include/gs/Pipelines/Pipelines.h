@@ -31,6 +31,19 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::init(0)};
 };
 
+/// gs (tensors) to linalg on tensors: gs.update expanded, parameters to
+/// globals (or, without `paramsToGlobals`, left gs.param), the backward
+/// regions inlined, gs to linalg, elementwise fusion. The prefix of the
+/// CPU pipeline and of the GPU kernel pipeline.
+void buildGSToLinalgPipeline(OpPassManager &pm, bool paramsToGlobals);
+
+/// A train step's computation in device kernels, on tensors: the FP16
+/// contractions with their scaling epilogues and the scale decisions
+/// (gs-fuse-epilogues, convert-gs-to-gpu), the rest through
+/// buildGSToLinalgPipeline into kernels of gs-linalg-to-gpu. What remains
+/// outside the kernels is host code (scalars, reshapes, control flow).
+void buildGPUKernelPipeline(OpPassManager &pm);
+
 /// gs (tensors) to the LLVM dialect for the host CPU: parameters to
 /// globals, gs to linalg, elementwise fusion, the kernel schedule,
 /// bufferization with results as out-parameters, and upstream's conversions
@@ -185,8 +198,8 @@ void buildTrainPipeline(OpPassManager &pm, const TrainPipelineOptions &options);
 /// why it cannot as an error at the op concerned.
 LogicalResult addEvalStep(ModuleOp module);
 
-/// Registers `gs-lower-to-llvm-cpu`, `gs-train` and the passes the
-/// pipelines use.
+/// Registers `gs-lower-to-llvm-cpu`, `gs-lower-to-gpu-kernels`, `gs-train`
+/// and the passes the pipelines use.
 void registerPipelines();
 
 } // namespace mlir::gs

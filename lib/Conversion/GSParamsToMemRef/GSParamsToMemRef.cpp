@@ -56,6 +56,8 @@ struct ConvertGSParamsToMemRefPass
     for (TrainingOp training :
          llvm::make_early_inc_range(module.getOps<TrainingOp>()))
       training.erase();
+    if (updatesOnly)
+      return;
 
     OpBuilder b(&getContext());
     for (ParamOp param : llvm::make_early_inc_range(module.getOps<ParamOp>())) {

@@ -4,6 +4,10 @@
 // RUN: gs-opt %s --split-input-file --convert-gs-params-to-memref \
 // RUN:   --convert-gs-to-linalg \
 // RUN:   | FileCheck %s --check-prefix=LINALG --implicit-check-not=gs.
+// RUN: gs-opt %s --split-input-file \
+// RUN:   --convert-gs-params-to-memref=updates-only \
+// RUN:   | FileCheck %s --check-prefix=UPDATES --implicit-check-not=memref. \
+// RUN:       --implicit-check-not=gs.training --implicit-check-not=gs.update
 
 // GSParamsToMemRef.cpp: every gs.param becomes a public, mutable, 64-byte
 // aligned memref.global holding its initial value; gs.param.read is
@@ -104,6 +108,19 @@ func.func @train_step(%g: tensor<4x3xf32>, %lr: f32, %t: i64) {
   gs.update @w, %g, lr %lr, step %t state [@w.moment1, @w.moment2] {optimizer = #gs.adam<>} : tensor<4x3xf32>
   return
 }
+
+// With updates-only, the update expands into the parameter accesses it is
+// defined as, and the parameters stay gs ops.
+// UPDATES-LABEL: func.func @train_step(
+// UPDATES-SAME:      %[[G:.*]]: tensor<4x3xf32>, %[[LR:.*]]: f32, %[[T:.*]]: i64)
+// UPDATES-NEXT:    %[[W:.*]] = gs.param.read @w : tensor<4x3xf32>
+// UPDATES-NEXT:    %[[V:.*]] = gs.param.read @w.moment1 : tensor<4x3xf32>
+// UPDATES-NEXT:    %[[H:.*]] = gs.param.read @w.moment2 : tensor<4x3xf32>
+// UPDATES-NEXT:    %[[NEW:.*]], %[[STATE:.*]]:2 = gs.optimizer_step %[[LR]], %[[T]], %[[W]], %[[G]], %[[V]], %[[H]] {optimizer = #gs.adam<>}
+// UPDATES-NEXT:    gs.param.write %[[NEW]], @w
+// UPDATES-NEXT:    gs.param.write %[[STATE]]#0, @w.moment1
+// UPDATES-NEXT:    gs.param.write %[[STATE]]#1, @w.moment2
+// UPDATES-NEXT:    return
 
 // The optimizer step then becomes one generic with three results.
 // LINALG-LABEL: func.func @train_step(

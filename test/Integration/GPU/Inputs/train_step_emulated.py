@@ -3,13 +3,17 @@ lowering of the same step.
 
   train_step_emulated.py --gs-opt PATH --gs-run PATH --work DIR
                          [--model mlp|deep|cnn] [--scaling gs|dynamic|...]
-                         [--steps N] [--batch N]
+                         [--steps N] [--batch N] [--whole-step]
 
 Exports the PyTorch model with its loss, builds its train step with
 gs-train, and trains it N steps on one Fashion-MNIST batch twice with
 gs-run: as the CPU lowers it, and with its FP16 GEMMs and convolutions in
 the Tensor Core kernels and its scale decisions in one-thread kernels
-(gs-fuse-epilogues, convert-gs-to-gpu), run by gs-emulate-gpu.
+(gs-fuse-epilogues, convert-gs-to-gpu), run by gs-emulate-gpu. With
+--whole-step, the rest of the step's computation is in kernels too
+(gs-lower-to-gpu-kernels: elementwise, reductions, normalization, loss,
+statistics and optimizer in gs-linalg-to-gpu's kernels), and no linalg op
+may be left to the host.
 
 Both accumulate every product in the same k order and round it once, so
 every parameter and optimizer state must be bit-identical after every
@@ -107,6 +111,7 @@ def main():
     parser.add_argument("--scaling", default="gs")
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--whole-step", action="store_true")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
 
@@ -123,8 +128,12 @@ def main():
          f"--onnx-shape=x={args.batch}x1x28x28",
          f"--gs-train=scaling={args.scaling}", "-o", step_ir])
     kernels_ir = os.path.join(args.work, "train_step_gpu.mlir")
-    run([args.gs_opt, step_ir, "--gs-inline-backward", "--gs-fuse-epilogues",
-         "--convert-gs-to-gpu", "-o", kernels_ir])
+    if args.whole_step:
+        run([args.gs_opt, step_ir, "--gs-lower-to-gpu-kernels", "-o",
+             kernels_ir])
+    else:
+        run([args.gs_opt, step_ir, "--gs-inline-backward",
+             "--gs-fuse-epilogues", "--convert-gs-to-gpu", "-o", kernels_ir])
     with open(kernels_ir) as f:
         ir = f.read()
     kernel = r"gs_(?:gemm|conv|convt)_\w+"
@@ -144,6 +153,13 @@ def main():
           f"({convolutions} convolutions) on {kernels} kernels, {fused} with "
           f"the scaling epilogue fused ({masked} with the ReLU mask); "
           f"{decisions} scale decisions on the device, {on_host} on the host")
+    if args.whole_step:
+        rest = re.findall(r"call @(gs_(?:map|reduce)_\w+)_entry\(", ir)
+        reductions = sum(name.startswith("gs_reduce_") for name in rest)
+        host_linalg = len(re.findall(r"\blinalg\.\w+", ir))
+        print(f"{args.model} {args.scaling} the rest: {len(rest)} linalg ops "
+              f"on {len(set(rest))} kernels ({reductions} with reductions), "
+              f"{host_linalg} left to the host")
 
     cpu_losses, cpu = train(args, step_ir, inputs, "cpu")
     gpu_losses, gpu = train(args, emulated_ir, inputs, "gpu")

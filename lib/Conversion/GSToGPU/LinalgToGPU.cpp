@@ -1,0 +1,514 @@
+//===- LinalgToGPU.cpp - The rest of a step's linalg ops to kernels -*- C++
+//-*-=//
+//
+// After convert-gs-to-gpu and convert-gs-to-linalg, what the GEMM and
+// decision kernels do not compute is linalg on tensors: fused elementwise
+// chains, broadcasts, casts, gathers, normalizations, losses, reductions
+// and the optimizer's update. Each such op becomes a call of a kernel with
+// one thread per point of its parallel loops, which runs the op's
+// reduction loops in their order: the CPU lowering's order, so a step on
+// these kernels computes the CPU's values bit for bit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gs/Conversion/GSToGPU/KernelEntry.h"
+#include "gs/Conversion/Passes.h"
+
+#include "mlir/Dialect/Affine/Utils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+namespace mlir::gs {
+#define GEN_PASS_DEF_CONVERTLINALGTOGPU
+#include "gs/Conversion/Passes.h.inc"
+} // namespace mlir::gs
+
+using namespace mlir;
+using namespace mlir::gs;
+
+namespace {
+/// Threads per block of the kernels; one thread per parallel point.
+constexpr int64_t kThreadsPerBlock = 256;
+/// The most blocks along a grid's x dimension.
+constexpr int64_t kMaxGridX = (int64_t{1} << 31) - 1;
+
+MemRefType bufferTypeOf(Type tensor) {
+  auto type = cast<RankedTensorType>(tensor);
+  return MemRefType::get(type.getShape(), type.getElementType());
+}
+
+/// How a value the op's body uses from above reaches the kernel.
+enum class CaptureKind {
+  /// A constant: rebuilt in the kernel.
+  Constant,
+  /// A tensor the body reads elements of: a kernel argument.
+  Tensor,
+  /// An element of a tensor taken at constant indices: the tensor is a
+  /// kernel argument and the element is read on the device.
+  Element,
+  /// Any other scalar: passed in a one-element tensor.
+  Scalar,
+};
+
+/// A kernel for one linalg.generic on tensors and the operands of its call.
+class GenericKernelBuilder {
+public:
+  explicit GenericKernelBuilder(linalg::GenericOp op) : op(op) {}
+
+  /// Plans the kernel's arguments; fails (the op stays on the host) for
+  /// dynamic loop bounds, more points than a grid's 2^31 - 1 blocks hold,
+  /// bodies that use a tensor from above other than
+  /// through tensor.extract, and linalg.index in a nested region.
+  LogicalResult plan();
+
+  /// Builds `@name` on memrefs: the inputs, then one output per result.
+  func::FuncOp build(OpBuilder &builder, StringRef name);
+
+  /// The operands of the call of the kernel's entry, built before `op`.
+  SmallVector<Value> callOperands(OpBuilder &b);
+
+  unsigned numInputs() const { return inputs.size(); }
+  /// The points of the parallel loops: the kernel's threads.
+  int64_t numPoints() const {
+    int64_t points = 1;
+    for (unsigned dim : parallelDims)
+      points *= sizes[dim];
+    return points;
+  }
+  bool hasReductions() const { return !reductionDims.empty(); }
+  ArrayRef<int64_t> loopSizes() const { return sizes; }
+
+private:
+  struct Input {
+    /// The value passed to the entry (a tensor), or, for a Scalar
+    /// capture, the scalar to wrap in one.
+    Value value;
+    /// The op operand read through its indexing map, if any.
+    OpOperand *operand = nullptr;
+  };
+
+  /// Emits the code of one thread at `b`'s insertion point, given the
+  /// kernel's arguments and the thread's point of the parallel loops.
+  void buildThread(OpBuilder &b, ValueRange arguments, ValueRange parallelIvs);
+
+  linalg::GenericOp op;
+  SmallVector<int64_t> sizes;
+  SmallVector<unsigned> parallelDims, reductionDims;
+  SmallVector<Input> inputs;
+  /// For each result: the index of its initial value among the inputs,
+  /// where the body reads it.
+  SmallVector<std::optional<unsigned>> initInputs;
+  /// The inputs of the op's tensor operands and initial values.
+  DenseMap<OpOperand *, unsigned> operandInputs;
+  /// Values used from above (and scalar operands), how they reach the
+  /// kernel, and the input they come in.
+  llvm::SetVector<Value> captured;
+  DenseMap<Value, CaptureKind> captureKinds;
+  DenseMap<Value, unsigned> captureInputs;
+};
+
+/// Whether every use of `tensor` in `region` is a tensor.extract directly
+/// in the region's block.
+bool onlyExtractedIn(Value tensor, Region &region) {
+  for (OpOperand &use : tensor.getUses()) {
+    Operation *user = use.getOwner();
+    if (!region.isAncestor(user->getParentRegion()))
+      continue;
+    if (!isa<tensor::ExtractOp>(user) || user->getParentRegion() != &region)
+      return false;
+  }
+  return true;
+}
+
+LogicalResult GenericKernelBuilder::plan() {
+  sizes = op.getStaticLoopRanges();
+  if (llvm::any_of(sizes, ShapedType::isDynamic))
+    return failure();
+  for (auto [dim, type] : llvm::enumerate(op.getIteratorTypesArray()))
+    (type == utils::IteratorType::parallel ? parallelDims : reductionDims)
+        .push_back(dim);
+  if (llvm::divideCeil(numPoints(), kThreadsPerBlock) > kMaxGridX)
+    return failure();
+  Block &body = op.getRegion().front();
+  WalkResult nestedIndex = op.getRegion().walk([&](linalg::IndexOp index) {
+    return index->getBlock() == &body ? WalkResult::advance()
+                                      : WalkResult::interrupt();
+  });
+  if (nestedIndex.wasInterrupted())
+    return failure();
+
+  auto addInput = [&](Value value, OpOperand *operand) {
+    inputs.push_back({value, operand});
+    if (operand)
+      operandInputs[operand] = inputs.size() - 1;
+    return inputs.size() - 1;
+  };
+  // How a scalar from above reaches the kernel.
+  auto captureScalar = [&](Value value) {
+    if (captureKinds.count(value))
+      return;
+    captured.insert(value);
+    if (matchPattern(value, m_Constant())) {
+      captureKinds[value] = CaptureKind::Constant;
+      return;
+    }
+    auto extract = value.getDefiningOp<tensor::ExtractOp>();
+    if (extract && llvm::all_of(extract.getIndices(), [](Value index) {
+          return matchPattern(index, m_Constant());
+        })) {
+      captureKinds[value] = CaptureKind::Element;
+      captureInputs[value] = addInput(extract.getTensor(), nullptr);
+      return;
+    }
+    captureKinds[value] = CaptureKind::Scalar;
+    captureInputs[value] = addInput(value, nullptr);
+  };
+
+  for (OpOperand *operand : op.getDpsInputOperands()) {
+    if (isa<RankedTensorType>(operand->get().getType()))
+      addInput(operand->get(), operand);
+    else
+      captureScalar(operand->get());
+  }
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    if (op.getMatchingBlockArgument(&init).use_empty())
+      initInputs.push_back(std::nullopt);
+    else
+      initInputs.push_back(addInput(init.get(), &init));
+  }
+
+  llvm::SetVector<Value> fromAbove;
+  getUsedValuesDefinedAbove(op.getRegion(), fromAbove);
+  for (Value value : fromAbove) {
+    if (!isa<RankedTensorType>(value.getType())) {
+      captureScalar(value);
+      continue;
+    }
+    if (!onlyExtractedIn(value, op.getRegion()))
+      return failure();
+    captured.insert(value);
+    captureKinds[value] = CaptureKind::Tensor;
+    captureInputs[value] = addInput(value, nullptr);
+  }
+  return success();
+}
+
+SmallVector<Value> GenericKernelBuilder::callOperands(OpBuilder &b) {
+  SmallVector<Value> operands;
+  for (const Input &input : inputs) {
+    Value value = input.value;
+    if (!isa<RankedTensorType>(value.getType()))
+      value = tensor::FromElementsOp::create(
+          b, op.getLoc(), RankedTensorType::get({1}, value.getType()), value);
+    operands.push_back(value);
+  }
+  return operands;
+}
+
+func::FuncOp GenericKernelBuilder::build(OpBuilder &builder, StringRef name) {
+  Location loc = op.getLoc();
+  SmallVector<Type> arguments;
+  for (const Input &input : inputs) {
+    Type type = input.value.getType();
+    arguments.push_back(isa<RankedTensorType>(type)
+                            ? bufferTypeOf(type)
+                            : MemRefType::get({1}, type));
+  }
+  for (Type result : op.getResultTypes())
+    arguments.push_back(bufferTypeOf(result));
+  auto kernel = func::FuncOp::create(builder, loc, name,
+                                     builder.getFunctionType(arguments, {}));
+  Block *entry = kernel.addEntryBlock();
+  OpBuilder b = OpBuilder::atBlockBegin(entry);
+
+  int64_t points = numPoints();
+  int64_t threads = std::min(points, kThreadsPerBlock);
+  // plan() keeps the grid within its limit; an empty op launches nothing.
+  if (points > 0) {
+    int64_t blocks = llvm::divideCeil(points, threads);
+    auto constant = [&](int64_t value) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, value);
+    };
+    Value one = constant(1);
+    Value gridSize = constant(blocks);
+    Value blockSize = constant(threads);
+    auto launch =
+        gpu::LaunchOp::create(b, loc, gridSize, one, one, blockSize, one, one);
+    OpBuilder t = OpBuilder::atBlockBegin(&launch.getBody().front());
+    // The thread's point: its index in the grid, row-major over the
+    // parallel loops.
+    Value point = arith::AddIOp::create(
+        t, loc,
+        arith::MulIOp::create(t, loc, launch.getBlockIds().x,
+                              arith::ConstantIndexOp::create(t, loc, threads)),
+        launch.getThreadIds().x);
+    auto emitThread = [&](OpBuilder &inner) {
+      SmallVector<Value> ivs(parallelDims.size());
+      Value rest = point;
+      for (int i = static_cast<int>(parallelDims.size()) - 1; i >= 0; --i) {
+        Value size =
+            arith::ConstantIndexOp::create(inner, loc, sizes[parallelDims[i]]);
+        ivs[i] = i == 0 ? rest : arith::RemUIOp::create(inner, loc, rest, size);
+        if (i > 0)
+          rest = arith::DivUIOp::create(inner, loc, rest, size);
+      }
+      buildThread(inner, entry->getArguments(), ivs);
+    };
+    if (points % threads == 0) {
+      emitThread(t);
+    } else {
+      Value inBounds =
+          arith::CmpIOp::create(t, loc, arith::CmpIPredicate::ult, point,
+                                arith::ConstantIndexOp::create(t, loc, points));
+      auto guard = scf::IfOp::create(t, loc, inBounds, /*withElse=*/false);
+      OpBuilder inner = guard.getThenBodyBuilder();
+      emitThread(inner);
+    }
+    gpu::TerminatorOp::create(t, loc);
+  }
+  b.setInsertionPointToEnd(entry);
+  func::ReturnOp::create(b, loc);
+  return kernel;
+}
+
+void GenericKernelBuilder::buildThread(OpBuilder &b, ValueRange arguments,
+                                       ValueRange parallelIvs) {
+  Location loc = op.getLoc();
+  Block &body = op.getRegion().front();
+  ValueRange outputs = arguments.drop_front(inputs.size());
+
+  // The values the body uses from above, on the device.
+  IRMapping mapping;
+  for (Value value : captured) {
+    switch (captureKinds[value]) {
+    case CaptureKind::Constant:
+      mapping.map(value, b.clone(*value.getDefiningOp())->getResult(0));
+      break;
+    case CaptureKind::Tensor:
+      break;
+    case CaptureKind::Element: {
+      auto extract = value.getDefiningOp<tensor::ExtractOp>();
+      SmallVector<Value> indices;
+      for (Value index : extract.getIndices())
+        indices.push_back(b.clone(*index.getDefiningOp())->getResult(0));
+      mapping.map(value, memref::LoadOp::create(
+                             b, loc, arguments[captureInputs[value]], indices));
+      break;
+    }
+    case CaptureKind::Scalar: {
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      mapping.map(value, memref::LoadOp::create(
+                             b, loc, arguments[captureInputs[value]], zero));
+      break;
+    }
+    }
+  }
+
+  // The full point of the loops, the reduction dimensions' ivs filled in
+  // inside the reduction loops.
+  SmallVector<Value> ivs(sizes.size());
+  for (auto [dim, iv] : llvm::zip_equal(parallelDims, parallelIvs))
+    ivs[dim] = iv;
+  auto indicesOf = [&](OpBuilder &at, AffineMap map) {
+    return *affine::expandAffineMap(at, loc, map, ivs);
+  };
+  auto readOperand = [&](OpBuilder &at, OpOperand *operand) -> Value {
+    SmallVector<Value> indices =
+        indicesOf(at, op.getMatchingIndexingMap(operand));
+    return memref::LoadOp::create(
+        at, loc, arguments[operandInputs.lookup(operand)], indices);
+  };
+
+  // The body at the current point, with the outputs' current values.
+  auto emitBody = [&](OpBuilder &at, ValueRange current) {
+    IRMapping point = mapping;
+    for (OpOperand *operand : op.getDpsInputOperands())
+      point.map(op.getMatchingBlockArgument(operand),
+                operandInputs.count(operand) ? readOperand(at, operand)
+                                             : mapping.lookup(operand->get()));
+    for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable()))
+      if (initInputs[i])
+        point.map(op.getMatchingBlockArgument(&init), current[i]);
+    for (Operation &inner : body.without_terminator()) {
+      if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+        point.map(index.getResult(), ivs[index.getDim()]);
+        continue;
+      }
+      auto extract = dyn_cast<tensor::ExtractOp>(inner);
+      if (extract && captured.contains(extract.getTensor())) {
+        SmallVector<Value> indices;
+        for (Value index : extract.getIndices())
+          indices.push_back(point.lookupOrDefault(index));
+        point.map(extract.getResult(),
+                  memref::LoadOp::create(
+                      at, loc, arguments[captureInputs[extract.getTensor()]],
+                      indices));
+        continue;
+      }
+      at.clone(inner, point);
+    }
+    SmallVector<Value> yielded;
+    for (Value value : body.getTerminator()->getOperands())
+      yielded.push_back(point.lookupOrDefault(value));
+    return yielded;
+  };
+
+  // The outputs' values at this point before the reduction: the initial
+  // values the body reads (zero for a result whose body ignores its
+  // output: the body defines it at every point).
+  SmallVector<Value> initial;
+  for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable())) {
+    if (initInputs[i]) {
+      initial.push_back(readOperand(b, &init));
+      continue;
+    }
+    Type element = getElementTypeOrSelf(init.get().getType());
+    initial.push_back(arith::ConstantOp::create(
+        b, loc, cast<TypedAttr>(b.getZeroAttr(element))));
+  }
+
+  SmallVector<Value> results;
+  if (reductionDims.empty()) {
+    results = emitBody(b, initial);
+  } else {
+    // The reduction loops nested in their order, the outputs carried.
+    std::function<SmallVector<Value>(OpBuilder &, unsigned, ValueRange)> nest =
+        [&](OpBuilder &at, unsigned level,
+            ValueRange carried) -> SmallVector<Value> {
+      if (level == reductionDims.size())
+        return emitBody(at, carried);
+      unsigned dim = reductionDims[level];
+      Value lower = arith::ConstantIndexOp::create(at, loc, 0);
+      Value upper = arith::ConstantIndexOp::create(at, loc, sizes[dim]);
+      Value step = arith::ConstantIndexOp::create(at, loc, 1);
+      auto loop = scf::ForOp::create(
+          at, loc, lower, upper, step, carried,
+          [&](OpBuilder &inner, Location, Value iv, ValueRange args) {
+            ivs[dim] = iv;
+            scf::YieldOp::create(inner, loc, nest(inner, level + 1, args));
+          });
+      return SmallVector<Value>(loop.getResults());
+    };
+    results = nest(b, 0, initial);
+    // Output maps do not read the reduction dimensions.
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    for (unsigned dim : reductionDims)
+      ivs[dim] = zero;
+  }
+
+  for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable()))
+    memref::StoreOp::create(b, loc, results[i], outputs[i],
+                            indicesOf(b, op.getMatchingIndexingMap(&init)));
+}
+
+/// The linalg ops of the module's host code, each in a kernel of its own
+/// shared by the ops that compute the same thing.
+class LinalgRewriter {
+public:
+  explicit LinalgRewriter(ModuleOp module) : module(module), symbols(module) {}
+
+  /// Rewrites `op` into a call of its kernel; false where it stays.
+  bool rewrite(linalg::GenericOp op);
+
+private:
+  /// `gs_map_<sizes>` or `gs_reduce_<sizes>`, unique in the module.
+  std::string nameFor(const GenericKernelBuilder &kernel);
+  /// The entry of a kernel equivalent to `kernel`, if one was built.
+  func::FuncOp findEquivalent(func::FuncOp kernel);
+
+  ModuleOp module;
+  SymbolTable symbols;
+  /// The kernels built so far and their entries.
+  SmallVector<std::pair<func::FuncOp, func::FuncOp>> kernels;
+};
+
+std::string LinalgRewriter::nameFor(const GenericKernelBuilder &kernel) {
+  std::string stem;
+  llvm::raw_string_ostream os(stem);
+  os << (kernel.hasReductions() ? "gs_reduce_" : "gs_map_");
+  if (kernel.loopSizes().empty())
+    os << "scalar";
+  llvm::interleave(kernel.loopSizes(), os, "x");
+  std::string name = stem;
+  for (int suffix = 1; symbols.lookup(name) || symbols.lookup(name + "_entry");
+       ++suffix)
+    name = (stem + "_" + Twine(suffix)).str();
+  return name;
+}
+
+func::FuncOp LinalgRewriter::findEquivalent(func::FuncOp kernel) {
+  for (auto [existing, entry] : kernels)
+    if (existing.getFunctionType() == kernel.getFunctionType() &&
+        OperationEquivalence::isRegionEquivalentTo(
+            &existing.getBody(), &kernel.getBody(),
+            OperationEquivalence::IgnoreLocations))
+      return entry;
+  return nullptr;
+}
+
+bool LinalgRewriter::rewrite(linalg::GenericOp op) {
+  GenericKernelBuilder kernel(op);
+  if (failed(kernel.plan()))
+    return false;
+  Location loc = op.getLoc();
+  OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+  func::FuncOp function = kernel.build(builder, nameFor(kernel));
+  func::FuncOp entry = findEquivalent(function);
+  if (entry) {
+    function.erase();
+  } else {
+    entry = buildKernelEntry(builder, loc, function, kernel.numInputs());
+    for (func::FuncOp f : {function, entry}) {
+      f.setPrivate();
+      symbols.insert(f);
+    }
+    kernels.emplace_back(function, entry);
+  }
+  OpBuilder b(op);
+  auto call = func::CallOp::create(b, loc, entry, kernel.callOperands(b));
+  op->replaceAllUsesWith(call.getResults());
+  op->erase();
+  return true;
+}
+
+struct ConvertLinalgToGPUPass
+    : mlir::gs::impl::ConvertLinalgToGPUBase<ConvertLinalgToGPUPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<linalg::LinalgOp> ops;
+    module.walk([&](linalg::LinalgOp op) {
+      if (op.hasPureTensorSemantics())
+        ops.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    LinalgRewriter kernels(module);
+    for (linalg::LinalgOp op : ops) {
+      auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+      if (!generic) {
+        rewriter.setInsertionPoint(op);
+        FailureOr<linalg::GenericOp> generalized =
+            linalg::generalizeNamedOp(rewriter, op);
+        if (failed(generalized)) {
+          ++numOnHost;
+          continue;
+        }
+        generic = *generalized;
+      }
+      if (kernels.rewrite(generic))
+        ++numOnDevice;
+      else
+        ++numOnHost;
+    }
+  }
+};
+} // namespace

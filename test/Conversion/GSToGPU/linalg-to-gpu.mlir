@@ -1,0 +1,168 @@
+// RUN: gs-opt %s --split-input-file --gs-linalg-to-gpu | FileCheck %s
+// RUN: gs-opt %s --split-input-file --gs-linalg-to-gpu --gs-emulate-gpu --gs-lower-to-llvm-cpu -o /dev/null
+
+// An elementwise op with a broadcast operand and a constant from above: one
+// thread per element (256 per block, the last block guarded), the
+// broadcast read through its indexing map, the constant rebuilt on the
+// device. The call stays on tensors, through the kernel's entry.
+// CHECK-LABEL: func.func @broadcast_add
+// CHECK-SAME: (%[[X:.+]]: tensor<30x10xf32>, %[[B:.+]]: tensor<10xf32>)
+// CHECK: %[[R:.+]] = call @gs_map_30x10_entry(%[[X]], %[[B]]) : (tensor<30x10xf32>, tensor<10xf32>) -> tensor<30x10xf32>
+// CHECK: return %[[R]]
+// CHECK: func.func private @gs_map_30x10(%[[KX:.+]]: memref<30x10xf32>, %[[KB:.+]]: memref<10xf32>, %[[KOUT:.+]]: memref<30x10xf32>)
+// CHECK-DAG: %[[C2:.+]] = arith.constant 2 : index
+// CHECK-DAG: %[[C256:.+]] = arith.constant 256 : index
+// CHECK: gpu.launch blocks(%[[BX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[C2]], %{{.+}}, %{{.+}}) threads(%[[TX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[C256]],
+// CHECK: %[[BASE:.+]] = arith.muli %[[BX]], %{{.+}} : index
+// CHECK: %[[P:.+]] = arith.addi %[[BASE]], %[[TX]] : index
+// CHECK: %[[IN:.+]] = arith.cmpi ult, %[[P]], %{{.+}} : index
+// CHECK: scf.if %[[IN]] {
+// CHECK: %[[J:.+]] = arith.remui %[[P]], %{{.+}} : index
+// CHECK: %[[I:.+]] = arith.divui %[[P]], %{{.+}} : index
+// CHECK: %[[TWO:.+]] = arith.constant 2.000000e+00 : f32
+// CHECK: %[[XV:.+]] = memref.load %[[KX]][%[[I]], %[[J]]]
+// CHECK: %[[BV:.+]] = memref.load %[[KB]][%[[J]]]
+// CHECK: %[[S:.+]] = arith.addf %[[XV]], %[[BV]] : f32
+// CHECK: %[[M:.+]] = arith.mulf %[[S]], %[[TWO]] : f32
+// CHECK: memref.store %[[M]], %[[KOUT]][%[[I]], %[[J]]]
+// CHECK: func.func private @gs_map_30x10_entry(
+// CHECK: memref.alloc() : memref<30x10xf32>
+// CHECK: call @gs_map_30x10(
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @broadcast_add(%x: tensor<30x10xf32>, %b: tensor<10xf32>) -> tensor<30x10xf32> {
+  %two = arith.constant 2.0 : f32
+  %init = tensor.empty() : tensor<30x10xf32>
+  %r = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %b : tensor<30x10xf32>, tensor<10xf32>) outs(%init : tensor<30x10xf32>) {
+  ^bb0(%a: f32, %c: f32, %out: f32):
+    %s = arith.addf %a, %c : f32
+    %m = arith.mulf %s, %two : f32
+    linalg.yield %m : f32
+  } -> tensor<30x10xf32>
+  return %r : tensor<30x10xf32>
+}
+
+// -----
+
+// A reduction over rows into an initialized output: its initial value is
+// an input, the reduction loop runs in order with the sum carried; a
+// named op (linalg.fill) is generalized first. Exactly 256 points: no
+// guard. Two equal ops share one kernel.
+// CHECK-LABEL: func.func @column_sums
+// CHECK: %[[Z:.+]] = call @gs_map_256_entry() : () -> tensor<256xf64>
+// CHECK: %[[S1:.+]] = call @gs_reduce_8x256_entry(%{{.+}}, %[[Z]])
+// CHECK: %[[S2:.+]] = call @gs_reduce_8x256_entry(%{{.+}}, %[[Z]])
+// CHECK-NOT: linalg.
+// CHECK: func.func private @gs_map_256(
+// CHECK: func.func private @gs_reduce_8x256(%[[KX:.+]]: memref<8x256xf32>, %[[KINIT:.+]]: memref<256xf64>, %[[KOUT:.+]]: memref<256xf64>)
+// CHECK-DAG: %[[C1:.+]] = arith.constant 1 : index
+// CHECK-DAG: %[[C256:.+]] = arith.constant 256 : index
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.+}} = %[[C1]], {{.*}}) threads({{.*}}) in (%{{.+}} = %[[C256]],
+// CHECK-NOT: scf.if
+// CHECK: %[[INIT:.+]] = memref.load %[[KINIT]][%[[J:.+]]]
+// CHECK: %[[SUM:.+]] = scf.for %[[K:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %[[INIT]]) -> (f64) {
+// CHECK: %[[V:.+]] = memref.load %[[KX]][%[[K]], %[[J]]]
+// CHECK: %[[W:.+]] = arith.extf %[[V]] : f32 to f64
+// CHECK: %[[NEW:.+]] = arith.addf %[[ACC]], %[[W]] : f64
+// CHECK: scf.yield %[[NEW]] : f64
+// CHECK: memref.store %[[SUM]], %[[KOUT]][%[[J]]]
+// CHECK-NOT: func.func private @gs_reduce_8x256_1
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @column_sums(%x: tensor<8x256xf32>, %y: tensor<8x256xf32>) -> (tensor<256xf64>, tensor<256xf64>) {
+  %zero = arith.constant 0.0 : f64
+  %empty = tensor.empty() : tensor<256xf64>
+  %init = linalg.fill ins(%zero : f64) outs(%empty : tensor<256xf64>) -> tensor<256xf64>
+  %s1 = linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%x : tensor<8x256xf32>) outs(%init : tensor<256xf64>) {
+  ^bb0(%a: f32, %acc: f64):
+    %w = arith.extf %a : f32 to f64
+    %n = arith.addf %acc, %w : f64
+    linalg.yield %n : f64
+  } -> tensor<256xf64>
+  %s2 = linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%y : tensor<8x256xf32>) outs(%init : tensor<256xf64>) {
+  ^bb0(%a: f32, %acc: f64):
+    %w = arith.extf %a : f32 to f64
+    %n = arith.addf %acc, %w : f64
+    linalg.yield %n : f64
+  } -> tensor<256xf64>
+  return %s1, %s2 : tensor<256xf64>, tensor<256xf64>
+}
+
+// -----
+
+// A gather by class index (a loss's pick of the target's score): the
+// tensor the body reads elements of is a kernel argument, read at the
+// thread's index; a scalar taken from a tensor at constant indices is read
+// on the device from that tensor; any other scalar comes in a
+// one-element tensor.
+// CHECK-LABEL: func.func @pick
+// CHECK-SAME: (%[[SCORES:.+]]: tensor<4x10xf32>, %[[T:.+]]: tensor<4xi64>, %[[SCALE:.+]]: tensor<1xf32>, %[[F:.+]]: f32)
+// CHECK: %[[FT:.+]] = tensor.from_elements %{{.+}} : tensor<1xf32>
+// CHECK: call @gs_map_4_entry(%[[T]], %[[SCORES]], %[[SCALE]], %[[FT]]) : (tensor<4xi64>, tensor<4x10xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<4xf32>
+// CHECK: func.func private @gs_map_4(%[[KT:.+]]: memref<4xi64>, %[[KS:.+]]: memref<4x10xf32>, %[[KSC:.+]]: memref<1xf32>, %[[KF:.+]]: memref<1xf32>, %[[KOUT:.+]]: memref<4xf32>)
+// CHECK: %[[C0:.+]] = arith.constant 0 : index
+// CHECK: %[[SC:.+]] = memref.load %[[KSC]][%[[C0]]]
+// CHECK: %[[FV:.+]] = memref.load %[[KF]][%{{.+}}]
+// CHECK: %[[TV:.+]] = memref.load %[[KT]][%[[I:.+]]]
+// CHECK: %[[CLS:.+]] = arith.index_cast %[[TV]] : i64 to index
+// CHECK: %[[PICK:.+]] = memref.load %[[KS]][%[[I]], %[[CLS]]]
+// CHECK: arith.mulf %[[PICK]], %[[SC]]
+// CHECK: memref.store %{{.+}}, %[[KOUT]][%[[I]]]
+func.func @pick(%scores: tensor<4x10xf32>, %t: tensor<4xi64>, %scale: tensor<1xf32>, %f: f32) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %s = tensor.extract %scale[%c0] : tensor<1xf32>
+  %g = arith.addf %f, %f : f32
+  %init = tensor.empty() : tensor<4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%t : tensor<4xi64>) outs(%init : tensor<4xf32>) {
+  ^bb0(%class: i64, %out: f32):
+    %i = linalg.index 0 : index
+    %c = arith.index_cast %class : i64 to index
+    %v = tensor.extract %scores[%i, %c] : tensor<4x10xf32>
+    %m = arith.mulf %v, %s : f32
+    %a = arith.addf %m, %g : f32
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// A full reduction into a 0-d tensor: one thread, nested loops in the
+// op's order.
+// CHECK-LABEL: func.func @total
+// CHECK: call @gs_reduce_3x5_entry
+// CHECK: func.func private @gs_reduce_3x5(
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.+}} = %[[ONE:.+]], {{.*}}) threads({{.*}}) in (%{{.+}} = %[[ONE]],
+// CHECK: scf.for %[[I:[^ ]+]] =
+// CHECK: scf.for %[[J:[^ ]+]] =
+// CHECK: memref.load %{{.+}}[%[[I]], %[[J]]]
+// CHECK: memref.store %{{.+}}, %{{.+}}[] : memref<f32>
+func.func @total(%x: tensor<3x5xf32>, %init: tensor<f32>) -> tensor<f32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>], iterator_types = ["reduction", "reduction"]}
+      ins(%x : tensor<3x5xf32>) outs(%init : tensor<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %n = arith.addf %acc, %a : f32
+    linalg.yield %n : f32
+  } -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
+// Dynamic loop bounds: the op stays on the host.
+// CHECK-LABEL: func.func @dynamic
+// CHECK: linalg.generic
+// CHECK-NOT: call @gs_
+func.func @dynamic(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%x : tensor<?xf32>) outs(%x : tensor<?xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<?xf32>
+  return %r : tensor<?xf32>
+}
