@@ -39,6 +39,11 @@ void mlir::gs::buildGPUKernelPipeline(OpPassManager &pm) {
   pm.addPass(createConvertGSToGPU());
   // Where parameters live is the runtime's: they stay gs.param.
   buildGSToLinalgPipeline(pm, /*paramsToGlobals=*/false);
+  // The scalar code on kernel results and the skip guard onto tensors,
+  // then everything on tensors into kernels.
+  pm.addPass(createDeviceScalars());
+  pm.addNestedPass<func::FuncOp>(createFuseElementwise());
+  pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvertLinalgToGPU());
   pm.addPass(createCanonicalizerPass());
 }

@@ -213,6 +213,39 @@ def DumpGPUBinaries : Pass<"gs-dump-gpu-binaries", "::mlir::ModuleOp"> {
 
 #endif // GS_CONVERSION_PASSES_TD
 
+def DeviceScalars : Pass<"gs-device-scalars", "::mlir::ModuleOp"> {
+  let summary = "Move a step's scalar code on tensor data, and its skip "
+                "guard, onto tensors for gs-linalg-to-gpu";
+  let description = [{
+    After convert-gs-to-linalg a step still computes scalars on the host
+    from values its kernels produce: the statistics records, the
+    all-finite flag, the step counters. On a GPU each is a read of device
+    memory that waits for the device. This pass rewrites that host code
+    (outside gpu.launch and linalg bodies) into linalg on tensors:
+
+    - an `scf.if` without results or else branch whose block has no
+      effects but `gs.param.read` and `gs.param.write` (the skip guard
+      around the optimizer update) runs unconditionally, and each
+      parameter it writes gets `select(condition, new, old)`, old read
+      before the block: skipping a step rewrites every parameter with its
+      own value;
+    - each arith or math op with a scalar result and an operand read from
+      a tensor (`tensor.extract`) becomes a 0-d `linalg.generic`, its
+      result read back with `tensor.extract`, so that its users qualify in
+      turn; operands read from 0-d tensors become the generic's inputs,
+      others are used from above;
+    - `tensor.from_elements` of such scalars becomes a generic that
+      selects each element by its index.
+
+    gs-linalg-to-gpu then computes all of it in kernels, which read the
+    scalars they use from device memory.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def ConvertLinalgToGPU : Pass<"gs-linalg-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Compute a step's linalg ops on tensors in device kernels";
   let description = [{

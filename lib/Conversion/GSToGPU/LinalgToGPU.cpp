@@ -67,8 +67,9 @@ public:
 
   /// Plans the kernel's arguments; fails (the op stays on the host) for
   /// dynamic loop bounds, more points than a grid's 2^31 - 1 blocks hold,
-  /// bodies that use a tensor from above other than
-  /// through tensor.extract, and linalg.index in a nested region.
+  /// values from above that are neither tensors nor scalars, bodies that
+  /// use a tensor from above other than through tensor.extract, and
+  /// linalg.index in a nested region.
   LogicalResult plan();
 
   /// Builds `@name` on memrefs: the inputs, then one output per result.
@@ -153,14 +154,16 @@ LogicalResult GenericKernelBuilder::plan() {
       operandInputs[operand] = inputs.size() - 1;
     return inputs.size() - 1;
   };
-  // How a scalar from above reaches the kernel.
+  // How a scalar from above reaches the kernel; false for other types.
   auto captureScalar = [&](Value value) {
     if (captureKinds.count(value))
-      return;
+      return true;
+    if (!value.getType().isIntOrIndexOrFloat())
+      return false;
     captured.insert(value);
     if (matchPattern(value, m_Constant())) {
       captureKinds[value] = CaptureKind::Constant;
-      return;
+      return true;
     }
     auto extract = value.getDefiningOp<tensor::ExtractOp>();
     if (extract && llvm::all_of(extract.getIndices(), [](Value index) {
@@ -168,17 +171,18 @@ LogicalResult GenericKernelBuilder::plan() {
         })) {
       captureKinds[value] = CaptureKind::Element;
       captureInputs[value] = addInput(extract.getTensor(), nullptr);
-      return;
+      return true;
     }
     captureKinds[value] = CaptureKind::Scalar;
     captureInputs[value] = addInput(value, nullptr);
+    return true;
   };
 
   for (OpOperand *operand : op.getDpsInputOperands()) {
     if (isa<RankedTensorType>(operand->get().getType()))
       addInput(operand->get(), operand);
-    else
-      captureScalar(operand->get());
+    else if (!captureScalar(operand->get()))
+      return failure();
   }
   for (OpOperand &init : op.getDpsInitsMutable()) {
     if (op.getMatchingBlockArgument(&init).use_empty())
@@ -191,7 +195,8 @@ LogicalResult GenericKernelBuilder::plan() {
   getUsedValuesDefinedAbove(op.getRegion(), fromAbove);
   for (Value value : fromAbove) {
     if (!isa<RankedTensorType>(value.getType())) {
-      captureScalar(value);
+      if (!captureScalar(value))
+        return failure();
       continue;
     }
     if (!onlyExtractedIn(value, op.getRegion()))

@@ -166,3 +166,20 @@ func.func @dynamic(%x: tensor<?xf32>) -> tensor<?xf32> {
   } -> tensor<?xf32>
   return %r : tensor<?xf32>
 }
+
+// -----
+
+// More points than a grid holds (2^41 > 256 x (2^31 - 1)): the op stays
+// on the host.
+// CHECK-LABEL: func.func @too_many_points
+// CHECK: linalg.generic
+// CHECK-NOT: call @gs_
+func.func @too_many_points(%x: tensor<2199023255552xi8>) -> tensor<2199023255552xi8> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%x : tensor<2199023255552xi8>) outs(%x : tensor<2199023255552xi8>) {
+  ^bb0(%a: i8, %out: i8):
+    %n = arith.addi %a, %a : i8
+    linalg.yield %n : i8
+  } -> tensor<2199023255552xi8>
+  return %r : tensor<2199023255552xi8>
+}

@@ -157,9 +157,16 @@ def main():
         rest = re.findall(r"call @(gs_(?:map|reduce)_\w+)_entry\(", ir)
         reductions = sum(name.startswith("gs_reduce_") for name in rest)
         host_linalg = len(re.findall(r"\blinalg\.\w+", ir))
+        # The step's host code: its reads of tensor data (on a GPU, each
+        # waits for the device) and its branches.
+        step = re.search(r"func\.func @train_step\(.*?\n  }\n", ir, re.S)
+        host = step.group(0) if step else ""
+        reads = len(re.findall(r"= tensor\.extract ", host))
+        branches = len(re.findall(r"\bscf\.if\b", host))
         print(f"{args.model} {args.scaling} the rest: {len(rest)} linalg ops "
               f"on {len(set(rest))} kernels ({reductions} with reductions), "
-              f"{host_linalg} left to the host")
+              f"{host_linalg} left to the host; the host code reads "
+              f"{reads} values from tensors and branches {branches} times")
 
     cpu_losses, cpu = train(args, step_ir, inputs, "cpu")
     gpu_losses, gpu = train(args, emulated_ir, inputs, "gpu")
