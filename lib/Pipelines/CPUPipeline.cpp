@@ -33,21 +33,6 @@ void mlir::gs::buildGSToLinalgPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
 }
 
-void mlir::gs::buildGPUKernelPipeline(OpPassManager &pm) {
-  pm.addNestedPass<func::FuncOp>(createInlineBackward());
-  pm.addNestedPass<func::FuncOp>(createFuseEpilogues());
-  pm.addPass(createConvertGSToGPU());
-  // Where parameters live is the runtime's: they stay gs.param.
-  buildGSToLinalgPipeline(pm, /*paramsToGlobals=*/false);
-  // The scalar code on kernel results and the skip guard onto tensors,
-  // then everything on tensors into kernels.
-  pm.addPass(createDeviceScalars());
-  pm.addNestedPass<func::FuncOp>(createFuseElementwise());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createConvertLinalgToGPU());
-  pm.addPass(createCanonicalizerPass());
-}
-
 void mlir::gs::buildCPUPipeline(OpPassManager &pm,
                                 const CPUPipelineOptions &options) {
   buildGSToLinalgPipeline(pm, /*paramsToGlobals=*/true);
