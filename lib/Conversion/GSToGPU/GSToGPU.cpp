@@ -237,14 +237,6 @@ Value asBuffer(OpBuilder &b, Location loc, Value scalar) {
   return tensor::FromElementsOp::create(b, loc, type, scalar);
 }
 
-/// Makes a kernel function and its entry private symbols of the module.
-void addPrivate(SymbolTable &symbols, ArrayRef<func::FuncOp> functions) {
-  for (func::FuncOp function : functions) {
-    function.setPrivate();
-    symbols.insert(function);
-  }
-}
-
 class GemmRewriter {
 public:
   explicit GemmRewriter(ModuleOp module) : module(module), symbols(module) {}
@@ -332,9 +324,6 @@ private:
   /// convert-gs-to-linalg resolves.
   Value loweredStats(Value stats);
 
-  /// A module-unique name starting with `stem`.
-  std::string uniqueName(StringRef stem);
-
   ModuleOp module;
   SymbolTable symbols;
   /// Entries by the attributes (model, threshold, bounds, roundings, which
@@ -379,14 +368,6 @@ Value ScaleRewriter::loweredStats(Value stats) {
   return cast;
 }
 
-std::string ScaleRewriter::uniqueName(StringRef stem) {
-  std::string name = stem.str();
-  for (int suffix = 1; symbols.lookup(name) || symbols.lookup(name + "_entry");
-       ++suffix)
-    name = (stem + "_" + Twine(suffix)).str();
-  return name;
-}
-
 void ScaleRewriter::rewrite(ComputeScaleOp op) {
   Location loc = op.getLoc();
   func::FuncOp &entry = computeEntries[op->getAttrDictionary()];
@@ -402,8 +383,8 @@ void ScaleRewriter::rewrite(ComputeScaleOp op) {
     if (op.getMaxAccumScale())
       os << "_accum";
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
-    func::FuncOp kernel =
-        buildComputeScaleKernel(builder, loc, op, uniqueName(stem));
+    func::FuncOp kernel = buildComputeScaleKernel(
+        builder, loc, op, uniqueKernelName(symbols, stem));
     entry =
         buildKernelEntry(builder, loc, kernel, kernel.getNumArguments() - 2);
     addPrivate(symbols, {kernel, entry});
@@ -432,7 +413,8 @@ void ScaleRewriter::rewrite(UnifyScalesOp op) {
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
     func::FuncOp kernel = buildUnifyScalesKernel(
         builder, loc, numParts,
-        uniqueName(("gs_unify_scales_" + Twine(numParts)).str()));
+        uniqueKernelName(symbols,
+                         ("gs_unify_scales_" + Twine(numParts)).str()));
     entry = buildKernelEntry(builder, loc, kernel, 2 * numParts);
     addPrivate(symbols, {kernel, entry});
   }

@@ -51,3 +51,19 @@ func::FuncOp mlir::gs::buildKernelEntry(OpBuilder &b, Location loc,
   func::ReturnOp::create(b, loc, tensors);
   return entry;
 }
+
+std::string mlir::gs::uniqueKernelName(SymbolTable &symbols, StringRef stem) {
+  std::string name = stem.str();
+  for (int suffix = 1; symbols.lookup(name) || symbols.lookup(name + "_entry");
+       ++suffix)
+    name = (stem + "_" + Twine(suffix)).str();
+  return name;
+}
+
+void mlir::gs::addPrivate(SymbolTable &symbols,
+                          ArrayRef<func::FuncOp> functions) {
+  for (func::FuncOp function : functions) {
+    function.setPrivate();
+    symbols.insert(function);
+  }
+}

@@ -90,14 +90,6 @@ public:
   ArrayRef<int64_t> loopSizes() const { return sizes; }
 
 private:
-  struct Input {
-    /// The value passed to the entry (a tensor), or, for a Scalar
-    /// capture, the scalar to wrap in one.
-    Value value;
-    /// The op operand read through its indexing map, if any.
-    OpOperand *operand = nullptr;
-  };
-
   /// Emits the code of one thread at `b`'s insertion point, given the
   /// kernel's arguments and the thread's point of the parallel loops.
   void buildThread(OpBuilder &b, ValueRange arguments, ValueRange parallelIvs);
@@ -105,7 +97,9 @@ private:
   linalg::GenericOp op;
   SmallVector<int64_t> sizes;
   SmallVector<unsigned> parallelDims, reductionDims;
-  SmallVector<Input> inputs;
+  /// The values passed to the entry: tensors, or for a Scalar capture the
+  /// scalar to wrap in one.
+  SmallVector<Value> inputs;
   /// For each result: the index of its initial value among the inputs,
   /// where the body reads it.
   SmallVector<std::optional<unsigned>> initInputs;
@@ -149,7 +143,7 @@ LogicalResult GenericKernelBuilder::plan() {
     return failure();
 
   auto addInput = [&](Value value, OpOperand *operand) {
-    inputs.push_back({value, operand});
+    inputs.push_back(value);
     if (operand)
       operandInputs[operand] = inputs.size() - 1;
     return inputs.size() - 1;
@@ -210,8 +204,7 @@ LogicalResult GenericKernelBuilder::plan() {
 
 SmallVector<Value> GenericKernelBuilder::callOperands(OpBuilder &b) {
   SmallVector<Value> operands;
-  for (const Input &input : inputs) {
-    Value value = input.value;
+  for (Value value : inputs) {
     if (!isa<RankedTensorType>(value.getType()))
       value = tensor::FromElementsOp::create(
           b, op.getLoc(), RankedTensorType::get({1}, value.getType()), value);
@@ -223,8 +216,8 @@ SmallVector<Value> GenericKernelBuilder::callOperands(OpBuilder &b) {
 func::FuncOp GenericKernelBuilder::build(OpBuilder &builder, StringRef name) {
   Location loc = op.getLoc();
   SmallVector<Type> arguments;
-  for (const Input &input : inputs) {
-    Type type = input.value.getType();
+  for (Value input : inputs) {
+    Type type = input.getType();
     arguments.push_back(isa<RankedTensorType>(type)
                             ? bufferTypeOf(type)
                             : MemRefType::get({1}, type));
@@ -444,11 +437,7 @@ std::string LinalgRewriter::nameFor(const GenericKernelBuilder &kernel) {
   if (kernel.loopSizes().empty())
     os << "scalar";
   llvm::interleave(kernel.loopSizes(), os, "x");
-  std::string name = stem;
-  for (int suffix = 1; symbols.lookup(name) || symbols.lookup(name + "_entry");
-       ++suffix)
-    name = (stem + "_" + Twine(suffix)).str();
-  return name;
+  return uniqueKernelName(symbols, stem);
 }
 
 func::FuncOp LinalgRewriter::findEquivalent(func::FuncOp kernel) {
@@ -473,10 +462,7 @@ bool LinalgRewriter::rewrite(linalg::GenericOp op) {
     function.erase();
   } else {
     entry = buildKernelEntry(builder, loc, function, kernel.numInputs());
-    for (func::FuncOp f : {function, entry}) {
-      f.setPrivate();
-      symbols.insert(f);
-    }
+    addPrivate(symbols, {function, entry});
     kernels.emplace_back(function, entry);
   }
   OpBuilder b(op);

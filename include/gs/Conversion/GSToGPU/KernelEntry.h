@@ -1,4 +1,4 @@
-//===- KernelEntry.h - Tensor-level entries of kernel functions -*- C++ -*-===//
+//===- KernelEntry.h - Kernel functions: entries and symbols ----*- C++ -*-===//
 //
 // A step calls its kernels through entries on tensors, so that it stays on
 // tensors and bufferization sees what each kernel reads and writes.
@@ -9,6 +9,9 @@
 #define GS_CONVERSION_GSTOGPU_KERNELENTRY_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include <string>
 
 namespace mlir::gs {
 
@@ -20,6 +23,14 @@ namespace mlir::gs {
 func::FuncOp buildKernelEntry(OpBuilder &builder, Location loc,
                               func::FuncOp kernel, unsigned numInputs,
                               ArrayRef<unsigned> scratch = {});
+
+/// `stem`, or `stem_<n>` with the least n >= 1, such that neither it nor
+/// its `_entry` names a symbol of `symbols`.
+std::string uniqueKernelName(SymbolTable &symbols, StringRef stem);
+
+/// Makes kernel functions and their entries private symbols of the module
+/// `symbols` is the table of.
+void addPrivate(SymbolTable &symbols, ArrayRef<func::FuncOp> functions);
 
 } // namespace mlir::gs
 
