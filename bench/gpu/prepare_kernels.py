@@ -8,7 +8,7 @@ from a function computing it (check_conv.py's); the scale decisions are
 convert-gs-to-gpu's kernels for test/Integration/GPU/Inputs/
 scale-decisions.mlir, with the statistics of scale_cases.py's gradients
 and the scales the CPU lowering decides from them (gs-run), which the
-device must reproduce. gpu-kernel-outlining
+device must reproduce. gs-outline-gpu-kernels
 splits off the kernels, and the NVVM pipeline lowers them to PTX for sm_80
 and sm_90 (the driver compiles PTX for the GPU it runs on, so no CUDA
 toolkit is needed there). manifest.json records, per configuration, the
@@ -63,6 +63,19 @@ CONFIGS = [
     ("gemm4096_normal", 4096, 4096, 4096, "normal", 1.0, False, False, "", False),
     ("gemm4096_nostats", 4096, 4096, 4096, "integers", 2.0**-10, False, False,
      "statistics=false", True),
+    # Two resident blocks per multiprocessor (the 128 x 128 tiles' default)
+    # against one, where ptxas fits 128 registers without spilling (4096^3
+    # on sm_90) and where it spills (a ragged k, a transposed A).
+    ("gemm4096_one_block", 4096, 4096, 4096, "integers", 2.0**-10, False,
+     False, "min-blocks-per-sm=1", True),
+    ("gemm2048x1024x1000", 2048, 1024, 1000, "normal", 1.0, False, False, "",
+     True),
+    ("gemm2048x1024x1000_one_block", 2048, 1024, 1000, "normal", 1.0, False,
+     False, "min-blocks-per-sm=1", True),
+    ("gemm4096_trans_a", 4096, 4096, 4096, "integers", 2.0**-10, False, False,
+     "trans-a=true", True),
+    ("gemm4096_trans_a_one_block", 4096, 4096, 4096, "integers", 2.0**-10,
+     False, False, "trans-a=true min-blocks-per-sm=1", True),
     # The MNIST MLP (784-128-10) at batch 128, as gs-to-gpu lays it out:
     # the first layer forward (X W1^T + b1, f16 bias), its weight gradient
     # (dY1^T X into f32), the 10-class layer forward (n = 10: guarded
@@ -209,7 +222,7 @@ def prepare_conv(args, name, cfg, scale):
     with open(source, "w") as f:
         f.write(check_conv.conv_mlir(cfg, scaled=scale is not None))
     outlined = os.path.join(directory, "outlined.mlir")
-    run([args.gs_opt, source, "--convert-gs-to-gpu", "--gpu-kernel-outlining",
+    run([args.gs_opt, source, "--convert-gs-to-gpu", "--gs-outline-gpu-kernels",
          "-o", outlined])
     with open(outlined) as f:
         kernels = re.findall(r"func\.func private @(gs_convt?_\w+)\(", f.read())
@@ -265,7 +278,7 @@ def prepare_decisions(args, only):
     os.makedirs(directory, exist_ok=True)
     outlined = os.path.join(directory, "outlined.mlir")
     run([args.gs_opt, DECISIONS_MLIR, "--convert-gs-to-gpu",
-         "--gpu-kernel-outlining", "-o", outlined])
+         "--gs-outline-gpu-kernels", "-o", outlined])
     with open(DECISIONS_MLIR) as f:
         module = f.read()
     cases = []
@@ -324,7 +337,7 @@ def main():
                   f"relu-mask={str(mask).lower()} {options}").strip()
         outlined = os.path.join(directory, "outlined.mlir")
         run([args.gs_opt, empty, f"--gs-gpu-gemm-kernel={kernel}",
-             "--gpu-kernel-outlining", "-o", outlined])
+             "--gs-outline-gpu-kernels", "-o", outlined])
         arguments, launches = lower(args, directory, outlined, "gemm")
         flags = dict(o.split("=", 1) for o in options.split())
         manifest.append({

@@ -89,7 +89,7 @@ def ConvertGSToGPU : Pass<"convert-gs-to-gpu", "::mlir::ModuleOp"> {
     kernels through the same kind of cast.
 
     The rest of the step is left to convert-gs-to-linalg. The kernels'
-    gpu.launch ops become CUDA kernels through gpu-kernel-outlining and the
+    gpu.launch ops become CUDA kernels through gs-outline-gpu-kernels and the
     NVVM pipeline, or CPU code through gs-emulate-gpu, which is how the
     tests run a whole train step on its GPU kernels (docs/GPU.md).
   }];
@@ -112,7 +112,8 @@ def GPUGemmKernel : Pass<"gs-gpu-gemm-kernel", "::mlir::ModuleOp"> {
     (128 x 128 of 8 warps for m, n >= 1024; 64 x 64 of 4 warps, or 32 wide
     where m or n <= 32, otherwise), a multi-stage pipeline of cp.async
     (16-byte rows) or guarded copies into padded shared memory, ldmatrix
-    fragments. The epilogue, on the accumulator registers,
+    fragments (the 128 x 128 tiles ask for two blocks per multiprocessor
+    where ptxas fits them in 128 registers). The epilogue, on the accumulator registers,
     scales, adds the bias, rounds to C's type and stores C with the ReLU
     mask applied. It also gathers the statistics of gs.grad_stats of C and
     those of gs.cast_stats of the values it rounds, both before the mask,
@@ -162,7 +163,10 @@ def GPUGemmKernel : Pass<"gs-gpu-gemm-kernel", "::mlir::ModuleOp"> {
            "Warps along n per block (0: chosen for the shape)">,
     Option<"stages", "stages", "int64_t", "0",
            "k tiles in shared memory at once, >= 2 (0: chosen for the "
-           "shape)">
+           "shape)">,
+    Option<"minBlocksPerSM", "min-blocks-per-sm", "int64_t", "0",
+           "Thread blocks a multiprocessor should hold at once "
+           "(nvvm.minctasm; 1: no hint; 0: chosen for the shape)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
@@ -211,7 +215,6 @@ def DumpGPUBinaries : Pass<"gs-dump-gpu-binaries", "::mlir::ModuleOp"> {
   ];
 }
 
-#endif // GS_CONVERSION_PASSES_TD
 
 def DeviceScalars : Pass<"gs-device-scalars", "::mlir::ModuleOp"> {
   let summary = "Move a step's scalar code on tensor data, and its skip "
@@ -281,3 +284,18 @@ def ConvertLinalgToGPU : Pass<"gs-linalg-to-gpu", "::mlir::ModuleOp"> {
     "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"
   ];
 }
+
+def OutlineGPUKernels : Pass<"gs-outline-gpu-kernels", "::mlir::ModuleOp"> {
+  let summary = "gpu-kernel-outlining that keeps each launch's NVVM kernel "
+                "attributes";
+  let description = [{
+    Outlines every gpu.launch into a gpu.func of its own gpu.module, as
+    gpu-kernel-outlining does, and moves the launch's `nvvm.*` attributes
+    (e.g. `nvvm.minctasm`, the blocks a multiprocessor should hold at
+    once, which caps the registers ptxas may give a thread) onto that
+    gpu.func, where the NVVM lowering turns them into PTX directives.
+    gpu-kernel-outlining alone drops them.
+  }];
+}
+
+#endif // GS_CONVERSION_PASSES_TD

@@ -23,6 +23,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -266,6 +267,9 @@ void GemmKernelBuilder::buildMainKernel(Arguments args) {
                                       one, /*dynamicSharedMemorySize=*/nullptr,
                                       /*asyncTokenType=*/nullptr,
                                       /*asyncDependencies=*/{}, workgroup);
+  if (cfg.minBlocksPerSM > 1)
+    launch->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                    b.getI32IntegerAttr(cfg.minBlocksPerSM));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&launch.getBody().front());
   Shared smem{launch.getWorkgroupAttributions()[0],
@@ -899,6 +903,11 @@ void mlir::gs::tensorcore::chooseTiles(GemmKernelConfig &config) {
     pick(config.warpsM, 2);
     pick(config.warpsN, 4);
     pick(config.stages, 2);
+    // Two blocks per multiprocessor (128 registers a thread, where ptxas
+    // may spill a few bytes): one block's loads overlap the other's
+    // mma.sync, which one block of 146-184 registers cannot do.
+    pick(config.minBlocksPerSM,
+         config.numThreads() == 256 && !config.conv ? 2 : 1);
   } else {
     // Small matrices: fewer, narrower blocks waste less on ragged edges.
     pick(config.blockM, config.m <= 32 ? 32 : 64);
@@ -906,6 +915,7 @@ void mlir::gs::tensorcore::chooseTiles(GemmKernelConfig &config) {
     pick(config.warpsM, config.blockM / 32);
     pick(config.warpsN, config.blockN / 32);
     pick(config.stages, 3);
+    pick(config.minBlocksPerSM, 1);
   }
   pick(config.blockK, 32);
 }
@@ -944,6 +954,8 @@ mlir::gs::tensorcore::buildGemmKernel(OpBuilder &builder, Location loc,
                 "16 in k");
   if (config.stages < 2)
     return fail("the pipeline needs at least 2 stages");
+  if (config.minBlocksPerSM < 1)
+    return fail("min-blocks-per-sm must be at least 1");
   auto [aRows, aCols] = sharedTileA(config);
   auto [bRows, bCols] = sharedTileB(config);
   int64_t sharedBytes =

@@ -45,6 +45,7 @@ struct GPUGemmKernelPass
     config.warpsM = warpsM;
     config.warpsN = warpsN;
     config.stages = stages;
+    config.minBlocksPerSM = minBlocksPerSM;
     gs::tensorcore::chooseTiles(config);
     Location loc = module.getLoc();
     if (module.lookupSymbol(config.name) ||

@@ -3,7 +3,7 @@
 // A GEMM C = epilogue(scale * op(A) op(B)) on mma.sync.m16n8k16 (f16 x f16
 // -> f32) whose epilogue also gathers the statistics gs.grad_stats computes
 // of C and gs.cast_stats of the f32 values C is rounded from. It is built
-// as a func.func around gpu.launch ops: gpu-kernel-outlining and the NVVM
+// as a func.func around gpu.launch ops: gs-outline-gpu-kernels and the NVVM
 // pipeline make it a CUDA kernel; gs-emulate-gpu runs the same IR on the
 // CPU.
 //
@@ -91,6 +91,10 @@ struct GemmKernelConfig {
   int64_t blockM = 0, blockN = 0, blockK = 0;
   int64_t warpsM = 0, warpsN = 0;
   int64_t stages = 0;
+  /// Thread blocks a multiprocessor should hold at once (nvvm.minctasm on
+  /// the main launch, which caps ptxas's registers per thread at 64 Ki /
+  /// (threads x blocks)); 1: no such hint; 0: chosen by chooseTiles.
+  int64_t minBlocksPerSM = 0;
 
   int64_t gridM() const { return (m + blockM - 1) / blockM; }
   int64_t gridN() const { return (n + blockN - 1) / blockN; }

@@ -75,7 +75,10 @@ def main():
             print(f"{'PASS' if ok else 'FAIL'} {args.arch} "
                   f"{os.path.basename(path)} {name}: "
                   f"{k['registers']} registers (max {args.max_registers}), "
-                  f"{k['spills']} spill bytes, {k['stack']} stack bytes, "
+                  f"{k['spills']} spill bytes"
+                  + (f" (max {args.max_spill_bytes})"
+                     if args.max_spill_bytes else "")
+                  + f", {k['stack']} stack bytes, "
                   f"{k['smem']} smem bytes (max {args.max_shared_bytes})")
     sys.exit(1 if failed else 0)
 
