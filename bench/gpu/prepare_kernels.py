@@ -129,6 +129,10 @@ CONV_CONFIGS = [
     ("resnet_conv3x3_strided", conv("conv", 8, 64, [56, 56], 128, [3, 3],
                                     "normal", "f16", stride=[2], pad=[1]),
      None, True),
+    # The BatchNorm CNN's first convolution at batch 64 (one input channel,
+    # eight 3x3 filters: k = 9, every element gathered).
+    ("cnn_conv1", conv("conv", 64, 1, [28, 28], 8, [3, 3], "normal", "f16",
+                       pad=[1], bias=True), None, True),
 ]
 
 

@@ -30,6 +30,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -66,29 +67,36 @@ private:
   };
 
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  /// The integer `v` of x's type (index, or i32 in narrowed index math).
+  Value constantLike(Value x, int64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getIntegerAttr(x.getType(), v));
+  }
   Value f32Constant(double v) {
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
   }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
   Value mul(Value x, int64_t y) {
-    Value factor = index(y);
+    Value factor = constantLike(x, y);
     return arith::MulIOp::create(b, loc, x, factor);
   }
   Value div(Value x, int64_t y) {
-    Value divisor = index(y);
+    Value divisor = constantLike(x, y);
     return arith::DivUIOp::create(b, loc, x, divisor);
   }
   Value rem(Value x, int64_t y) {
-    Value divisor = index(y);
+    Value divisor = constantLike(x, y);
     return arith::RemUIOp::create(b, loc, x, divisor);
   }
   Value below(Value x, int64_t bound) {
-    Value limit = index(bound);
+    Value limit = constantLike(x, bound);
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, limit);
   }
   Value clampBelow(Value x, int64_t bound) {
-    Value limit = index(bound);
+    Value limit = constantLike(x, bound);
     return arith::MinUIOp::create(b, loc, x, limit);
+  }
+  Value castTo(Type type, Value x) {
+    return arith::IndexCastUIOp::create(b, loc, type, x);
   }
   Value both(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
   /// row < rows and col < cols.
@@ -98,8 +106,8 @@ private:
     return both(rowInside, colInside);
   }
   Value compare(arith::CmpFPredicate predicate, Value x, double y) {
-    Value constant = arith::ConstantOp::create(
-        b, loc, b.getFloatAttr(x.getType(), y));
+    Value constant =
+        arith::ConstantOp::create(b, loc, b.getFloatAttr(x.getType(), y));
     return arith::CmpFOp::create(b, loc, predicate, x, constant);
   }
   Value select(Value condition, Value x, Value y) {
@@ -124,6 +132,10 @@ private:
   }
 
   void buildMainKernel(Arguments args);
+  /// Whether every coordinate a convolution's gathers compute (row and
+  /// column of the GEMM, tensor indices, input positions before the
+  /// padding test) fits in 31 bits.
+  bool narrowGatherMath() const;
   /// `flat` as coordinates of a row-major array of `sizes`.
   SmallVector<Value> unflatten(Value flat, ArrayRef<int64_t> sizes);
   /// The elements of a convolution's implicit GEMM: B (k x n) from the
@@ -409,21 +421,57 @@ void GemmKernelBuilder::buildGatherCopy(
     function_ref<Access(Value row, Value col)> access) {
   int64_t elementsPerThread = tileRows * tileCols / cfg.numThreads();
   Value zero = arith::ConstantOp::create(b, loc, b.getF16FloatAttr(0.0f));
+  // The coordinates in 32 bits where every one fits: 64-bit division by
+  // constants costs several times the registers and instructions.
+  bool narrow = narrowGatherMath();
+  Type i32 = b.getI32Type();
+  int64_t threads = cfg.numThreads();
   for (int64_t i = 0; i < elementsPerThread; ++i) {
     // Consecutive threads take consecutive columns: neighbouring output
-    // positions, mostly neighbouring addresses.
-    Value offset = index(i * cfg.numThreads());
-    Value element = add(tid, offset);
-    Value tileRow = div(element, tileCols);
-    Value tileCol = rem(element, tileCols);
+    // positions, mostly neighbouring addresses. Where the threads span
+    // whole rows (or a row whole numbers of times), a thread keeps its
+    // column (or its row) in every copy, so that the coordinates computed
+    // from it are computed once.
+    Value tileRow, tileCol;
+    if (threads % tileCols == 0) {
+      tileRow = add(div(tid, tileCols), index(i * threads / tileCols));
+      tileCol = rem(tid, tileCols);
+    } else if (tileCols % threads == 0) {
+      tileRow = index(i * threads / tileCols);
+      tileCol = add(tid, index(i * threads % tileCols));
+    } else {
+      Value element = add(tid, index(i * threads));
+      tileRow = div(element, tileCols);
+      tileCol = rem(element, tileCols);
+    }
     Value row = add(rowBase, tileRow);
     Value col = add(colBase, tileCol);
+    if (narrow) {
+      row = castTo(i32, row);
+      col = castTo(i32, col);
+    }
     Access where = access(row, col);
+    if (narrow)
+      for (Value &at : where.indices)
+        at = castTo(b.getIndexType(), at);
     Value value = memref::LoadOp::create(b, loc, source, where.indices);
     Value kept = select(where.inside, value, zero);
     memref::StoreOp::create(b, loc, kept, shared,
                             ValueRange{slot, tileRow, tileCol});
   }
+}
+
+bool GemmKernelBuilder::narrowGatherMath() const {
+  const ConvolutionGeometry &conv = *cfg.conv;
+  // Rows and columns reach a tile past m, n and k; input positions reach
+  // out * stride + kernel * dilation + pad.
+  int64_t largest = std::max({cfg.m, cfg.n, cfg.k}) +
+                    std::max({cfg.blockM, cfg.blockN, cfg.blockK});
+  for (size_t d = 0; d < conv.kernel.size(); ++d)
+    largest = std::max(largest, conv.outSpatial[d] * conv.strides[d] +
+                                    conv.kernel[d] * conv.dilations[d] +
+                                    conv.padsBegin[d] + conv.inSpatial[d]);
+  return largest < (int64_t{1} << 31);
 }
 
 SmallVector<Value> GemmKernelBuilder::unflatten(Value flat,
@@ -448,7 +496,7 @@ GemmKernelBuilder::Access GemmKernelBuilder::convInput(Value row, Value col) {
   Value nIndex = clampBelow(col, cfg.n - 1);
   SmallVector<Value> k = unflatten(kIndex, conv.kSizes());
   SmallVector<Value> n = unflatten(nIndex, conv.nSizes());
-  Value zero = index(0);
+  Value zero = constantLike(row, 0);
   Access access{inside, {n[0], k[0]}};
   for (int64_t d = 0; d < rank; ++d) {
     Value offset = k[1 + d], position = n[1 + d];
@@ -458,7 +506,7 @@ GemmKernelBuilder::Access GemmKernelBuilder::convInput(Value row, Value col) {
       Value strided = mul(position, conv.strides[d]);
       Value dilated = mul(offset, conv.dilations[d]);
       Value reach = add(strided, dilated);
-      Value low = index(conv.padsBegin[d]);
+      Value low = constantLike(row, conv.padsBegin[d]);
       Value notBefore = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::uge, reach, low);
       Value notAfter = below(reach, conv.padsBegin[d] + conv.inSpatial[d]);
@@ -469,9 +517,9 @@ GemmKernelBuilder::Access GemmKernelBuilder::convInput(Value row, Value col) {
     } else {
       // The kernel runs backwards (offset K-1-k); input position
       // (o + pad - offset * dilation) / stride where that divides.
-      Value flipped = arith::SubIOp::create(b, loc, index(conv.kernel[d] - 1),
-                                            offset);
-      Value reach = add(position, index(conv.padsBegin[d]));
+      Value flipped = arith::SubIOp::create(
+          b, loc, constantLike(row, conv.kernel[d] - 1), offset);
+      Value reach = add(position, constantLike(row, conv.padsBegin[d]));
       Value back = mul(flipped, conv.dilations[d]);
       Value notBefore = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::uge, reach, back);
@@ -501,7 +549,7 @@ GemmKernelBuilder::Access GemmKernelBuilder::transposedWeight(Value row,
   Access access{inside, {k[0], clampBelow(row, cfg.m - 1)}};
   for (int64_t d = 0; d < static_cast<int64_t>(conv.kernel.size()); ++d)
     access.indices.push_back(arith::SubIOp::create(
-        b, loc, index(conv.kernel[d] - 1), k[1 + d]));
+        b, loc, constantLike(row, conv.kernel[d] - 1), k[1 + d]));
   return access;
 }
 
