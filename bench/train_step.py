@@ -13,7 +13,8 @@ Prints, in one run:
   gradients) compiled by GradScale, against OpenBLAS sgemm on one thread,
   in GFLOP/s (OpenBLAS's core type from the CPU flags, as cpu_forward.py);
 - gs mode's step time over fp32's;
-- gs-compile's time for the MLP and, with --resnet18, ResNet-18 (batch 8).
+- gs-compile's time for the MLP and, with --resnet18, ResNet-18 (batch 8):
+  compiling anew (--no-cache), and again unchanged (from the cache).
 
 The executables' figure is their own report's (steps/s over the run,
 batch assembly included); PyTorch's is timed the same way over its loop.
@@ -45,14 +46,25 @@ GEMMS = [(64, 784, 128), (64, 128, 10), (10, 64, 128), (64, 10, 128),
          (128, 64, 784)]
 
 
-def compile_model(build, model, scaling, output, shape):
+def compile_model(build, model, scaling, output, shape, cache=None):
+    """gs-compile's wall time: compiling anew (cache None), or with the
+    cache directory `cache`."""
     start = time.perf_counter()
     subprocess.run(
         [os.path.join(build, "bin", "gs-compile"), model,
          "--onnx-shape=x=%s" % shape, "--onnx-shape=target=%s" %
          shape.split("x")[0], "--onnx-train=optimizer=momentum lr=0.01",
-         "--scaling=" + scaling, "-o", output], check=True)
+         "--scaling=" + scaling, "-o", output] +
+        (["--cache-dir=" + cache] if cache else ["--no-cache"]), check=True)
     return time.perf_counter() - start
+
+
+def recompile_s(build, model, scaling, output, shape, work):
+    """gs-compile's wall time for a model it compiled before (the second
+    of two compilations with a fresh cache)."""
+    cache = os.path.join(work, "cache-" + os.path.basename(output))
+    compile_model(build, model, scaling, output, shape, cache)
+    return compile_model(build, model, scaling, output, shape, cache)
 
 
 def executable_steps_per_s(executable, steps, work):
@@ -236,11 +248,20 @@ def main():
         for scaling in ("fp32", "gs"):
             print("  MLP, --scaling=%-5s          %7.1f s" %
                   (scaling, compile_s[scaling]))
+        print("  MLP, --scaling=gs, unchanged  %7.2f s (from the cache)" %
+              recompile_s(args.build, mlp, "gs",
+                          os.path.join(work, "mlp_recompiled"),
+                          "%dx1x28x28" % BATCH, work))
         if args.resnet18:
-            seconds = compile_model(
-                args.build, os.path.join(work, "resnet18.onnx"), "gs",
-                os.path.join(work, "resnet18_gs"), "8x3x224x224")
+            resnet = os.path.join(work, "resnet18.onnx")
+            seconds = compile_model(args.build, resnet, "gs",
+                                    os.path.join(work, "resnet18_gs"),
+                                    "8x3x224x224")
             print("  ResNet-18 batch 8, --scaling=gs %6.1f s" % seconds)
+            print("  ResNet-18, unchanged          %7.2f s (from the cache)" %
+                  recompile_s(args.build, resnet, "gs",
+                              os.path.join(work, "resnet18_recompiled"),
+                              "8x3x224x224", work))
 
 
 if __name__ == "__main__":

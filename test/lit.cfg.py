@@ -31,6 +31,10 @@ if gs_cpu and gs_cpu != "native":
 else:
     config.environment.pop("GS_CPU", None)
 
+# gs-compile compiles every time in the tests (no cache of compiled models
+# outlives or crosses a test); the cache's own test names its directory.
+config.environment["GS_CACHE_DIR"] = "off"
+
 # The sanitizer build's runtime is instrumented: gs-compile links
 # executables with its compiler and sanitizer runtimes.
 # `%link_cc` links C programs against the runtime library the same way.

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CompileCache.h"
 #include "gs/Compiler/Compiler.h"
 #include "gs/Conversion/ImportONNX/ImportONNX.h"
 #include "gs/Conversion/ImportONNX/ImportOptionsCL.h"
@@ -22,6 +23,7 @@
 #include "gs/Pipelines/Pipelines.h"
 #include "gs/Runtime/Tensor.h"
 
+#include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -31,6 +33,7 @@
 #include "mlir/Support/Timing.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -38,6 +41,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
@@ -153,6 +157,22 @@ static cl::opt<std::string>
                  "generic (a portable baseline of the architecture), or an "
                  "LLVM CPU name such as x86-64-v3 or znver3"),
         cl::init(gs::CPUTarget::defaultName()), cl::cat(compileCategory));
+static cl::opt<std::string> cacheDir(
+    "cache-dir",
+    cl::desc("Where compiled models are kept, so that compiling an unchanged "
+             "model again (same model, flags, CPU and gs-compile) only "
+             "links (default: $GS_CACHE_DIR, else "
+             "$XDG_CACHE_HOME/gradscale or ~/.cache/gradscale; "
+             "GS_CACHE_DIR=off keeps none)"),
+    cl::value_desc("dir"), cl::cat(compileCategory));
+static cl::opt<bool> noCache("no-cache",
+                             cl::desc("Neither reuse nor keep compiled models"),
+                             cl::init(false), cl::cat(compileCategory));
+static cl::opt<uint64_t> cacheMaxMiB(
+    "cache-max-mib",
+    cl::desc("The most MiB the cache keeps; the least recently used models "
+             "go first (default 2048)"),
+    cl::init(2048), cl::cat(compileCategory));
 static cl::opt<uint64_t> maxTensorBytes(
     "max-tensor-bytes",
     cl::desc("The most bytes one input, result or parameter of the compiled "
@@ -395,55 +415,139 @@ gs::CompileOptions compileOptions(const gs::CPUTarget &cpuTarget,
 
 /// The runtime's view of the model: its parameters, the train step and, for
 /// classifiers, an eval step (a model that is not a classifier gets a note).
+/// Its notes go to stderr and to `notes`.
 FailureOr<gs::ModelSpec> describeForRuntime(ModuleOp module,
                                             gs::CompileOptions &options,
+                                            std::string &notes,
                                             std::string &error) {
-  if (failed(onnxBytes(options.onnx, error)))
+  if (options.onnx.empty() && failed(onnxBytes(options.onnx, error)))
     return failure();
   std::string whyNoEvalStep;
   FailureOr<gs::ModelSpec> spec =
       gs::describeTrainStep(module, options, whyNoEvalStep, error);
   if (succeeded(spec) && !whyNoEvalStep.empty() &&
-      (emit == Emit::Executable || emit == Emit::Library))
-    llvm::errs() << "gs-compile: note: no eval_step, so no accuracy: "
-                 << whyNoEvalStep << "\n";
+      (emit == Emit::Executable || emit == Emit::Library)) {
+    notes += "gs-compile: note: no eval_step, so no accuracy: " +
+             whyNoEvalStep + "\n";
+    llvm::errs() << notes;
+  }
   return spec;
 }
 
-/// Writes what --emit asks for from the optimized LLVM module: its text, an
+/// Whether an MLIR debugging flag (--mlir-print-ir-after-all, ...) is
+/// given: its output comes from compiling, which a cache hit skips.
+bool mlirFlagsGiven() {
+  for (auto &entry : cl::getRegisteredOptions())
+    if (entry.first.starts_with("mlir-") && entry.second->getNumOccurrences())
+      return true;
+  return false;
+}
+
+/// Whether this compilation's output may come from, and go to, the cache.
+bool usesCache() {
+  return !noCache && !mlirFlagsGiven() &&
+         (emit == Emit::Object || emit == Emit::Library ||
+          emit == Emit::Executable);
+}
+
+/// The BLAKE3 digest of the running gs-compile (its code generation), or
+/// empty if it cannot be read.
+std::string compilerDigest(const char *argv0) {
+  std::string self = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&compilerDigest));
+  gs::HashingStream hash;
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> binary =
+      llvm::MemoryBuffer::getFile(self, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (!binary)
+    return std::string();
+  hash << (*binary)->getBuffer();
+  return hash.digest();
+}
+
+/// The cache key of a compilation: everything its output depends on, the
+/// imported model (weights included) as bytecode, the embedded ONNX, the
+/// train and compile options, the CPU, and gs-compile and LLVM themselves.
+/// Empty when some part cannot be read (then nothing is cached).
+std::string cacheKey(ModuleOp module, const gs::TrainPipelineOptions &train,
+                     const gs::CompileOptions &compile, const char *argv0) {
+  std::string compiler = compilerDigest(argv0);
+  if (compiler.empty())
+    return std::string();
+  gs::HashingStream model;
+  if (failed(writeBytecodeToFile(module, model)))
+    return std::string();
+  std::string trainOptions;
+  llvm::raw_string_ostream os(trainOptions);
+  train.print(os);
+  gs::CacheKey key;
+  key.add("gs-compile cache 1")
+      .add(compiler)
+      .add(LLVM_VERSION_STRING)
+      .add(model.digest())
+      .add(compile.onnx)
+      .add(trainOptions)
+      .add(static_cast<uint64_t>(emit.getValue()))
+      .add(compile.prefix)
+      .add(static_cast<uint64_t>(compile.internalize))
+      .add(compile.scaling)
+      .add(compile.modelName)
+      .add(compile.target.triple)
+      .add(compile.target.cpu)
+      .add(compile.target.features)
+      .add(static_cast<uint64_t>(compile.target.vectorBits))
+      .add(static_cast<uint64_t>(maxTensorBytes));
+  return key.hex();
+}
+
+/// Writes what --emit=obj|lib|exe asks for from a compiled model: the
 /// object file, a library (object and header) or a linked executable.
-int writeEmitted(gs::LoweredModel &lowered, const gs::ModelSpec &spec,
-                 llvm::StringRef prefix, PhaseTimer &timer, const char *argv0) {
-  std::string bytes;
-  if (emit == Emit::LLVM) {
-    llvm::raw_string_ostream os(bytes);
-    lowered.module->print(os, nullptr);
-  } else {
-    timer.next("code generation");
-    std::string error;
-    FailureOr<std::string> object = gs::emitObjectCode(lowered, error);
-    if (failed(object))
-      return fail(error);
-    bytes = std::move(*object);
-  }
+int writeCompiled(const gs::CachedModel &compiled, PhaseTimer &timer,
+                  const char *argv0) {
   if (emit == Emit::Executable) {
     llvm::SmallString<128> object;
     if (std::error_code ec =
             llvm::sys::fs::createTemporaryFile("gs-compile", "o", object))
       return fail("cannot create a temporary object file: " + ec.message());
     llvm::FileRemover removeObject(object);
-    if (int status = writeOutput(bytes, object.str().str()))
+    if (int status = writeOutput(compiled.object, object.str().str()))
       return status;
     timer.next("link");
     return linkExecutable(object.str().str(), argv0);
   }
-  if (int status = writeOutput(bytes))
+  if (int status = writeOutput(compiled.object))
     return status;
   if (emit != Emit::Library)
     return 0;
-  return writeOutput(
-      gs::renderHeader(spec, prefix, llvm::sys::path::filename(modelPath)),
-      libraryHeader());
+  return writeOutput(compiled.header, libraryHeader());
+}
+
+/// Writes what --emit asks for from the optimized LLVM module: its text, or
+/// (through writeCompiled) its object code, which `remember` keeps.
+int writeEmitted(gs::LoweredModel &lowered, const gs::ModelSpec &spec,
+                 llvm::StringRef prefix, std::string notes, PhaseTimer &timer,
+                 const char *argv0,
+                 llvm::function_ref<void(const gs::CachedModel &)> remember) {
+  if (emit == Emit::LLVM) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    lowered.module->print(os, nullptr);
+    return writeOutput(text);
+  }
+  timer.next("code generation");
+  std::string error;
+  FailureOr<std::string> object = gs::emitObjectCode(lowered, error);
+  if (failed(object))
+    return fail(error);
+  gs::CachedModel compiled{std::move(*object), std::string(),
+                           std::move(notes)};
+  if (emit == Emit::Library)
+    compiled.header =
+        gs::renderHeader(spec, prefix, llvm::sys::path::filename(modelPath));
+  // Kept before linking, so that a failed link (say, a missing $CXX)
+  // does not cost the next compilation its code generation.
+  remember(compiled);
+  return writeCompiled(compiled, timer, argv0);
 }
 } // namespace
 
@@ -514,6 +618,33 @@ int main(int argc, char **argv) {
   gs::CompileOptions compile = compileOptions(cpuTarget, prefix);
   compile.configurePassManager = passManager;
   compile.onPhase = [&](StringRef phase) { timer.next(phase); };
+  // An unchanged model compiled before is only linked.
+  std::optional<gs::CompileCache> cache;
+  std::string key;
+  if (usesCache()) {
+    std::string directory =
+        cacheDir.empty() ? gs::defaultCacheDirectory() : cacheDir.getValue();
+    if (!directory.empty()) {
+      timer.next("cache lookup");
+      if (failed(onnxBytes(compile.onnx, error)))
+        return fail(error);
+      key = cacheKey(*module, options, compile, argv[0]);
+      if (!key.empty())
+        cache.emplace(directory, cacheMaxMiB * (uint64_t{1} << 20));
+    }
+  }
+  if (cache) {
+    std::string warning;
+    std::optional<gs::CachedModel> cached = cache->lookup(key, warning);
+    if (!warning.empty())
+      llvm::errs() << "gs-compile: warning: " << warning << "\n";
+    if (cached) {
+      timer.next("cache hit");
+      llvm::errs() << cached->notes;
+      return writeCompiled(*cached, timer, argv[0]);
+    }
+  }
+
   if (failed(gs::runTrainPipeline(*module, options, compile)))
     return fail("'" + modelPath + "': building the train step failed");
   if (emit == Emit::MLIR) {
@@ -523,7 +654,9 @@ int main(int argc, char **argv) {
     return writeOutput(text);
   }
 
-  FailureOr<gs::ModelSpec> spec = describeForRuntime(*module, compile, error);
+  std::string notes;
+  FailureOr<gs::ModelSpec> spec =
+      describeForRuntime(*module, compile, notes, error);
   if (failed(spec))
     return fail(error);
 
@@ -531,5 +664,14 @@ int main(int argc, char **argv) {
       gs::lowerTrainStep(*module, *spec, compile, error);
   if (failed(lowered))
     return error.empty() ? 1 : fail(error);
-  return writeEmitted(*lowered, *spec, prefix, timer, argv[0]);
+  return writeEmitted(*lowered, *spec, prefix, std::move(notes), timer,
+                      argv[0], [&](const gs::CachedModel &compiled) {
+                        if (!cache)
+                          return;
+                        std::string warning;
+                        cache->store(key, compiled, warning);
+                        if (!warning.empty())
+                          llvm::errs() << "gs-compile: warning: " << warning
+                                       << "\n";
+                      });
 }
