@@ -176,11 +176,19 @@ void CompileCache::evict(llvm::StringRef keep) {
   std::error_code ec;
   for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
        it.increment(ec)) {
-    if (llvm::sys::path::extension(it->path()) != ".gsc")
+    llvm::StringRef extension = llvm::sys::path::extension(it->path());
+    if (extension != ".gsc" && extension != ".tmp")
       continue;
     llvm::sys::fs::file_status status;
     if (llvm::sys::fs::status(it->path(), status))
       continue;
+    // A temporary file an hour old was left by a compilation that died.
+    if (extension == ".tmp") {
+      if (std::chrono::system_clock::now() - status.getLastModificationTime() >
+          std::chrono::hours(1))
+        llvm::sys::fs::remove(it->path());
+      continue;
+    }
     entries.push_back(
         {it->path(), status.getSize(), status.getLastModificationTime()});
     total += status.getSize();

@@ -434,7 +434,9 @@ void GemmKernelBuilder::buildGatherCopy(
     // from it are computed once.
     Value tileRow, tileCol;
     if (threads % tileCols == 0) {
-      tileRow = add(div(tid, tileCols), index(i * threads / tileCols));
+      Value firstRow = div(tid, tileCols);
+      Value rowOffset = index(i * threads / tileCols);
+      tileRow = add(firstRow, rowOffset);
       tileCol = rem(tid, tileCols);
     } else if (tileCols % threads == 0) {
       tileRow = index(i * threads / tileCols);
