@@ -41,6 +41,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
@@ -630,7 +631,9 @@ int main(int argc, char **argv) {
         return fail(error);
       key = cacheKey(*module, options, compile, argv[0]);
       if (!key.empty())
-        cache.emplace(directory, cacheMaxMiB * (uint64_t{1} << 20));
+        cache.emplace(directory,
+                      llvm::SaturatingMultiply(uint64_t(cacheMaxMiB),
+                                               uint64_t{1} << 20));
     }
   }
   if (cache) {
