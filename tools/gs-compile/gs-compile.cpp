@@ -428,8 +428,9 @@ FailureOr<gs::ModelSpec> describeForRuntime(ModuleOp module,
       gs::describeTrainStep(module, options, whyNoEvalStep, error);
   if (succeeded(spec) && !whyNoEvalStep.empty() &&
       (emit == Emit::Executable || emit == Emit::Library)) {
-    notes += "gs-compile: note: no eval_step, so no accuracy: " +
-             whyNoEvalStep + "\n";
+    notes +=
+        "gs-compile: note: no eval_step, so no accuracy: " + whyNoEvalStep +
+        "\n";
     llvm::errs() << notes;
   }
   return spec;
@@ -540,8 +541,7 @@ int writeEmitted(gs::LoweredModel &lowered, const gs::ModelSpec &spec,
   FailureOr<std::string> object = gs::emitObjectCode(lowered, error);
   if (failed(object))
     return fail(error);
-  gs::CachedModel compiled{std::move(*object), std::string(),
-                           std::move(notes)};
+  gs::CachedModel compiled{std::move(*object), std::string(), std::move(notes)};
   if (emit == Emit::Library)
     compiled.header =
         gs::renderHeader(spec, prefix, llvm::sys::path::filename(modelPath));
@@ -631,9 +631,8 @@ int main(int argc, char **argv) {
         return fail(error);
       key = cacheKey(*module, options, compile, argv[0]);
       if (!key.empty())
-        cache.emplace(directory,
-                      llvm::SaturatingMultiply(uint64_t(cacheMaxMiB),
-                                               uint64_t{1} << 20));
+        cache.emplace(directory, llvm::SaturatingMultiply(uint64_t(cacheMaxMiB),
+                                                          uint64_t{1} << 20));
     }
   }
   if (cache) {
@@ -667,14 +666,14 @@ int main(int argc, char **argv) {
       gs::lowerTrainStep(*module, *spec, compile, error);
   if (failed(lowered))
     return error.empty() ? 1 : fail(error);
-  return writeEmitted(*lowered, *spec, prefix, std::move(notes), timer,
-                      argv[0], [&](const gs::CachedModel &compiled) {
-                        if (!cache)
-                          return;
-                        std::string warning;
-                        cache->store(key, compiled, warning);
-                        if (!warning.empty())
-                          llvm::errs() << "gs-compile: warning: " << warning
-                                       << "\n";
-                      });
+  auto remember = [&](const gs::CachedModel &compiled) {
+    if (!cache)
+      return;
+    std::string warning;
+    cache->store(key, compiled, warning);
+    if (!warning.empty())
+      llvm::errs() << "gs-compile: warning: " << warning << "\n";
+  };
+  return writeEmitted(*lowered, *spec, prefix, std::move(notes), timer, argv[0],
+                      remember);
 }
