@@ -2,6 +2,8 @@
 
 #include "CompileCache.h"
 
+#include "gs/Runtime/Tensor.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Chrono.h"
 #include "llvm/Support/Endian.h"
@@ -130,36 +132,10 @@ void CompileCache::store(llvm::StringRef key, const CachedModel &model,
   }
   bytes += digestOf(bytes);
 
-  llvm::SmallString<256> temporary(dir);
-  llvm::sys::path::append(temporary, key + ".%%%%%%.tmp");
-  int fd;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueFile(temporary, fd, temporary)) {
-    warning =
-        "cannot write to the cache directory '" + dir + "': " + ec.message();
-    return;
-  }
-  bool written;
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << bytes;
-    os.close();
-    written = !os.has_error();
-    if (!written) {
-      warning = "cannot write the cache entry '" + temporary.str().str() +
-                "': " + os.error().message();
-      os.clear_error();
-    }
-  }
   std::string path = entryPath(key);
-  if (written) {
-    if (std::error_code ec = llvm::sys::fs::rename(temporary, path)) {
-      warning = "cannot add '" + path + "' to the cache: " + ec.message();
-      written = false;
-    }
-  }
-  if (!written) {
-    llvm::sys::fs::remove(temporary);
+  std::string error = runtime::writeFileAtomically(path, bytes);
+  if (!error.empty()) {
+    warning = "cannot add to the cache: " + error;
     return;
   }
   evict(path);
@@ -176,14 +152,16 @@ void CompileCache::evict(llvm::StringRef keep) {
   std::error_code ec;
   for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
        it.increment(ec)) {
-    llvm::StringRef extension = llvm::sys::path::extension(it->path());
-    if (extension != ".gsc" && extension != ".tmp")
+    // writeFileAtomically's temporaries are `<key>.gsc.tmp.<pid>`.
+    bool temporary = llvm::StringRef(it->path()).contains(".gsc.tmp.");
+    if (!temporary && llvm::sys::path::extension(it->path()) != ".gsc")
       continue;
     llvm::sys::fs::file_status status;
     if (llvm::sys::fs::status(it->path(), status))
       continue;
-    // A temporary file an hour old was left by a compilation that died.
-    if (extension == ".tmp") {
+    // A temporary file an hour old was left by a compilation that died
+    // (writeFileAtomically removes those of its own entry as it writes).
+    if (temporary) {
       if (std::chrono::system_clock::now() - status.getLastModificationTime() >
           std::chrono::hours(1))
         llvm::sys::fs::remove(it->path());

@@ -57,7 +57,7 @@ private:
 };
 
 /// Entries `<dir>/<key>.gsc`: a magic line, three length-prefixed fields and
-/// their BLAKE3 checksum. Stored through a temporary file and a rename, so
+/// their BLAKE3 checksum. Stored by runtime::writeFileAtomically, so
 /// that a reader sees a whole entry or none; the least recently used are
 /// removed once the directory holds more than `maxBytes`, and temporary
 /// files an hour old (from compilations that died) as each entry is added.
