@@ -12,7 +12,8 @@
 # (the decisions against the CPU's),
 # a second run for determinism, compute-sanitizer's memcheck and racecheck
 # on small shapes (where installed), and PERF lines against cuBLAS and
-# cuDNN.
+# cuDNN; then training executables (gs-compile --target=cuda) on the GPU
+# against the CPU, and their steps/s against PyTorch AMP (train_check.py).
 # Exits 0 if all passed, 1 if a check failed, 2 on missing inputs, and 77
 # (skipped) where there is no GPU.
 set -uo pipefail
@@ -73,6 +74,16 @@ if [ -n "$sanitizer" ]; then
   done
 else
   echo "SKIP compute-sanitizer: not installed on this machine"
+fi
+# Whole training runs: the executables gs-compile --target=cuda built, on
+# the GPU against the CPU, and their speed against PyTorch AMP.
+if [ -f "$artifacts/train/manifest.json" ]; then
+  timeout 240 "$python" "$here/train_check.py" --artifacts "$artifacts" ||
+    status=1
+else
+  echo "FAIL train: no training executables in $artifacts/train (make" \
+       "gpu-check-prepare builds them)"
+  status=1
 fi
 echo "$([ $status = 0 ] && echo PASS || echo FAIL) bench/gpu/check.sh in" \
      "$(( $(date +%s) - start )) s"

@@ -3,6 +3,7 @@
 #include "gs/Compiler/Compiler.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/SmallString.h"
@@ -57,6 +58,34 @@ std::string scalingName(const TrainPipelineOptions &train,
   }
   llvm_unreachable("a scaling method");
 }
+/// The C interfaces of a GPU model's entries take the parameters first, in
+/// the table's order (gs-device-memory marks them `gs.param`); the marks
+/// are dropped, as LLVM IR has no place for them.
+LogicalResult checkParamArguments(ModuleOp module, const ModelSpec &spec,
+                                  std::string &error) {
+  StringRef mark = "gs.param";
+  for (const EntrySpec &entry : spec.entries) {
+    auto function =
+        module.lookupSymbol<LLVM::LLVMFuncOp>("_mlir_ciface_" + entry.name);
+    if (!function || function.getNumArguments() < spec.params.size()) {
+      error = "entry '" + entry.name + "' does not take the parameters";
+      return failure();
+    }
+    for (auto [i, param] : llvm::enumerate(spec.params)) {
+      auto name = function.getArgAttrOfType<FlatSymbolRefAttr>(i, mark);
+      if (!name || name.getValue() != param.tensor.name) {
+        error = "argument " + std::to_string(i) + " of entry '" + entry.name +
+                "' is not parameter '" + param.tensor.name + "'";
+        return failure();
+      }
+    }
+  }
+  module.walk([&](LLVM::LLVMFuncOp function) {
+    for (unsigned i = 0; i < function.getNumArguments(); ++i)
+      function.removeArgAttr(i, mark);
+  });
+  return success();
+}
 } // namespace
 
 LoweredModel::LoweredModel() = default;
@@ -81,6 +110,7 @@ FailureOr<ModelSpec> mlir::gs::describeTrainStep(ModuleOp module,
   ModelSpec spec;
   spec.scaling = options.scaling;
   spec.onnx = options.onnx;
+  spec.device = options.device;
   SmallVector<StringRef> entries = {"train_step"};
   {
     // Not a classifier: a reason, not an error.
@@ -110,15 +140,31 @@ FailureOr<LoweredModel> mlir::gs::lowerTrainStep(ModuleOp module,
   for (auto function : module.getOps<func::FuncOp>())
     if (!function.isDeclaration())
       function->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
-  startPhase(options, "CPU lowering (MLIR)");
+  bool onGPU = options.device == GS_DEVICE_CUDA;
+  startPhase(options, onGPU ? "CUDA lowering (MLIR)" : "CPU lowering (MLIR)");
   PassManager lower(context);
   if (failed(configure(options, lower)))
     return failure();
-  CPUPipelineOptions cpuOptions;
-  cpuOptions.vectorBits = options.target.vectorBits;
-  buildCPUPipeline(lower, cpuOptions);
+  if (onGPU) {
+    // The entries take the parameters first, in the order of the module's
+    // gs.param ops, which is the table's (describeModel).
+    CUDAPipelineOptions cuda;
+    cuda.chip = options.cuda.chip;
+    cuda.features = options.cuda.features;
+    cuda.format = options.cuda.format;
+    cuda.emulateKernels = options.cuda.emulateKernels;
+    buildCUDAPipeline(lower, cuda);
+  } else {
+    CPUPipelineOptions cpuOptions;
+    cpuOptions.vectorBits = options.target.vectorBits;
+    buildCPUPipeline(lower, cpuOptions);
+  }
   if (failed(lower.run(module))) {
     error = aboutModel(options, "lowering to LLVM failed");
+    return failure();
+  }
+  if (onGPU && failed(checkParamArguments(module, spec, error))) {
+    error = aboutModel(options, error);
     return failure();
   }
   LoweredModel lowered;

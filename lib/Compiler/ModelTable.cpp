@@ -141,7 +141,7 @@ public:
         entryType(llvm::StructType::get(context,
                                         {ptr, ptr, i32, i32, ptr, ptr, i32})),
         modelType(llvm::StructType::get(
-            context, {i32, i32, i32, ptr, ptr, ptr, ptr, ptr, i64})) {}
+            context, {i32, i32, i32, ptr, ptr, ptr, ptr, ptr, i64, i32})) {}
 
   llvm::Constant *string(llvm::StringRef value) {
     return privateConstant(llvm::ConstantDataArray::getString(context, value),
@@ -205,6 +205,28 @@ public:
 };
 } // namespace
 
+/// `void <name>_packed(void **args)`, calling the C interface `function`
+/// with args[0], args[1], ...: how the runtime calls an entry of any arity.
+static llvm::Function *packedInterface(llvm::Module &module,
+                                       llvm::Function &function) {
+  llvm::LLVMContext &context = module.getContext();
+  auto *ptr = llvm::PointerType::getUnqual(context);
+  auto *packed = llvm::Function::Create(
+      llvm::FunctionType::get(llvm::Type::getVoidTy(context), {ptr},
+                              /*isVarArg=*/false),
+      llvm::GlobalValue::InternalLinkage, function.getName() + "_packed",
+      module);
+  llvm::IRBuilder<> builder(
+      llvm::BasicBlock::Create(context, "entry", packed));
+  std::vector<llvm::Value *> arguments;
+  for (unsigned i = 0; i < function.arg_size(); ++i)
+    arguments.push_back(builder.CreateLoad(
+        ptr, builder.CreateConstInBoundsGEP1_64(ptr, packed->getArg(0), i)));
+  builder.CreateCall(&function, arguments);
+  builder.CreateRetVoid();
+  return packed;
+}
+
 LogicalResult mlir::gs::emitModelTable(llvm::Module &module,
                                        const ModelSpec &spec,
                                        llvm::StringRef accessor,
@@ -231,9 +253,17 @@ LogicalResult mlir::gs::emitModelTable(llvm::Module &module,
       error = "entry '" + entry.name + "' has no C interface";
       return failure();
     }
+    size_t arguments = entry.inputs.size() + entry.results.size() +
+                       (spec.device == GS_DEVICE_CUDA ? spec.params.size() : 0);
+    if (function->arg_size() != arguments) {
+      error = "entry '" + entry.name + "' takes " +
+              std::to_string(function->arg_size()) + " arguments, its table " +
+              std::to_string(arguments);
+      return failure();
+    }
     entries.push_back(llvm::ConstantStruct::get(
         table.entryType,
-        {table.string(entry.name), function,
+        {table.string(entry.name), packedInterface(module, *function),
          table.i32Value(static_cast<int32_t>(entry.inputs.size())),
          table.i32Value(static_cast<int32_t>(entry.results.size())),
          table.tensors(entry.inputs), table.tensors(entry.results),
@@ -249,7 +279,8 @@ LogicalResult mlir::gs::emitModelTable(llvm::Module &module,
            table.array(table.paramType, params, "gs.params"),
            table.array(table.entryType, entries, "gs.entries"),
            table.bytes(spec.onnx),
-           llvm::ConstantInt::get(table.i64, spec.onnx.size())}),
+           llvm::ConstantInt::get(table.i64, spec.onnx.size()),
+           table.i32Value(spec.device)}),
       "gs.model");
 
   if (module.getNamedValue(accessor)) {

@@ -157,6 +157,8 @@ void mlir::gs::registerAllDialects(DialectRegistry &registry) {
   registerLLVMDialectTranslation(registry);
   registerNVVMDialectTranslation(registry);
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  // gpu.binary's embedding (#gpu.select_object) in the host's LLVM IR.
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
 }
 
 void mlir::gs::registerAllPasses() {

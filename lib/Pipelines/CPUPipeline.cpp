@@ -47,7 +47,12 @@ void mlir::gs::buildCPUPipeline(OpPassManager &pm,
     pm.addPass(createCSEPass());
   }
 
-  // Buffers: function results become out-parameters the caller owns.
+  buildBufferizationPipeline(pm, /*deallocate=*/true);
+  buildLoopsToLLVMPipeline(pm, /*gpuRuntimeCalls=*/false);
+}
+
+void mlir::gs::buildBufferizationPipeline(OpPassManager &pm, bool deallocate) {
+  // Function results become out-parameters the caller owns.
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
@@ -58,10 +63,14 @@ void mlir::gs::buildCPUPipeline(OpPassManager &pm,
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  bufferization::BufferDeallocationPipelineOptions deallocation;
-  bufferization::buildBufferDeallocationPipeline(pm, deallocation);
+  if (deallocate) {
+    bufferization::BufferDeallocationPipelineOptions deallocation;
+    bufferization::buildBufferDeallocationPipeline(pm, deallocation);
+  }
+}
 
-  // Loops, then LLVM.
+void mlir::gs::buildLoopsToLLVMPipeline(OpPassManager &pm,
+                                        bool gpuRuntimeCalls) {
   pm.addPass(createConvertStridedCopyToLinalg());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createConvertVectorToSCFPass(
@@ -80,6 +89,9 @@ void mlir::gs::buildCPUPipeline(OpPassManager &pm,
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertIndexToLLVMPass());
+  // gpu.alloc, gpu.memcpy and the like to MLIR's GPU runtime calls.
+  if (gpuRuntimeCalls)
+    pm.addPass(createGpuToLLVMConversionPass());
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
@@ -89,6 +101,11 @@ void mlir::gs::registerPipelines() {
   PassPipelineRegistration<CPUPipelineOptions>(
       "gs-lower-to-llvm-cpu", "Lower gs to the LLVM dialect for the host CPU",
       buildCPUPipeline);
+  PassPipelineRegistration<CUDAPipelineOptions>(
+      "gs-lower-to-cuda",
+      "Lower gs to the LLVM dialect for NVIDIA GPUs: kernels as embedded "
+      "binaries, host code calling MLIR's GPU runtime API",
+      buildCUDAPipeline);
   PassPipelineRegistration<>(
       "gs-lower-to-gpu-kernels",
       "A train step's computation in device kernels (gpu.launch), on "

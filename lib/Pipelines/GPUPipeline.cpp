@@ -5,6 +5,8 @@
 #include "gs/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -24,4 +26,41 @@ void mlir::gs::buildGPUKernelPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvertLinalgToGPU());
   pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::gs::buildCUDAPipeline(OpPassManager &pm,
+                                 const CUDAPipelineOptions &options) {
+  buildGPUKernelPipeline(pm);
+  // The parameters as memref globals, whose storage the host keeps as the
+  // device copies' mirror; buffers as for the CPU, freed by
+  // gs-device-memory.
+  pm.addPass(createConvertGSParamsToMemRef());
+  pm.addPass(createCanonicalizerPass());
+  buildBufferizationPipeline(pm, /*deallocate=*/false);
+  // One straight-line host function per entry, its memory on the device.
+  if (!options.emulateKernels) {
+    pm.addPass(createGpuLaunchSinkIndexComputationsPass());
+    pm.addPass(createOutlineGPUKernels());
+  }
+  pm.addPass(createInlinerPass());
+  pm.addPass(createSymbolDCEPass());
+  pm.addPass(createDeviceMemory());
+  pm.addPass(createCanonicalizerPass());
+
+  // Everything on one stream, waited for once at the end of each entry.
+  if (options.emulateKernels) {
+    // The kernels' loops access device memory on the host: a stand-in
+    // driver's, which is host memory.
+    pm.addPass(createEmulateGPU());
+    pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+    buildLoopsToLLVMPipeline(pm, /*gpuRuntimeCalls=*/true);
+    return;
+  }
+  pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+  gpu::GPUToNVVMPipelineOptions nvvm;
+  nvvm.cubinChip = options.chip;
+  nvvm.cubinFeatures = options.features;
+  nvvm.cubinFormat = options.format;
+  nvvm.optLevel = 3;
+  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
 }

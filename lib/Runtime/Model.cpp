@@ -2,6 +2,8 @@
 
 #include "gs/Runtime/Model.h"
 
+#include "gs/Runtime/DeviceModel.h"
+
 #include <cstring>
 #include <malloc.h>
 #include <map>
@@ -92,25 +94,6 @@ const gs_param_info *mlir::gs::runtime::findParam(const gs_model_info &model,
 }
 
 namespace {
-/// The most inputs plus results an entry may have.
-constexpr size_t kMaxArguments = 32;
-
-template <size_t... I>
-void callWith(void *function, void *const *args, std::index_sequence<I...>) {
-  using Function = void (*)(decltype((void)I, (void *)nullptr)...);
-  reinterpret_cast<Function>(function)(args[I]...);
-}
-
-/// Calls `function` with `count` pointer arguments.
-template <size_t... N>
-void callWithCount(size_t count, void *function, void *const *args,
-                   std::index_sequence<N...>) {
-  (void)((count == N
-              ? (callWith(function, args, std::make_index_sequence<N>()), true)
-              : false) ||
-         ...);
-}
-
 /// Calls `entry` on dense buffers: its inputs, then its results.
 void callEntry(const gs_entry_info &entry, const void *const *inputs,
                void *const *results) {
@@ -124,8 +107,16 @@ void callEntry(const gs_entry_info &entry, const void *const *inputs,
   std::vector<void *> args;
   for (std::vector<int64_t> &d : descriptors)
     args.push_back(d.data());
-  callWithCount(args.size(), entry.function, args.data(),
-                std::make_index_sequence<kMaxArguments + 1>());
+  reinterpret_cast<void (*)(void **)>(entry.function)(args.data());
+}
+
+/// Runs `entry` of `model` where the model runs.
+std::string runEntry(const gs_model_info &model, const gs_entry_info &entry,
+                     const void *const *inputs, void *const *results) {
+  if (runsOnDevice(model))
+    return runOnDevice(model, entry, inputs, results);
+  callEntry(entry, inputs, results);
+  return {};
 }
 
 bool checkTensors(const gs_tensor_info *tensors, int32_t count,
@@ -156,6 +147,9 @@ std::string mlir::gs::runtime::validate(const gs_model_info &model) {
     return "the model was compiled for runtime ABI " +
            std::to_string(model.abi_version) + ", this runtime is " +
            std::to_string(GS_MODEL_ABI_VERSION) + ": compile it again";
+  if (model.device != GS_DEVICE_CPU && model.device != GS_DEVICE_CUDA)
+    return "the model runs on an unknown device (" +
+           std::to_string(model.device) + ")";
   std::string error;
   for (int32_t i = 0; i < model.num_params; ++i)
     if (!checkTensors(&model.params[i].tensor, 1, "parameter", error) ||
@@ -164,9 +158,7 @@ std::string mlir::gs::runtime::validate(const gs_model_info &model) {
                            : error;
   for (int32_t i = 0; i < model.num_entries; ++i) {
     const gs_entry_info &entry = model.entries[i];
-    if (!entry.function ||
-        static_cast<size_t>(entry.num_inputs + entry.num_results) >
-            kMaxArguments)
+    if (!entry.function)
       return std::string("entry '") + entry.name + "' cannot be called";
     if (!checkTensors(entry.inputs, entry.num_inputs,
                       std::string(entry.name) + " input", error) ||
@@ -184,7 +176,8 @@ std::string mlir::gs::runtime::validate(const gs_model_info &model) {
   return {};
 }
 
-std::string mlir::gs::runtime::run(const gs_entry_info &entry,
+std::string mlir::gs::runtime::run(const gs_model_info &model,
+                                   const gs_entry_info &entry,
                                    const std::vector<const Tensor *> &inputs,
                                    std::vector<Tensor> &results) {
   if (inputs.size() != static_cast<size_t>(entry.num_inputs))
@@ -208,8 +201,7 @@ std::string mlir::gs::runtime::run(const gs_entry_info &entry,
     results.push_back(tensorFor(entry.results[i]));
     resultData.push_back(results.back().data());
   }
-  callEntry(entry, inputData.data(), resultData.data());
-  return {};
+  return runEntry(model, entry, inputData.data(), resultData.data());
 }
 
 std::vector<int64_t>
@@ -232,7 +224,7 @@ void mlir::gs::runtime::keepFreedBuffersInHeap() {
 
 Tensor mlir::gs::runtime::readParam(const gs_param_info &param) {
   Tensor value = tensorFor(param.tensor);
-  std::memcpy(value.data(), param.data, value.byteSize());
+  std::memcpy(value.data(), hostCopy(param), value.byteSize());
   return value;
 }
 
@@ -243,6 +235,7 @@ std::string mlir::gs::runtime::writeParam(const gs_param_info &param,
     return std::string("parameter '") + param.tensor.name + "' is " +
            expected.describe() + ", got " + value.describe();
   std::memcpy(param.data, value.data(), value.byteSize());
+  hostCopyWritten(param);
   return {};
 }
 
@@ -304,10 +297,9 @@ extern "C" int gs_run(const gs_model_info *model, const char *name,
   if (!entry)
     return failWith(std::string("the model has no entry '") +
                     (name ? name : "") + "'");
-  if (static_cast<size_t>(entry->num_inputs + entry->num_results) >
-      kMaxArguments)
-    return failWith(std::string("entry '") + name + "' has too many arguments");
-  callEntry(*entry, inputs, results);
+  if (std::string error = runEntry(*model, *entry, inputs, results);
+      !error.empty())
+    return failWith(error);
   return 0;
 }
 
@@ -316,7 +308,7 @@ extern "C" int gs_get_param(const gs_model_info *model, const char *name,
   const gs_param_info *param = sizedParam(model, name, bytes);
   if (!param)
     return -1;
-  std::memcpy(data, param->data, bytes);
+  std::memcpy(data, hostCopy(*param), bytes);
   return 0;
 }
 
@@ -326,5 +318,6 @@ extern "C" int gs_set_param(const gs_model_info *model, const char *name,
   if (!param)
     return -1;
   std::memcpy(param->data, data, bytes);
+  hostCopyWritten(*param);
   return 0;
 }

@@ -10,6 +10,7 @@
 
 #include "gs/Runtime/Checkpoint.h"
 #include "gs/Runtime/DataFiles.h"
+#include "gs/Runtime/DeviceModel.h"
 #include "gs/Runtime/Dataset.h"
 #include "gs/Runtime/Model.h"
 #include "gs/Runtime/ModelABI.h"
@@ -59,7 +60,7 @@ const char *kUsage =
     R"(usage: %s --data NAME=FILE ... [options]
        %s --train-data=FILE --train-labels=FILE [options]
 
-Trains the model compiled into this program (%s, scaling %s) on the CPU.
+Trains the model compiled into this program (%s, scaling %s) on %s.
 
 Data (.npy, .npz with :ARRAY to pick a member, or IDX files, gzip or not),
 one example per row along the first axis, batched together:
@@ -169,7 +170,11 @@ Flags parseFlags(int argc, char **argv, const gs_model_info &model) {
       files.emplace_back(input, text.substr(eq + 1));
     };
     if (name == "help") {
-      std::printf(kUsage, program, program, model.name, model.scaling);
+      std::printf(kUsage, program, program, model.name, model.scaling,
+                  runsOnDevice(model)
+                      ? "an NVIDIA GPU (GPU 0, or the one GS_CUDA_DEVICE "
+                        "names)"
+                      : "the CPU");
       std::exit(0);
     } else if (name == "info") {
       flags.info = true;
@@ -293,6 +298,7 @@ struct Metric {
 /// The train and eval entries, with the loss's position among their
 /// results.
 struct Entries {
+  const gs_model_info *model = nullptr;
   const gs_entry_info *train = nullptr;
   const gs_entry_info *eval = nullptr;
   int32_t trainLoss = -1, evalLoss = -1;
@@ -414,6 +420,7 @@ Metric findMetric(const std::string &spec, const gs_entry_info *eval) {
 
 Entries findEntries(const gs_model_info &model, const std::string &metric) {
   Entries entries;
+  entries.model = &model;
   entries.train = findEntry(model, "train_step");
   entries.eval = findEntry(model, "eval_step");
   if (!entries.train)
@@ -510,12 +517,12 @@ struct Telemetry {
   }
   std::array<double, 7> record(size_t site) const {
     std::array<double, 7> values;
-    std::memcpy(values.data(), sites[site]->data, sizeof(values));
+    std::memcpy(values.data(), hostCopy(*sites[site]), sizeof(values));
     return values;
   }
   std::vector<double> unifyRecord(size_t index) const {
     const gs_param_info &p = *unifications[index];
-    const auto *data = static_cast<const double *>(p.data);
+    const auto *data = static_cast<const double *>(hostCopy(p));
     return std::vector<double>(data, data + elementCount(p.tensor));
   }
   static int64_t unifyParts(const gs_param_info &p) {
@@ -523,14 +530,14 @@ struct Telemetry {
            telemetry::NumUnifyPartFields;
   }
   int64_t skippedSteps() const {
-    return skipped ? *static_cast<const int64_t *>(skipped->data) : 0;
+    return skipped ? *static_cast<const int64_t *>(hostCopy(*skipped)) : 0;
   }
   double currentLossScale() const {
     if (!lossScale)
       return NAN;
     return lossScale->tensor.dtype == GS_DTYPE_F64
-               ? *static_cast<const double *>(lossScale->data)
-               : *static_cast<const float *>(lossScale->data);
+               ? *static_cast<const double *>(hostCopy(*lossScale))
+               : *static_cast<const float *>(hostCopy(*lossScale));
   }
   std::vector<const gs_param_info *> sites;
   /// The branch unifications' records (gs.scaling.unify<i>).
@@ -622,7 +629,7 @@ EvalPoint evaluate(const Entries &entries, const Dataset &dataset,
   MetricSum sum(metric);
   for (int64_t first = 0; first < dataset.count; first += entries.batch) {
     batch.fill(dataset, order, first);
-    check(run(*entries.eval, batch.pointers(), results));
+    check(run(*entries.model, *entries.eval, batch.pointers(), results));
     int64_t valid = std::min(entries.batch, dataset.count - first);
     lossSum += *results[entries.evalLoss].as<float>() * valid;
     if (metric.kind != Metric::None)
@@ -983,6 +990,11 @@ int main(int argc, char **argv) {
     return 0;
   }
   Entries entries = findEntries(model, flags.metric);
+  // A model for a GPU fails here, before any data is read, where there is
+  // none.
+  std::string gpu;
+  if (runsOnDevice(model))
+    check(openDevice(gpu));
   if ((!flags.evalData.empty() || !flags.evalInputs.empty()) && !entries.eval)
     die("--eval-data, --eval-input: the model has no eval_step");
   checkOutputsWritable(flags);
@@ -1070,10 +1082,11 @@ int main(int argc, char **argv) {
                     (flags.progress == "auto" && ::isatty(STDERR_FILENO));
   Progress progress(progressOn);
   std::fprintf(stderr,
-               "%s: training %s (scaling %s, batch %lld) on %lld examples "
-               "from %s, steps %lld to %lld (%lld per epoch)\n",
+               "%s: training %s (scaling %s, batch %lld%s%s) on %lld "
+               "examples from %s, steps %lld to %lld (%lld per epoch)\n",
                fileName(program).c_str(), model.name, model.scaling,
                static_cast<long long>(entries.batch),
+               gpu.empty() ? "" : ", on ", gpu.c_str(),
                static_cast<long long>(train.count),
                fileName(train.files[0]).c_str(),
                static_cast<long long>(start + 1), static_cast<long long>(total),
@@ -1107,7 +1120,7 @@ int main(int argc, char **argv) {
       orderEpoch = epoch;
     }
     batch.fill(train, order, ((step - 1) % stepsPerEpoch) * entries.batch);
-    check(run(*entries.train, batch.pointers(), results));
+    check(run(model, *entries.train, batch.pointers(), results));
     double loss = *results[entries.trainLoss].as<float>();
     report.lossSteps.push_back(step);
     report.losses.push_back(loss);

@@ -107,7 +107,7 @@ TEST_F(CompilerTest, CompilesLoadsAndTrains) {
   std::vector<float> losses;
   for (int i = 0; i < 3; ++i) {
     std::vector<runtime::Tensor> results;
-    ASSERT_EQ(runtime::run(*step, {&x, &t}, results), "");
+    ASSERT_EQ(runtime::run(table, *step, {&x, &t}, results), "");
     ASSERT_EQ(results.size(), 1u);
     losses.push_back(*results[0].as<float>());
   }

@@ -21,6 +21,7 @@
 #include "gs/InitAll.h"
 #include "gs/Pipelines/CPUTarget.h"
 #include "gs/Pipelines/Pipelines.h"
+#include "gs/Runtime/Cuda/Device.h"
 #include "gs/Runtime/Tensor.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
@@ -145,12 +146,33 @@ static cl::opt<bool>
                cl::init(false), cl::cat(compileCategory));
 static cl::opt<std::string>
     runtimeDir("runtime-dir",
-               cl::desc("--emit=exe: the directory of libGSRuntimeMain.a and "
-                        "libGSRuntime.a (default: ../lib beside gs-compile)"),
+               cl::desc("--emit=exe: the directory of libGSRuntimeMain.a, "
+                        "libGSRuntime.a and libGSCudaRuntime.a (default: "
+                        "../lib beside gs-compile)"),
                cl::value_desc("dir"), cl::cat(compileCategory));
 static cl::opt<std::string>
-    target("target", cl::desc("Target: cpu (the host's architecture)"),
+    target("target",
+           cl::desc("Where the model trains: cpu (the host's architecture) "
+                    "or cuda (an NVIDIA GPU; host code for --cpu)"),
            cl::init("cpu"), cl::cat(compileCategory));
+static cl::opt<std::string>
+    gpuArch("gpu-arch",
+            cl::desc("--target=cuda: the GPU architecture the kernels are "
+                     "compiled for (sm_80, sm_86, sm_89, sm_90, sm_90a, ...; "
+                     "newer GPUs compile the embedded PTX)"),
+            cl::init("sm_80"), cl::cat(compileCategory));
+static cl::opt<std::string> gpuFormat(
+    "gpu-format",
+    cl::desc("--target=cuda: how the kernels are embedded: fatbin (the "
+             "cubin and its PTX; the default), cubin, or ptx (compiled by the "
+             "driver at the first launch). fatbin and cubin need the CUDA "
+             "toolkit's ptxas (found through CUDA_HOME or /usr/local/cuda)"),
+    cl::init("fatbin"), cl::cat(compileCategory));
+static cl::opt<bool> emulateGPUKernels(
+    "emulate-gpu-kernels",
+    cl::desc("--target=cuda: run the kernels on the CPU and only the memory "
+             "through the GPU runtime (tests the host side without a GPU)"),
+    cl::init(false), cl::Hidden, cl::cat(compileCategory));
 static cl::opt<std::string>
     cpu("cpu",
         cl::desc("CPU to generate code for: native (the host's model and "
@@ -366,7 +388,8 @@ int linkExecutable(const std::string &object, const char *argv0) {
     dir = lib.str().str();
   }
   std::vector<std::string> libraries;
-  for (const char *name : {"libGSRuntimeMain.a", "libGSRuntime.a"}) {
+  for (const char *name :
+       {"libGSRuntimeMain.a", "libGSRuntime.a", "libGSCudaRuntime.a"}) {
     llvm::SmallString<256> path(dir);
     llvm::sys::path::append(path, name);
     if (!llvm::sys::fs::exists(path))
@@ -386,6 +409,7 @@ int linkExecutable(const std::string &object, const char *argv0) {
   std::vector<llvm::StringRef> args = {*cxx, "-o", temporary, object};
   args.insert(args.end(), libraries.begin(), libraries.end());
   args.push_back("-lz");
+  args.push_back("-ldl");
   std::string message;
   int status =
       llvm::sys::ExecuteAndWait(*cxx, args, std::nullopt, {}, 0, 0, &message);
@@ -407,6 +431,16 @@ gs::CompileOptions compileOptions(const gs::CPUTarget &cpuTarget,
                                   llvm::StringRef prefix) {
   gs::CompileOptions options;
   options.target = cpuTarget;
+  if (target == "cuda") {
+    options.device = GS_DEVICE_CUDA;
+    options.cuda.chip = gpuArch;
+    // gpu-module-to-binary's names for them.
+    std::string format = gpuFormat;
+    options.cuda.format = format == "cubin" ? "bin"
+                          : format == "ptx" ? "isa"
+                                            : format;
+    options.cuda.emulateKernels = emulateGPUKernels;
+  }
   options.prefix = prefix.str();
   options.internalize = emit == Emit::Library || emit == Emit::Executable;
   options.scaling = scaling;
@@ -498,6 +532,11 @@ std::string cacheKey(ModuleOp module, const gs::TrainPipelineOptions &train,
       .add(compile.target.cpu)
       .add(compile.target.features)
       .add(static_cast<uint64_t>(compile.target.vectorBits))
+      .add(static_cast<uint64_t>(compile.device))
+      .add(compile.cuda.chip)
+      .add(compile.cuda.features)
+      .add(compile.cuda.format)
+      .add(static_cast<uint64_t>(compile.cuda.emulateKernels))
       .add(static_cast<uint64_t>(maxTensorBytes));
   return key.hex();
 }
@@ -570,9 +609,28 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "GradScale ahead-of-time compiler: an ONNX model to a mixed-precision "
-      "training executable or library for the CPU (docs/Runtime.md)\n");
-  if (target != "cpu")
-    return fail("--target: only cpu is supported, got '" + target + "'");
+      "training executable or library for the CPU or an NVIDIA GPU "
+      "(docs/Runtime.md, docs/GPU.md)\n");
+  if (target != "cpu" && target != "cuda")
+    return fail("--target: expected cpu or cuda, got '" + target + "'");
+  if (target == "cuda") {
+    std::optional<gs::runtime::cuda::ArchInfo> arch =
+        gs::runtime::cuda::parseArch(gpuArch.getValue());
+    if (!arch || arch->capability < 80)
+      return fail("--gpu-arch: expected an NVIDIA architecture sm_80 or "
+                  "newer (the kernels use cp.async and ldmatrix), got '" +
+                  gpuArch + "'");
+    if (gpuFormat != "fatbin" && gpuFormat != "cubin" && gpuFormat != "ptx")
+      return fail("--gpu-format: expected fatbin, cubin or ptx, got '" +
+                  gpuFormat + "'");
+  } else {
+    for (cl::Option *option : {static_cast<cl::Option *>(&gpuArch),
+                               static_cast<cl::Option *>(&gpuFormat),
+                               static_cast<cl::Option *>(&emulateGPUKernels)})
+      if (option->getNumOccurrences())
+        return fail("--" + option->ArgStr.str() +
+                    ": only --target=cuda takes it");
+  }
   gs::runtime::setTensorByteLimit(maxTensorBytes);
   gs::TrainPipelineOptions options;
   std::string error;

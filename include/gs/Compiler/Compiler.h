@@ -41,8 +41,18 @@ namespace mlir::gs {
 
 /// How a model is compiled, beyond the training pipeline's options.
 struct CompileOptions {
-  /// The CPU the code is for (CPUTarget::resolve; required).
+  /// The CPU the code is for (CPUTarget::resolve; required): for a model on
+  /// a GPU, the host code's.
   CPUTarget target;
+  /// Where the entries run (enum gs_device): the CPU, or an NVIDIA GPU
+  /// (buildCUDAPipeline, with `cuda`'s options of the same names).
+  int32_t device = GS_DEVICE_CPU;
+  struct {
+    std::string chip = "sm_80";
+    std::string features = "+ptx80";
+    std::string format = "fatbin";
+    bool emulateKernels = false;
+  } cuda;
   /// The C prefix of the table's accessor, `<prefix>_model`.
   std::string prefix = "gs_program";
   /// Leave only the accessor external, so that the object links beside

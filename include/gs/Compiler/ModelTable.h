@@ -85,6 +85,9 @@ struct ModelSpec {
   std::vector<EntrySpec> entries;
   /// The ONNX model (binary protobuf); empty when compiled from MLIR.
   std::string onnx;
+  /// Where the entries run (enum gs_device); on a GPU they take the
+  /// parameters' device buffers first.
+  int32_t device = GS_DEVICE_CPU;
 };
 
 /// Describes the parameters and the functions `entries` of a gs module

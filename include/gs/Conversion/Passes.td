@@ -267,7 +267,10 @@ def ConvertLinalgToGPU : Pass<"gs-linalg-to-gpu", "::mlir::ModuleOp"> {
     `gs_reduce_<loop sizes>` and shared by the ops that compute the same
     thing. An op with dynamic loop bounds, or whose body uses a tensor
     from above other than through tensor.extract, stays on the host (the
-    `on-host` statistic).
+    `on-host` statistic). A `tensor.pad` of static shape (a convolution's
+    zero border outside the kernels of convert-gs-to-gpu) becomes a
+    generic that gathers each point from its source or takes the padding
+    value, and so a kernel too.
 
     Runs after convert-gs-to-gpu and convert-gs-to-linalg (the
     `gs-lower-to-gpu-kernels` pipeline); what it leaves is host code:
@@ -296,6 +299,33 @@ def OutlineGPUKernels : Pass<"gs-outline-gpu-kernels", "::mlir::ModuleOp"> {
     gpu.func, where the NVVM lowering turns them into PTX directives.
     gpu-kernel-outlining alone drops them.
   }];
+}
+
+def DeviceMemory : Pass<"gs-device-memory", "::mlir::ModuleOp"> {
+  let summary = "A bufferized step's memory on the GPU: parameters passed "
+                "in, buffers and copies as gpu ops";
+  let description = [{
+    Runs on a step after bufferization and kernel outlining, where host code
+    allocates buffers, copies between them, reads and writes the
+    parameters' memref globals and launches kernels. On a GPU all of that
+    memory is the device's:
+
+    - each public function takes the module's parameters (its mutable
+      memref globals) as leading arguments, in module order, each marked
+      `gs.param = @name`: the runtime keeps them on the device and passes
+      them in; its other arguments are device buffers too;
+    - `memref.alloc` and `memref.alloca` become `gpu.alloc`, freed by a
+      `gpu.dealloc` after the last use of the buffer or a view of it;
+    - a constant global is copied to a device buffer where it is read;
+    - `memref.copy` and `linalg.copy` between contiguous buffers become
+      `gpu.memcpy`.
+
+    The host code must be straight-line and must not read or write memory
+    itself (gs-device-scalars makes it so); any other op that does is an
+    error naming it. The result takes gpu-async-region, which queues it on
+    one stream.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
 #endif // GS_CONVERSION_PASSES_TD

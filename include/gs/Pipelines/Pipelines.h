@@ -50,6 +50,51 @@ void buildGPUKernelPipeline(OpPassManager &pm);
 /// to LLVM.
 void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
 
+/// Bufferization of a step lowered to linalg: one-shot across functions,
+/// results as out-parameters the caller owns, and, with `deallocate`,
+/// upstream's ownership-based deallocation.
+void buildBufferizationPipeline(OpPassManager &pm, bool deallocate);
+
+/// Buffers to the LLVM dialect: linalg to loops, then upstream's
+/// conversions; with `gpuRuntimeCalls`, gpu ops on the host (allocation,
+/// copies) become calls of MLIR's GPU runtime API.
+void buildLoopsToLLVMPipeline(OpPassManager &pm, bool gpuRuntimeCalls);
+
+/// Options of the CUDA pipeline.
+struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("The GPU architecture the kernels are compiled for "
+                     "(sm_80, sm_90, sm_90a)"),
+      llvm::cl::init("sm_80")};
+  PassOptions::Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX ISA features (+ptx80: PTX 8.0, what CUDA 12 and "
+                     "later drivers read)"),
+      llvm::cl::init("+ptx80")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("How kernels are embedded: fatbin (a cubin for the chip "
+                     "and its PTX, which newer GPUs compile; needs the CUDA "
+                     "toolkit's ptxas and fatbinary), bin (the cubin), isa "
+                     "(PTX only, compiled by the driver when loaded)"),
+      llvm::cl::init("fatbin")};
+  PassOptions::Option<bool> emulateKernels{
+      *this, "emulate-kernels",
+      llvm::cl::desc("Run the kernels on the CPU (gs-emulate-gpu) and only "
+                     "the memory through the GPU runtime: for testing the "
+                     "host side without a GPU"),
+      llvm::cl::init(false)};
+};
+
+/// A train step for NVIDIA GPUs: buildGPUKernelPipeline, bufferization as
+/// for the CPU, the kernels outlined, the host code inlined into each
+/// public function with its memory on the device (gs-device-memory) and
+/// queued on one stream (gpu-async-region), then the kernels through NVVM
+/// into binaries the host code embeds and the host code to the LLVM
+/// dialect, calling MLIR's GPU runtime API (GSCudaRuntime implements it).
+void buildCUDAPipeline(OpPassManager &pm, const CUDAPipelineOptions &options);
+
 /// How a training pipeline treats gradient precision.
 enum class ScalingMethod { GS, Fixed, Dynamic, None, FP32 };
 

@@ -40,9 +40,9 @@ const gs_param_info *findParam(const gs_model_info &model,
 /// Checks the table: ABI version, element types, entries with functions.
 std::string validate(const gs_model_info &model);
 
-/// Runs `entry` on `inputs`, whose types and shapes must be the entry's;
-/// `results` become the entry's results.
-std::string run(const gs_entry_info &entry,
+/// Runs `entry` of `model` on `inputs`, whose types and shapes must be the
+/// entry's; `results` become the entry's results.
+std::string run(const gs_model_info &model, const gs_entry_info &entry,
                 const std::vector<const Tensor *> &inputs,
                 std::vector<Tensor> &results);
 
@@ -57,10 +57,12 @@ std::vector<int64_t> memrefDescriptor(const void *data,
 /// call, and mapping them anew each time costs page faults.
 void keepFreedBuffersInHeap();
 
-/// A parameter's current value.
+/// A parameter's current value (for a model on a GPU, copied from the
+/// device where it is newer there: DeviceModel.h).
 Tensor readParam(const gs_param_info &param);
 
-/// Sets a parameter; `value` must have its type and shape.
+/// Sets a parameter; `value` must have its type and shape. (A model on a
+/// GPU gets it before its next run.)
 std::string writeParam(const gs_param_info &param, const Tensor &value);
 
 } // namespace mlir::gs::runtime

@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 /* Bumped when the layout of the structs below changes. */
-#define GS_MODEL_ABI_VERSION 2
+#define GS_MODEL_ABI_VERSION 3
 
 /* Element types. */
 enum gs_dtype {
@@ -36,6 +36,12 @@ enum gs_dtype {
   GS_DTYPE_U16 = 10,
   GS_DTYPE_U32 = 11,
   GS_DTYPE_U64 = 12
+};
+
+/* Where a model's entries run. */
+enum gs_device {
+  GS_DEVICE_CPU = 0,
+  GS_DEVICE_CUDA = 1 /* an NVIDIA GPU, through GSCudaRuntime */
 };
 
 /* What a parameter holds. */
@@ -56,7 +62,10 @@ typedef struct gs_tensor_info {
 typedef struct gs_param_info {
   gs_tensor_info tensor;
   int32_t kind; /* enum gs_param_kind */
-  void *data;   /* the parameter's storage in the compiled code */
+  /* The parameter's storage in the compiled code. For a model on a GPU,
+   * the host copy of a value the runtime keeps on the device: read and
+   * write it through the runtime (gs_get_param, gs_set_param). */
+  void *data;
   /* For gradient-scaling telemetry, the rounding it records; else NULL. */
   const char *site;
   /* The ONNX initializer it came from (the name, unless the importer had to
@@ -64,8 +73,10 @@ typedef struct gs_param_info {
   const char *onnx_name;
 } gs_param_info;
 
-/* `function` is the entry's C interface: it takes one pointer to a memref
- * descriptor per input, then one per result, which it writes. */
+/* `function` is the entry's packed C interface, `void f(void **args)`:
+ * args holds one pointer to a memref descriptor per input, then one per
+ * result, which it writes; for a model on a GPU, first one per parameter,
+ * in the table's order, and every buffer is device memory. */
 typedef struct gs_entry_info {
   const char *name;
   void *function;
@@ -89,6 +100,7 @@ typedef struct gs_model_info {
    * weights into it; NULL when compiled from MLIR. */
   const uint8_t *onnx;
   int64_t onnx_size;
+  int32_t device; /* enum gs_device */
 } gs_model_info;
 
 /* The runtime's C API. Functions return 0 on success and -1 on an error

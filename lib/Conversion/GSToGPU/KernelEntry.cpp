@@ -33,10 +33,11 @@ func::FuncOp mlir::gs::buildKernelEntry(OpBuilder &b, Location loc,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(body);
   SmallVector<Value> operands;
+  // Kernels do not write their inputs: bufferization need not copy them.
   for (auto [argument, type] :
        llvm::zip_equal(body->getArguments(), inputTypes))
-    operands.push_back(
-        bufferization::ToBufferOp::create(b, loc, type, argument));
+    operands.push_back(bufferization::ToBufferOp::create(
+        b, loc, type, argument, /*read_only=*/true));
   SmallVector<Value> buffers;
   for (Type type : outputTypes)
     buffers.push_back(memref::AllocOp::create(b, loc, cast<MemRefType>(type)));

@@ -472,10 +472,67 @@ bool LinalgRewriter::rewrite(linalg::GenericOp op) {
   return true;
 }
 
+/// `tensor.pad` of a static shape by a value from outside its region as a
+/// generic that gathers each point from the source, or takes the value
+/// outside it: a kernel like the others, where bufferization would fill
+/// and copy on the host.
+static void padAsGather(tensor::PadOp pad, RewriterBase &rewriter) {
+  RankedTensorType type = pad.getResultType();
+  Value padding = pad.getConstantPaddingValue();
+  if (!type.hasStaticShape() || !padding || !pad.getSourceType().hasStaticShape())
+    return;
+  SmallVector<int64_t> low = llvm::to_vector(pad.getStaticLow());
+  if (llvm::any_of(low, ShapedType::isDynamic))
+    return;
+  Location loc = pad.getLoc();
+  rewriter.setInsertionPoint(pad);
+  Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                       type.getElementType());
+  unsigned rank = type.getRank();
+  SmallVector<AffineMap> maps = {rewriter.getMultiDimIdentityMap(rank)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  Value source = pad.getSource();
+  ArrayRef<int64_t> sourceShape = pad.getSourceType().getShape();
+  auto gather = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{type}, ValueRange(), ValueRange{init}, maps,
+      iterators, [&](OpBuilder &b, Location loc, ValueRange) {
+        Value inside = arith::ConstantIntOp::create(b, loc, 1, 1);
+        Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+        SmallVector<Value> indices;
+        for (unsigned d = 0; d < rank; ++d) {
+          Value point = linalg::IndexOp::create(b, loc, d);
+          Value index = arith::SubIOp::create(
+              b, loc, point, arith::ConstantIndexOp::create(b, loc, low[d]));
+          Value atLeastZero = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::sge, index, zero);
+          Value belowSize = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::slt, index,
+              arith::ConstantIndexOp::create(b, loc, sourceShape[d]));
+          Value inRange = arith::AndIOp::create(b, loc, atLeastZero, belowSize);
+          inside = arith::AndIOp::create(b, loc, inside, inRange);
+          indices.push_back(
+              arith::SelectOp::create(b, loc, inRange, index, zero));
+        }
+        Value value = tensor::ExtractOp::create(b, loc, source, indices);
+        linalg::YieldOp::create(
+            b, loc, arith::SelectOp::create(b, loc, inside, value, padding)
+                        .getResult());
+      });
+  rewriter.replaceOp(pad, gather.getResults());
+}
+
 struct ConvertLinalgToGPUPass
     : mlir::gs::impl::ConvertLinalgToGPUBase<ConvertLinalgToGPUPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    {
+      IRRewriter rewriter(&getContext());
+      SmallVector<tensor::PadOp> pads;
+      module.walk([&](tensor::PadOp pad) { pads.push_back(pad); });
+      for (tensor::PadOp pad : pads)
+        padAsGather(pad, rewriter);
+    }
     SmallVector<linalg::LinalgOp> ops;
     module.walk([&](linalg::LinalgOp op) {
       if (op.hasPureTensorSemantics())

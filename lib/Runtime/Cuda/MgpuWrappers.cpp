@@ -5,13 +5,18 @@
 // libmlir_cuda_runtime implements; Debian's MLIR ships none. These
 // functions implement it on GSCudaRuntime, so that such code runs on the
 // driver opened at run time and the caching allocator: one device
-// (mgpuSetDefaultDevice, else GS_CUDA_DEVICE, else 0) and one stream (every
-// mgpuStreamCreate returns it), kernels from PTX (mgpuModuleLoadJIT) or
-// cubins (mgpuModuleLoad). The signatures are those MLIR 22 emits;
-// test/Integration/GPU/mgpu-abi.test checks that every call it emits is
-// defined here. The API has no error results: a failure prints what failed
-// and exits with status 1. The device and modules live until the process
-// ends (MLIR unloads modules from global destructors).
+// (mgpuSetDefaultDevice, else GS_CUDA_DEVICE, else 0), the process's
+// (processDevice, which the runtime's parameter copies share), and one
+// stream (every mgpuStreamCreate returns it), kernels from PTX
+// (mgpuModuleLoadJIT) or cubins and fatbins (mgpuModuleLoad). Modules
+// "load" from global constructors before main: they are only recorded
+// there and loaded at their first kernel lookup, so that an executable
+// starts, and can say there is no GPU, where there is none. The signatures
+// are those MLIR 22 emits; test/Integration/GPU/mgpu-abi.test checks that
+// every call it emits is defined here. The API has no error results: a
+// failure prints what failed and exits with status 1. The device and
+// modules live until the process ends (MLIR unloads modules from global
+// destructors).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,14 +27,21 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <vector>
 
 using namespace mlir::gs::runtime::cuda;
 
 namespace {
-/// The process's GPU state behind the C API.
+/// A module as the host code registered it: its image, loaded at the first
+/// lookup of one of its kernels.
+struct LazyModule {
+  std::vector<KernelImage> images;
+  std::unique_ptr<Module> loaded;
+};
+
+/// The process's modules behind the C API.
 struct MgpuState {
-  std::unique_ptr<Device> device;
-  std::map<void *, std::unique_ptr<Module>> modules;
+  std::map<void *, std::unique_ptr<LazyModule>> modules;
   std::map<CUfunction, std::string> functionNames;
 };
 } // namespace
@@ -46,19 +58,36 @@ static void check(const std::string &error) {
     fail(error);
 }
 
-static MgpuState &state() {
+std::string mlir::gs::runtime::cuda::processDevice(Device *&device) {
   // Never destroyed: global destructors may still unload modules.
-  static MgpuState *opened = [] {
+  static std::unique_ptr<Device> *opened = nullptr;
+  static std::string error;
+  if (!opened && error.empty()) {
     int ordinal = defaultOrdinal;
     if (ordinal < 0) {
       const char *text = std::getenv("GS_CUDA_DEVICE");
       ordinal = text && *text ? std::atoi(text) : 0;
     }
-    auto *created = new MgpuState();
-    check(Device::open(ordinal, created->device));
-    return created;
-  }();
+    auto *created = new std::unique_ptr<Device>();
+    error = Device::open(ordinal, *created);
+    if (error.empty())
+      opened = created;
+    else
+      delete created;
+  }
+  device = opened ? opened->get() : nullptr;
+  return error;
+}
+
+static Device &device() {
+  Device *opened = nullptr;
+  check(processDevice(opened));
   return *opened;
+}
+
+static MgpuState &state() {
+  static MgpuState *modules = new MgpuState();
+  return *modules;
 }
 
 /// The architecture of PTX text's `.target` directive ("sm_80"), or "".
@@ -73,7 +102,9 @@ static std::string ptxTarget(const char *text) {
   return std::string(target, length);
 }
 
-static void *registerModule(std::unique_ptr<Module> module) {
+static void *registerModule(std::vector<KernelImage> images) {
+  auto module = std::make_unique<LazyModule>();
+  module->images = std::move(images);
   void *handle = module.get();
   state().modules.emplace(handle, std::move(module));
   return handle;
@@ -83,25 +114,17 @@ extern "C" {
 
 void mgpuSetDefaultDevice(int32_t ordinal) { defaultOrdinal = ordinal; }
 
+/// A cubin or fatbin: the driver picks what runs on the device.
 void *mgpuModuleLoad(void *data, size_t size) {
-  MgpuState &gpu = state();
-  std::unique_ptr<Module> module;
-  check(gpu.device->loadImage(
-      {KernelImage::Kind::Cubin, "",
-       std::string_view(static_cast<const char *>(data), size)},
-      module));
-  return registerModule(std::move(module));
+  return registerModule({{KernelImage::Kind::Cubin, "",
+                          std::string_view(static_cast<const char *>(data),
+                                           size)}});
 }
 
 /// PTX the driver compiles at its default optimization level.
 void *mgpuModuleLoadJIT(void *data, int32_t /*optLevel*/) {
-  MgpuState &gpu = state();
   const char *text = static_cast<const char *>(data);
-  std::vector<KernelImage> images = {
-      {KernelImage::Kind::Ptx, ptxTarget(text), text}};
-  std::unique_ptr<Module> module;
-  check(gpu.device->loadModule(images, module));
-  return registerModule(std::move(module));
+  return registerModule({{KernelImage::Kind::Ptx, ptxTarget(text), text}});
 }
 
 void mgpuModuleUnload(void *module) { state().modules.erase(module); }
@@ -111,8 +134,15 @@ CUfunction mgpuModuleGetFunction(void *module, const char *name) {
   auto found = gpu.modules.find(module);
   if (found == gpu.modules.end())
     fail(std::string("kernel '") + name + "' looked up in a module not loaded");
+  LazyModule &lazy = *found->second;
+  if (!lazy.loaded) {
+    const KernelImage &image = lazy.images.front();
+    check(image.kind == KernelImage::Kind::Ptx
+              ? device().loadModule(lazy.images, lazy.loaded)
+              : device().loadImage(image, lazy.loaded));
+  }
   CUfunction function = nullptr;
-  check(found->second->function(name, function));
+  check(lazy.loaded->function(name, function));
   gpu.functionNames.emplace(function, name);
   return function;
 }
@@ -137,47 +167,47 @@ void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gridY,
     fail("kernel '" + name + "' launched with packed arguments ('extra')");
   if (sharedBytes < 0)
     fail("kernel '" + name + "' launched with negative shared memory");
-  check(gpu.device->launch(function, name, grid, block,
+  check(device().launch(function, name, grid, block,
                            static_cast<unsigned>(sharedBytes), parameters));
 }
 
 /// Every stream is the device's one stream.
-CUstream mgpuStreamCreate() { return state().device->stream(); }
+CUstream mgpuStreamCreate() { return device().stream(); }
 void mgpuStreamDestroy(CUstream) {}
-void mgpuStreamSynchronize(CUstream) { check(state().device->synchronize()); }
+void mgpuStreamSynchronize(CUstream) { check(device().synchronize()); }
 /// Work on one stream runs in order: waiting on its own events is implied.
 void mgpuStreamWaitEvent(CUstream, CUevent) {}
 
 CUevent mgpuEventCreate() {
   CUevent event = nullptr;
-  check(state().device->createEvent(event));
+  check(device().createEvent(event));
   return event;
 }
 void mgpuEventDestroy(CUevent event) {
-  check(state().device->destroyEvent(event));
+  check(device().destroyEvent(event));
 }
 void mgpuEventSynchronize(CUevent event) {
-  check(state().device->waitForEvent(event));
+  check(device().waitForEvent(event));
 }
 void mgpuEventRecord(CUevent event, CUstream) {
-  check(state().device->recordEvent(event));
+  check(device().recordEvent(event));
 }
 
 void *mgpuMemAlloc(uint64_t bytes, CUstream, bool hostShared) {
   if (hostShared)
     fail("host-shared GPU memory (gpu.alloc host_shared) is not supported");
   CUdeviceptr pointer = 0;
-  check(state().device->allocator().allocate(bytes, pointer));
+  check(device().allocator().allocate(bytes, pointer));
   return reinterpret_cast<void *>(pointer);
 }
 
 void mgpuMemFree(void *pointer, CUstream) {
-  check(state().device->allocator().deallocate(
+  check(device().allocator().deallocate(
       reinterpret_cast<CUdeviceptr>(pointer)));
 }
 
 void mgpuMemcpy(void *to, void *from, size_t bytes, CUstream) {
-  check(state().device->copy(to, from, bytes));
+  check(device().copy(to, from, bytes));
 }
 
 } // extern "C"

@@ -163,6 +163,12 @@ private:
   std::vector<CUevent> events;
 };
 
+/// The process's GPU, which compiled host code (MLIR's GPU runtime calls,
+/// MgpuWrappers.cpp) and the runtime's parameter copies share: GPU
+/// `GS_CUDA_DEVICE` (default 0, or what mgpuSetDefaultDevice set), opened
+/// at the first call. Null with an error saying why there is none.
+std::string processDevice(Device *&device);
+
 } // namespace mlir::gs::runtime::cuda
 
 #endif // GS_RUNTIME_CUDA_DEVICE_H

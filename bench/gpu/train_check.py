@@ -1,0 +1,162 @@
+"""The GPU check of whole training runs: the executables prepare_train.py
+built, on the GPU against the CPU, and their speed against PyTorch AMP.
+
+  train_check.py --artifacts build/gpu-check [--steps 20] [--timed 300]
+
+For the MLP and the BatchNorm CNN under gradient scaling: the GPU
+executable and the CPU executable train the same 20 steps from the same
+weights; the losses must agree within 1e-3 relative (the kernels sum in
+the CPU's order; libdevice's exp and log and the backend's FMA
+contraction may move last bits, which training carries along), every
+scale each site chose must be the same, and so must the skipped steps.
+Then PERF lines: steps/s of the GPU executables under gs, FP16 without
+scaling and FP32 (`--timed` steps, batch copied from the host each step,
+the loss read back each step), gs's cost over FP16 without scaling (the
+target: at most 1.05x), and PyTorch's same model with torch.autocast
+FP16 + GradScaler (SGD with momentum 0.9, the batch already on the GPU)
+on the same GPU. Prints PASS/FAIL and PERF lines; exits 1 on a failure.
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "ImportONNX",
+                                "Inputs"))
+
+LOSS_RTOL = 1e-3
+
+
+def train(path, data, steps, work, name):
+    """Runs a training executable; its report and steps/s."""
+    report = os.path.join(work, name + ".json")
+    command = [path, "--train-data=" + data["x"],
+               "--train-labels=" + data["t"], "--normalize=none",
+               f"--steps={steps}", "--no-shuffle", "--progress=never",
+               "--report=" + report]
+    result = subprocess.run(command, capture_output=True, text=True,
+                            timeout=300)
+    if result.returncode != 0:
+        raise RuntimeError(f"{name} failed ({result.returncode}): "
+                           f"{result.stderr.strip()[-2000:]}")
+    rate = re.search(r"\(([0-9.]+) steps/s\)", result.stdout)
+    with open(report) as f:
+        return json.load(f), float(rate.group(1)) if rate else float("nan")
+
+
+def site_scales(report):
+    return {site["name"]: site["scale"] for site in report["sites"]}
+
+
+def compare(model, cpu, gpu):
+    problems = []
+    a = np.array(cpu["loss"]["value"], np.float64)
+    b = np.array(gpu["loss"]["value"], np.float64)
+    worst = float(np.max(np.abs(a - b) / np.maximum(np.abs(a), 1e-30)))
+    if a.shape != b.shape or worst > LOSS_RTOL:
+        problems.append(f"losses differ by {worst:.2e} relative")
+    if site_scales(cpu) != site_scales(gpu):
+        problems.append(f"scales {site_scales(gpu)} vs {site_scales(cpu)}")
+    if cpu["skipped_steps"] != gpu["skipped_steps"]:
+        problems.append(f"skipped steps {gpu['skipped_steps']} vs "
+                        f"{cpu['skipped_steps']}")
+    print(("PASS" if not problems else "FAIL")
+          + f" train {model} gs: {len(a)} steps on the GPU vs the CPU: losses "
+          f"within {worst:.1e} relative (bound {LOSS_RTOL:g}), the same "
+          f"scales at {len(site_scales(cpu))} sites, "
+          f"{gpu['skipped_steps']} skipped steps"
+          + "".join(f"\n    {p}" for p in problems))
+    return not problems
+
+
+def torch_amp_rate(model, batch, steps):
+    """Steps/s of PyTorch AMP + GradScaler training `model` on the GPU."""
+    import torch
+    import export_torch_models
+    net = getattr(export_torch_models, model)()[0].cuda()
+    loss_fn = torch.nn.CrossEntropyLoss()
+    opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+    scaler = torch.amp.GradScaler("cuda")
+    x = torch.randn(batch, 1, 28, 28, device="cuda")
+    t = torch.randint(0, 10, (batch,), device="cuda")
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = loss_fn(net(x), t)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        return loss
+
+    for _ in range(20):
+        step()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(steps):
+        step().item()  # the loss read back each step, as ours is
+    torch.cuda.synchronize()
+    return steps / (time.perf_counter() - start)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--artifacts", default="build/gpu-check")
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--timed", type=int, default=300)
+    args = parser.parse_args()
+    root = os.path.join(args.artifacts, "train")
+    with open(os.path.join(root, "manifest.json")) as f:
+        manifest = json.load(f)
+    data = {k: os.path.join(root, v) for k, v in manifest["data"].items()}
+    exes = {(e["model"], e["scaling"], e["target"]):
+            os.path.join(root, e["path"]) for e in manifest["executables"]}
+    ok = True
+    with tempfile.TemporaryDirectory() as work:
+        for model in sorted({m for m, _, _ in exes}):
+            try:
+                cpu, _ = train(exes[(model, "gs", "cpu")], data, args.steps,
+                               work, f"{model}-cpu")
+                gpu, _ = train(exes[(model, "gs", "cuda")], data, args.steps,
+                               work, f"{model}-gpu")
+                ok &= compare(model, cpu, gpu)
+            except (RuntimeError, subprocess.TimeoutExpired) as e:
+                print(f"FAIL train {model} gs: {e}")
+                ok = False
+                continue
+            rates = {}
+            for scaling in ("gs", "none", "fp32"):
+                try:
+                    _, rates[scaling] = train(
+                        exes[(model, scaling, "cuda")], data, args.timed, work,
+                        f"{model}-{scaling}-timed")
+                except (RuntimeError, subprocess.TimeoutExpired) as e:
+                    print(f"FAIL train {model} {scaling} on the GPU: {e}")
+                    ok = False
+            try:
+                rates["torch"] = torch_amp_rate(model, manifest["batch"],
+                                                args.timed)
+            except Exception as e:  # noqa: BLE001 (report, go on)
+                print(f"FAIL PyTorch AMP {model}: {e}")
+                ok = False
+            line = ", ".join(f"{k} {v:.0f} steps/s" for k, v in rates.items())
+            print(f"PERF train {model} batch {manifest['batch']}: {line}")
+            if "gs" in rates and "none" in rates:
+                print(f"PERF train {model}: gs step {rates['none'] / rates['gs']:.2f}x "
+                      "the FP16 step without scaling (target <= 1.05x)")
+            if "gs" in rates and "torch" in rates:
+                print(f"PERF train {model}: gs {rates['gs'] / rates['torch']:.2f}x "
+                      "PyTorch AMP + GradScaler's steps/s (target > 1)")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

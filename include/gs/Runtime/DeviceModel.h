@@ -1,0 +1,46 @@
+//===- DeviceModel.h - Running models compiled for a GPU --------*- C++ -*-===//
+//
+// A model compiled for a GPU (`gs-compile --target=cuda`, gs_model_info's
+// `device`) keeps its parameters on the device for the whole run. Each
+// parameter has a device copy, allocated and filled from the host copy
+// (the table's `data`) at the first run and passed to every entry, and is
+// copied back only when the host reads it (checkpoints, reports,
+// telemetry, export). Per parameter the runtime knows which copy is newer:
+// the host's after a write (uploaded before the next run), the device's
+// after a run (downloaded at the next read).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GS_RUNTIME_DEVICEMODEL_H
+#define GS_RUNTIME_DEVICEMODEL_H
+
+#include "gs/Runtime/ModelABI.h"
+
+#include <string>
+
+namespace mlir::gs::runtime {
+
+/// Whether `model`'s entries run on a GPU.
+bool runsOnDevice(const gs_model_info &model);
+
+/// Opens the GPU models run on; `description` names it ("NVIDIA H200,
+/// compute capability 9.0"). The error says why there is none.
+std::string openDevice(std::string &description);
+
+/// Runs `entry` of a GPU model on dense host buffers: the inputs are copied
+/// to the device, the results back, the parameters stay there.
+std::string runOnDevice(const gs_model_info &model, const gs_entry_info &entry,
+                        const void *const *inputs, void *const *results);
+
+/// The current value of `param`'s host copy (copied back from the device
+/// where the device's is newer). A failed copy ends the process with a
+/// message: the GPU's state is lost.
+const void *hostCopy(const gs_param_info &param);
+
+/// To call after writing `param`'s host copy (the whole of it): the device
+/// gets it before the next run.
+void hostCopyWritten(const gs_param_info &param);
+
+} // namespace mlir::gs::runtime
+
+#endif // GS_RUNTIME_DEVICEMODEL_H
