@@ -37,6 +37,11 @@ def main():
     parser.add_argument("--gs-compile", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--gpu-arch", default="sm_90")
+    parser.add_argument("--models", default=",".join(MODELS),
+                        help="which of " + ", ".join(MODELS))
+    parser.add_argument("--emulate-gpu-kernels", action="store_true",
+                        help="GPU executables whose kernels run on the CPU "
+                        "(for testing this check without a GPU)")
     args = parser.parse_args()
     out = os.path.join(args.out, "train")
     os.makedirs(out, exist_ok=True)
@@ -46,7 +51,9 @@ def main():
     np.save(os.path.join(out, "t.npy"), t)
     manifest = {"batch": BATCH, "examples": EXAMPLES, "gpu_arch": args.gpu_arch,
                 "data": {"x": "x.npy", "t": "t.npy"}, "executables": []}
-    for model in MODELS:
+    for model in args.models.split(","):
+        if model not in MODELS:
+            sys.exit(f"error: --models: unknown model '{model}'")
         builder = getattr(export_torch_models, model)
         export_torch_models.export(model, builder, out)
         onnx = os.path.join(out, model + ".onnx")
@@ -58,6 +65,8 @@ def main():
                        "-o", os.path.join(out, name)]
             if target == "cuda":
                 command.append(f"--gpu-arch={args.gpu_arch}")
+                if args.emulate_gpu_kernels:
+                    command.append("--emulate-gpu-kernels")
             print("building", name, flush=True)
             subprocess.run(command, check=True)
             manifest["executables"].append(

@@ -35,8 +35,9 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "ImportONNX",
 LOSS_RTOL = 1e-3
 
 
-def train(path, data, steps, work, name):
-    """Runs a training executable; its report and steps/s."""
+def train(path, data, steps, work, name, calls=None):
+    """Runs a training executable; its report and steps/s. `calls`, if
+    given, gets the GPU's driver calls per step."""
     report = os.path.join(work, name + ".json")
     command = [path, "--train-data=" + data["x"],
                "--train-labels=" + data["t"], "--normalize=none",
@@ -48,6 +49,10 @@ def train(path, data, steps, work, name):
         raise RuntimeError(f"{name} failed ({result.returncode}): "
                            f"{result.stderr.strip()[-2000:]}")
     rate = re.search(r"\(([0-9.]+) steps/s\)", result.stdout)
+    counted = re.search(r"GPU calls per step after the first: (.*)",
+                        result.stdout)
+    if calls is not None and counted:
+        calls.append(counted.group(1))
     with open(report) as f:
         return json.load(f), float(rate.group(1)) if rate else float("nan")
 
@@ -112,6 +117,8 @@ def main():
     parser.add_argument("--artifacts", default="build/gpu-check")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--timed", type=int, default=300)
+    parser.add_argument("--no-torch", action="store_true",
+                        help="no PyTorch AMP baseline (tests without a GPU)")
     args = parser.parse_args()
     root = os.path.join(args.artifacts, "train")
     with open(os.path.join(root, "manifest.json")) as f:
@@ -134,16 +141,22 @@ def main():
                 continue
             rates = {}
             for scaling in ("gs", "none", "fp32"):
+                calls = []
                 try:
                     _, rates[scaling] = train(
                         exes[(model, scaling, "cuda")], data, args.timed, work,
-                        f"{model}-{scaling}-timed")
+                        f"{model}-{scaling}-timed", calls)
+                    if calls:
+                        print(f"PERF train {model} {scaling}: {calls[0]} "
+                              "(the target: no host synchronization in the "
+                              "step; the trainer reads the loss each step)")
                 except (RuntimeError, subprocess.TimeoutExpired) as e:
                     print(f"FAIL train {model} {scaling} on the GPU: {e}")
                     ok = False
             try:
-                rates["torch"] = torch_amp_rate(model, manifest["batch"],
-                                                args.timed)
+                if not args.no_torch:
+                    rates["torch"] = torch_amp_rate(model, manifest["batch"],
+                                                    args.timed)
             except Exception as e:  # noqa: BLE001 (report, go on)
                 print(f"FAIL PyTorch AMP {model}: {e}")
                 ok = False

@@ -181,3 +181,11 @@ void mlir::gs::runtime::hostCopyWritten(const gs_param_info &param) {
   if (found != deviceCopies().end())
     found->second.newer = DeviceCopy::Newer::Host;
 }
+
+DeviceCalls mlir::gs::runtime::deviceCalls() {
+  cuda::Device *gpu = nullptr;
+  if (!cuda::processDevice(gpu).empty() || !gpu)
+    return {};
+  const cuda::CallCounts &counts = gpu->callCounts();
+  return {counts.launches, counts.copies, counts.hostSynchronizations};
+}

@@ -1113,6 +1113,9 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "eval loss %.4f\n", point.loss);
   };
 
+  // The GPU's driver calls after the first step (which loads modules and
+  // fills the allocator's cache) and at the end.
+  DeviceCalls afterFirstStep;
   for (int64_t step = start + 1; step <= total; ++step) {
     int64_t epoch = (step - 1) / stepsPerEpoch;
     if (epoch != orderEpoch) {
@@ -1121,6 +1124,8 @@ int main(int argc, char **argv) {
     }
     batch.fill(train, order, ((step - 1) % stepsPerEpoch) * entries.batch);
     check(run(model, *entries.train, batch.pointers(), results));
+    if (step == start + 1)
+      afterFirstStep = deviceCalls();
     double loss = *results[entries.trainLoss].as<float>();
     report.lossSteps.push_back(step);
     report.losses.push_back(loss);
@@ -1159,5 +1164,16 @@ int main(int argc, char **argv) {
   if (!flags.exportOnnx.empty())
     exportTrainedOnnx(model, flags.exportOnnx);
   printSummary(model, report, total - start, held.count, events.count);
+  if (runsOnDevice(model) && total - start > 1) {
+    DeviceCalls end = deviceCalls();
+    double steps = static_cast<double>(total - start - 1);
+    std::printf("GPU calls per step after the first: %.1f kernel launches, "
+                "%.1f copies, %.1f host synchronizations\n",
+                (end.launches - afterFirstStep.launches) / steps,
+                (end.copies - afterFirstStep.copies) / steps,
+                (end.hostSynchronizations -
+                 afterFirstStep.hostSynchronizations) /
+                    steps);
+  }
   return 0;
 }

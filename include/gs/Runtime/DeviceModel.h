@@ -41,6 +41,13 @@ const void *hostCopy(const gs_param_info &param);
 /// gets it before the next run.
 void hostCopyWritten(const gs_param_info &param);
 
+/// The driver calls the GPU has been sent so far (all zero where none is
+/// open): a step's count is a difference over it.
+struct DeviceCalls {
+  int64_t launches = 0, copies = 0, hostSynchronizations = 0;
+};
+DeviceCalls deviceCalls();
+
 } // namespace mlir::gs::runtime
 
 #endif // GS_RUNTIME_DEVICEMODEL_H
