@@ -44,19 +44,22 @@ void mlir::gs::buildCUDAPipeline(OpPassManager &pm,
   }
   pm.addPass(createInlinerPass());
   pm.addPass(createSymbolDCEPass());
-  pm.addPass(createDeviceMemory());
-  pm.addPass(createCanonicalizerPass());
-
-  // Everything on one stream, waited for once at the end of each entry.
   if (options.emulateKernels) {
-    // The kernels' loops access device memory on the host: a stand-in
-    // driver's, which is host memory.
+    // The kernels' loops access device memory on the host (a stand-in
+    // driver's, which is host memory): the gpu ops before each wait for it.
+    pm.addPass(createDeviceMemory());
+    pm.addPass(createCanonicalizerPass());
     pm.addPass(createEmulateGPU());
     pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
     buildLoopsToLLVMPipeline(pm, /*gpuRuntimeCalls=*/true);
     return;
   }
-  pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+  // Everything queued on one stream; the runtime waits when it reads the
+  // results.
+  DeviceMemoryOptions memory;
+  memory.queue = true;
+  pm.addPass(createDeviceMemory(memory));
+  pm.addPass(createCanonicalizerPass());
   gpu::GPUToNVVMPipelineOptions nvvm;
   nvvm.cubinChip = options.chip;
   nvvm.cubinFeatures = options.features;

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <vector>
 
 using namespace mlir::gs::runtime;
@@ -41,6 +42,12 @@ std::string device(cuda::Device *&gpu) {
 
 size_t byteSize(const gs_tensor_info &info) {
   return tensorFor(info).byteSize();
+}
+
+/// The parameters copied back with every run's results.
+std::set<const gs_param_info *> &copiedWithResults() {
+  static auto *params = new std::set<const gs_param_info *>();
+  return *params;
 }
 
 /// Allocates the device copies of `model`'s parameters not allocated yet.
@@ -150,7 +157,23 @@ std::string mlir::gs::runtime::runOnDevice(const gs_model_info &model,
             results[i], resultPointers[i], byteSize(entry.results[i]));
         !error.empty())
       return error;
-  return gpu->synchronize();
+  std::vector<DeviceCopy *> copiedBack;
+  for (int32_t i = 0; i < model.num_params; ++i) {
+    const gs_param_info &param = model.params[i];
+    if (!copiedWithResults().count(&param))
+      continue;
+    DeviceCopy &copy = deviceCopies()[&param];
+    if (std::string error =
+            gpu->copyToHost(param.data, copy.pointer, copy.bytes);
+        !error.empty())
+      return error;
+    copiedBack.push_back(&copy);
+  }
+  if (std::string error = gpu->synchronize(); !error.empty())
+    return error;
+  for (DeviceCopy *copy : copiedBack)
+    copy->newer = DeviceCopy::Newer::Neither;
+  return {};
 }
 
 const void *mlir::gs::runtime::hostCopy(const gs_param_info &param) {
@@ -174,6 +197,10 @@ const void *mlir::gs::runtime::hostCopy(const gs_param_info &param) {
   }
   found->second.newer = DeviceCopy::Newer::Neither;
   return param.data;
+}
+
+void mlir::gs::runtime::copyBackWithResults(const gs_param_info &param) {
+  copiedWithResults().insert(&param);
 }
 
 void mlir::gs::runtime::hostCopyWritten(const gs_param_info &param) {

@@ -514,6 +514,14 @@ struct Telemetry {
     }
     skipped = findParam(model, telemetry::kSkippedSteps);
     lossScale = findParam(model, telemetry::kLossScale);
+    // Read every step: on a GPU, copied back with the loss.
+    for (const gs_param_info *p : sites)
+      copyBackWithResults(*p);
+    for (const gs_param_info *p : unifications)
+      copyBackWithResults(*p);
+    for (const gs_param_info *p : {skipped, lossScale})
+      if (p)
+        copyBackWithResults(*p);
   }
   std::array<double, 7> record(size_t site) const {
     std::array<double, 7> values;

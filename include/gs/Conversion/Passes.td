@@ -322,9 +322,19 @@ def DeviceMemory : Pass<"gs-device-memory", "::mlir::ModuleOp"> {
 
     The host code must be straight-line and must not read or write memory
     itself (gs-device-scalars makes it so); any other op that does is an
-    error naming it. The result takes gpu-async-region, which queues it on
-    one stream.
+    error naming it.
+
+    With `queue`, every gpu op of a function is then queued after the
+    previous one (one async token threaded from a `gpu.wait async` at the
+    start) and nothing waits at the end: the caller synchronizes before it
+    reads a result, as GradScale's runtime does, so a step's host code
+    never waits for the device. Kernels must be outlined (launch_func).
+    Without it, gpu-async-region can queue the ops, waiting at the end.
   }];
+  let options = [
+    Option<"queue", "queue", "bool", /*default=*/"false",
+           "Queue the gpu ops on one stream with no wait at the end">,
+  ];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 

@@ -41,6 +41,11 @@ const void *hostCopy(const gs_param_info &param);
 /// gets it before the next run.
 void hostCopyWritten(const gs_param_info &param);
 
+/// Copies `param` back with the results of every run, before the one wait
+/// for them (telemetry the host reads every step), instead of waiting
+/// again when it is read.
+void copyBackWithResults(const gs_param_info &param);
+
 /// The driver calls the GPU has been sent so far (all zero where none is
 /// open): a step's count is a difference over it.
 struct DeviceCalls {

@@ -47,9 +47,63 @@ static bool isPureHostOp(Operation *op) {
   return op->getNumRegions() == 0 && isMemoryEffectFree(op);
 }
 
+/// Queues the gpu ops of `body` one after another on one stream: an async
+/// token threaded through them from a `gpu.wait async` at the start, and
+/// no wait at the end.
+static LogicalResult queueOnOneStream(Block &body) {
+  MLIRContext *context = body.getParentOp()->getContext();
+  Type tokenType = gpu::AsyncTokenType::get(context);
+  OpBuilder b(context);
+  b.setInsertionPointToStart(&body);
+  Value token = gpu::WaitOp::create(b, body.getParentOp()->getLoc(),
+                                    tokenType, ValueRange())
+                    .getAsyncToken();
+  for (Operation &op : llvm::make_early_inc_range(body)) {
+    if (!isa<gpu::AsyncOpInterface>(op) || isa<gpu::WaitOp>(op))
+      continue;
+    Location loc = op.getLoc();
+    b.setInsertionPoint(&op);
+    Operation *queued = nullptr;
+    if (auto alloc = dyn_cast<gpu::AllocOp>(op)) {
+      auto copy = gpu::AllocOp::create(
+          b, loc, alloc.getMemref().getType(), tokenType, token,
+          alloc.getDynamicSizes(), alloc.getSymbolOperands(),
+          alloc.getHostShared());
+      alloc.getMemref().replaceAllUsesWith(copy.getMemref());
+      queued = copy;
+    } else if (auto memcpy = dyn_cast<gpu::MemcpyOp>(op)) {
+      queued = gpu::MemcpyOp::create(b, loc, tokenType, token, memcpy.getDst(),
+                                     memcpy.getSrc());
+    } else if (auto dealloc = dyn_cast<gpu::DeallocOp>(op)) {
+      queued =
+          gpu::DeallocOp::create(b, loc, tokenType, token, dealloc.getMemref());
+    } else if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op)) {
+      auto copy = gpu::LaunchFuncOp::create(
+          b, loc, launch.getKernel(), launch.getGridSizeOperandValues(),
+          launch.getBlockSizeOperandValues(),
+          launch.getDynamicSharedMemorySize(), launch.getKernelOperands(),
+          tokenType, token,
+          launch.hasClusterSize()
+              ? std::optional<gpu::KernelDim3>(
+                    launch.getClusterSizeOperandValues())
+              : std::nullopt);
+      copy->setDiscardableAttrs(launch->getDiscardableAttrDictionary());
+      queued = copy;
+    } else {
+      return op.emitError("gs-device-memory: cannot queue ")
+             << op.getName() << " (outline the kernels first)";
+    }
+    token = cast<gpu::AsyncOpInterface>(queued).getAsyncToken();
+    op.erase();
+  }
+  return success();
+}
+
 namespace {
 struct DeviceMemoryPass
     : mlir::gs::impl::DeviceMemoryBase<DeviceMemoryPass> {
+  using DeviceMemoryBase::DeviceMemoryBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<memref::GlobalOp> params;
@@ -176,7 +230,9 @@ struct DeviceMemoryPass
                           "memory: ")
              << op.getName();
     }
-    return freeAfterLastUse(body, owned);
+    if (failed(freeAfterLastUse(body, owned)))
+      return failure();
+    return success(!queue || succeeded(queueOnOneStream(body)));
   }
 
   /// Frees each of `buffers` after the last op of `body` that uses it or a

@@ -1,4 +1,5 @@
 // RUN: gs-opt %s --split-input-file --verify-diagnostics --gs-device-memory | FileCheck %s
+// RUN: gs-opt %s --split-input-file --verify-diagnostics --gs-device-memory=queue=true | FileCheck %s --check-prefix=QUEUE
 
 // A step's host code after bufferization and outlining: the parameters
 // become leading arguments of the public function in module order (the
@@ -26,6 +27,21 @@
 // CHECK-NEXT: gpu.memcpy %[[LOSS]], %[[L]]
 // CHECK-NEXT: gpu.dealloc %[[L]]
 // CHECK-NEXT: return
+// With queue=true the same ops, each queued after the previous one on
+// one stream, and no wait at the end.
+// QUEUE-LABEL: func.func @step(
+// QUEUE: %[[T0:.*]] = gpu.wait async
+// QUEUE: %[[HOST:.*]] = memref.get_global @__constant_8xf32
+// QUEUE-NEXT: %[[BIAS:.*]], %[[T1:.*]] = gpu.alloc async [%[[T0]]] () : memref<8xf32>
+// QUEUE-NEXT: %[[T2:.*]] = gpu.memcpy async [%[[T1]]] %[[BIAS]], %[[HOST]]
+// QUEUE-NEXT: %[[WCOPY:.*]], %[[T3:.*]] = gpu.alloc async [%[[T2]]] () : memref<4x8xf32>
+// QUEUE-NEXT: %[[T4:.*]] = gpu.memcpy async [%[[T3]]] %[[WCOPY]]
+// QUEUE-NEXT: %[[H:.*]], %[[T5:.*]] = gpu.alloc async [%[[T4]]] () : memref<2x8xf32>
+// QUEUE-NEXT: %[[T6:.*]] = gpu.launch_func async [%[[T5]]] @k::@k
+// QUEUE-NOT: gpu.wait
+// QUEUE: gpu.dealloc async
+// QUEUE-NOT: gpu.wait
+// QUEUE: return
 module attributes {gpu.container_module} {
   memref.global "public" @w : memref<4x8xf32> = dense<1.0>
   memref.global "private" constant @__constant_8xf32 : memref<8xf32> = dense<0.5>

@@ -5,8 +5,11 @@
 // allocator, copies, argument packing, events, error paths) runs in the
 // tests. It knows one kernel, gs-gpu-info's gs_axpy, which it runs on the
 // host over the launched grid. Environment: GS_FAKE_CUDA_CC (compute
-// capability, default 90), GS_FAKE_CUDA_MEMORY (bytes, default 1 GiB).
-// Not a CUDA emulator: anything else fails with CUDA_ERROR_NOT_FOUND.
+// capability, default 90), GS_FAKE_CUDA_MEMORY (bytes, default 1 GiB),
+// GS_FAKE_CUDA_ANY_KERNEL=1 (any kernel a loaded PTX module defines can be
+// looked up and launched: a launch reads each argument at the size the
+// PTX declares, and computes nothing). Memory comes zeroed. Not a CUDA
+// emulator: any other kernel fails with CUDA_ERROR_NOT_FOUND.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +19,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <string>
+#include <vector>
 
 namespace {
 using Result = int;
@@ -37,12 +42,60 @@ int capability() {
   return text ? std::atoi(text) : 90;
 }
 
+/// A PTX module loaded, and the kernels looked up in it: the byte size of
+/// each parameter.
+struct Module {
+  std::string ptx;
+};
+struct Kernel {
+  std::vector<size_t> parameterBytes;
+};
+
+bool anyKernel() {
+  const char *text = std::getenv("GS_FAKE_CUDA_ANY_KERNEL");
+  return text && std::strcmp(text, "1") == 0;
+}
+
+/// The parameters of `.entry name(...)` in `ptx`; false if there is none.
+bool entryParameters(const std::string &ptx, const char *name,
+                     std::vector<size_t> &bytes) {
+  size_t at = ptx.find(std::string(".entry ") + name + "(");
+  if (at == std::string::npos)
+    return false;
+  size_t end = ptx.find(')', at);
+  std::string list = ptx.substr(at, end - at);
+  for (size_t p = list.find(".param"); p != std::string::npos;
+       p = list.find(".param", p + 1)) {
+    std::string declaration = list.substr(p, list.find(',', p) - p);
+    size_t size = 0;
+    for (const char *type : {".b8", ".u8", ".s8"})
+      if (declaration.find(type) != std::string::npos)
+        size = 1;
+    for (const char *type : {".b16", ".u16", ".s16", ".f16"})
+      if (declaration.find(type) != std::string::npos)
+        size = 2;
+    for (const char *type : {".b32", ".u32", ".s32", ".f32"})
+      if (declaration.find(type) != std::string::npos)
+        size = 4;
+    for (const char *type : {".b64", ".u64", ".s64", ".f64"})
+      if (declaration.find(type) != std::string::npos)
+        size = 8;
+    size_t bracket = declaration.find('[');
+    if (bracket != std::string::npos)
+      size *= std::strtoull(declaration.c_str() + bracket + 1, nullptr, 10);
+    if (size == 0)
+      return false;
+    bytes.push_back(size);
+  }
+  return true;
+}
+
 std::map<DevicePointer, size_t> &blocks() {
   static std::map<DevicePointer, size_t> live;
   return live;
 }
 size_t used = 0;
-int moduleToken, functionToken, contextToken, streamToken;
+int functionToken, contextToken, streamToken;
 } // namespace
 
 #define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
@@ -115,7 +168,7 @@ FAKE_EXPORT Result cuStreamSynchronize(void *) { return kSuccess; }
 FAKE_EXPORT Result cuMemAlloc_v2(DevicePointer *pointer, size_t bytes) {
   if (used + bytes > capacity())
     return kOutOfMemory;
-  *pointer = reinterpret_cast<DevicePointer>(std::malloc(bytes));
+  *pointer = reinterpret_cast<DevicePointer>(std::calloc(bytes ? bytes : 1, 1));
   blocks()[*pointer] = bytes;
   used += bytes;
   return kSuccess;
@@ -147,17 +200,35 @@ FAKE_EXPORT Result cuMemcpyAsync(DevicePointer to, DevicePointer from,
 }
 FAKE_EXPORT Result cuModuleLoadDataEx(void **module, const void *image,
                                       unsigned, int *, void **) {
-  if (std::strncmp(static_cast<const char *>(image), ".version", 8) != 0)
+  const char *text = static_cast<const char *>(image);
+  // PTX, after the comments a compiler heads it with.
+  while (std::strncmp(text, "//", 2) == 0 && std::strchr(text, '\n'))
+    text = std::strchr(text, '\n') + 1;
+  while (*text == '\n')
+    ++text;
+  if (std::strncmp(text, ".version", 8) != 0)
     return kInvalidPtx;
-  *module = &moduleToken;
+  *module = new Module{static_cast<const char *>(image)};
   return kSuccess;
 }
-FAKE_EXPORT Result cuModuleUnload(void *) { return kSuccess; }
-FAKE_EXPORT Result cuModuleGetFunction(void **function, void *,
+FAKE_EXPORT Result cuModuleUnload(void *module) {
+  delete static_cast<Module *>(module);
+  return kSuccess;
+}
+FAKE_EXPORT Result cuModuleGetFunction(void **function, void *module,
                                        const char *name) {
-  if (std::strcmp(name, "gs_axpy") != 0)
+  if (std::strcmp(name, "gs_axpy") == 0) {
+    *function = &functionToken;
+    return kSuccess;
+  }
+  auto *kernel = new Kernel();
+  if (!anyKernel() ||
+      !entryParameters(static_cast<Module *>(module)->ptx, name,
+                       kernel->parameterBytes)) {
+    delete kernel;
     return kNotFound;
-  *function = &functionToken;
+  }
+  *function = kernel;
   return kSuccess;
 }
 FAKE_EXPORT Result cuFuncSetAttribute(void *, int, int) { return kSuccess; }
@@ -165,8 +236,16 @@ FAKE_EXPORT Result cuLaunchKernel(void *function, unsigned gridX, unsigned,
                                   unsigned, unsigned blockX, unsigned, unsigned,
                                   unsigned, void *, void **parameters,
                                   void **) {
-  if (function != &functionToken)
-    return kInvalidValue;
+  if (function != &functionToken) {
+    // Any other kernel: its arguments read, nothing computed.
+    volatile unsigned char sum = 0;
+    for (size_t i = 0;
+         i < static_cast<Kernel *>(function)->parameterBytes.size(); ++i)
+      for (size_t b = 0; b < static_cast<Kernel *>(function)->parameterBytes[i];
+           ++b)
+        sum = sum + static_cast<unsigned char *>(parameters[i])[b];
+    return kSuccess;
+  }
   // gs_axpy(y, x, a, n) over the threads launched.
   auto *y =
       reinterpret_cast<float *>(*static_cast<DevicePointer *>(parameters[0]));
