@@ -267,7 +267,10 @@ def ConvertLinalgToGPU : Pass<"gs-linalg-to-gpu", "::mlir::ModuleOp"> {
     `gs_reduce_<loop sizes>` and shared by the ops that compute the same
     thing. An op with dynamic loop bounds, or whose body uses a tensor
     from above other than through tensor.extract, stays on the host (the
-    `on-host` statistic). A `tensor.pad` of static shape (a convolution's
+    `on-host` statistic). A reduction over at least 4096 points whose
+    outputs all combine exactly in any order (and, or, integer sums, max,
+    min) is split across a block's threads instead, a block per parallel
+    point, with the sequential result bit for bit. A `tensor.pad` of static shape (a convolution's
     zero border outside the kernels of convert-gs-to-gpu) becomes a
     generic that gathers each point from its source or takes the padding
     value, and so a kernel too.

@@ -27,6 +27,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::gs {
 #define GEN_PASS_DEF_CONVERTLINALGTOGPU
@@ -41,6 +42,44 @@ namespace {
 constexpr int64_t kThreadsPerBlock = 256;
 /// The most blocks along a grid's x dimension.
 constexpr int64_t kMaxGridX = (int64_t{1} << 31) - 1;
+/// Reductions over at least this many points, whose every combination is
+/// exact in any order, are split across a block's threads.
+constexpr int64_t kSplitReductionPoints = 4096;
+
+/// The value `combiner` (an op combining an output's value with another,
+/// e.g. arith.andi) leaves the other unchanged with; null for a combiner
+/// whose result depends on the order it is applied in (floating-point
+/// sums) or that is not known.
+TypedAttr combinerIdentity(Operation *combiner, Type type) {
+  Builder b(combiner->getContext());
+  if (auto integer = dyn_cast<IntegerType>(type)) {
+    unsigned width = integer.getWidth();
+    auto value = [&](const APInt &bits) -> TypedAttr {
+      return b.getIntegerAttr(type, bits);
+    };
+    return TypeSwitch<Operation *, TypedAttr>(combiner)
+        .Case<arith::AndIOp, arith::MinUIOp>(
+            [&](auto) { return value(APInt::getAllOnes(width)); })
+        .Case<arith::OrIOp, arith::XOrIOp, arith::AddIOp, arith::MaxUIOp>(
+            [&](auto) { return value(APInt::getZero(width)); })
+        .Case<arith::MulIOp>([&](auto) { return value(APInt(width, 1)); })
+        .Case<arith::MaxSIOp>(
+            [&](auto) { return value(APInt::getSignedMinValue(width)); })
+        .Case<arith::MinSIOp>(
+            [&](auto) { return value(APInt::getSignedMaxValue(width)); })
+        .Default([](Operation *) { return TypedAttr(); });
+  }
+  if (auto real = dyn_cast<FloatType>(type)) {
+    const llvm::fltSemantics &semantics = real.getFloatSemantics();
+    // maximumf and minimumf order -0 below +0 and propagate NaN: the same
+    // result in any order (maxnumf and minnumf may return either zero).
+    if (isa<arith::MaximumFOp>(combiner))
+      return b.getFloatAttr(type, APFloat::getInf(semantics, /*Negative=*/true));
+    if (isa<arith::MinimumFOp>(combiner))
+      return b.getFloatAttr(type, APFloat::getInf(semantics));
+  }
+  return TypedAttr();
+}
 
 MemRefType bufferTypeOf(Type tensor) {
   auto type = cast<RankedTensorType>(tensor);
@@ -88,11 +127,36 @@ public:
   }
   bool hasReductions() const { return !reductionDims.empty(); }
   ArrayRef<int64_t> loopSizes() const { return sizes; }
+  /// The points of the reduction loops.
+  int64_t numReductionPoints() const {
+    int64_t points = 1;
+    for (unsigned dim : reductionDims)
+      points *= sizes[dim];
+    return points;
+  }
+  /// Whether the reduction is split across a block's threads: large, with
+  /// every output combined exactly in any order (and, or, integer sums,
+  /// max and min), so that the result is the sequential one bit for bit.
+  bool splitsReduction() const { return !combiners.empty(); }
 
 private:
+  /// The threads of one block that split a reduction at one parallel point:
+  /// this thread's index and each output's partial values in workgroup
+  /// memory.
+  struct SplitReduction {
+    Value thread;
+    ValueRange partials;
+  };
+
+  /// Finds the exact combiner of every output (combiners stays empty if
+  /// one has none).
+  void planSplit();
+
   /// Emits the code of one thread at `b`'s insertion point, given the
-  /// kernel's arguments and the thread's point of the parallel loops.
-  void buildThread(OpBuilder &b, ValueRange arguments, ValueRange parallelIvs);
+  /// kernel's arguments and the thread's point of the parallel loops; with
+  /// `split`, the thread's share of the reduction at that point.
+  void buildThread(OpBuilder &b, ValueRange arguments, ValueRange parallelIvs,
+                   const SplitReduction *split = nullptr);
 
   linalg::GenericOp op;
   SmallVector<int64_t> sizes;
@@ -110,6 +174,8 @@ private:
   llvm::SetVector<Value> captured;
   DenseMap<Value, CaptureKind> captureKinds;
   DenseMap<Value, unsigned> captureInputs;
+  /// For a split reduction, each output's combining op in the body.
+  SmallVector<Operation *> combiners;
 };
 
 /// Whether every use of `tensor` in `region` is a tensor.extract directly
@@ -199,7 +265,29 @@ LogicalResult GenericKernelBuilder::plan() {
     captureKinds[value] = CaptureKind::Tensor;
     captureInputs[value] = addInput(value, nullptr);
   }
+  planSplit();
   return success();
+}
+
+void GenericKernelBuilder::planSplit() {
+  if (reductionDims.empty() || numReductionPoints() < kSplitReductionPoints)
+    return;
+  Block &body = op.getRegion().front();
+  SmallVector<Operation *> found;
+  for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable())) {
+    BlockArgument current = op.getMatchingBlockArgument(&init);
+    Value yielded = body.getTerminator()->getOperand(i);
+    Operation *combiner = yielded.getDefiningOp();
+    // yield combiner(current, x), the output's only use, x not from it.
+    if (!combiner || combiner->getBlock() != &body ||
+        combiner->getNumOperands() != 2 || !current.hasOneUse() ||
+        !llvm::is_contained(combiner->getOperands(), current) ||
+        combiner->getOperand(0) == combiner->getOperand(1) ||
+        !combinerIdentity(combiner, current.getType()))
+      return;
+    found.push_back(combiner);
+  }
+  combiners = std::move(found);
 }
 
 SmallVector<Value> GenericKernelBuilder::callOperands(OpBuilder &b) {
@@ -231,6 +319,41 @@ func::FuncOp GenericKernelBuilder::build(OpBuilder &builder, StringRef name) {
 
   int64_t points = numPoints();
   int64_t threads = std::min(points, kThreadsPerBlock);
+  if (splitsReduction() && points > 0) {
+    // A block per parallel point, its threads sharing the reduction.
+    auto constant = [&](int64_t value) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, value);
+    };
+    Value one = constant(1);
+    auto space = gpu::AddressSpaceAttr::get(b.getContext(),
+                                            gpu::AddressSpace::Workgroup);
+    SmallVector<Type> partials;
+    for (Type result : op.getResultTypes())
+      partials.push_back(MemRefType::get(
+          {kThreadsPerBlock}, getElementTypeOrSelf(result),
+          MemRefLayoutAttrInterface(), space));
+    auto launch = gpu::LaunchOp::create(
+        b, loc, constant(points), one, one, constant(kThreadsPerBlock), one,
+        one, /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+        /*asyncDependencies=*/{}, partials);
+    OpBuilder t = OpBuilder::atBlockBegin(&launch.getBody().front());
+    SmallVector<Value> ivs(parallelDims.size());
+    Value rest = launch.getBlockIds().x;
+    for (int i = static_cast<int>(parallelDims.size()) - 1; i >= 0; --i) {
+      Value size =
+          arith::ConstantIndexOp::create(t, loc, sizes[parallelDims[i]]);
+      ivs[i] = i == 0 ? rest : arith::RemUIOp::create(t, loc, rest, size);
+      if (i > 0)
+        rest = arith::DivUIOp::create(t, loc, rest, size);
+    }
+    SplitReduction split{launch.getThreadIds().x,
+                         launch.getWorkgroupAttributions()};
+    buildThread(t, entry->getArguments(), ivs, &split);
+    gpu::TerminatorOp::create(t, loc);
+    b.setInsertionPointToEnd(entry);
+    func::ReturnOp::create(b, loc);
+    return kernel;
+  }
   // plan() keeps the grid within its limit; an empty op launches nothing.
   if (points > 0) {
     int64_t blocks = llvm::divideCeil(points, threads);
@@ -280,7 +403,8 @@ func::FuncOp GenericKernelBuilder::build(OpBuilder &builder, StringRef name) {
 }
 
 void GenericKernelBuilder::buildThread(OpBuilder &b, ValueRange arguments,
-                                       ValueRange parallelIvs) {
+                                       ValueRange parallelIvs,
+                                       const SplitReduction *split) {
   Location loc = op.getLoc();
   Block &body = op.getRegion().front();
   ValueRange outputs = arguments.drop_front(inputs.size());
@@ -376,6 +500,66 @@ void GenericKernelBuilder::buildThread(OpBuilder &b, ValueRange arguments,
   }
 
   SmallVector<Value> results;
+  if (split) {
+    // This thread's points of the reduction, t, t + threads, ...; each
+    // output combined from its identity.
+    SmallVector<Value> identities;
+    for (auto [combiner, init] :
+         llvm::zip_equal(combiners, op.getDpsInitsMutable())) {
+      Type element = getElementTypeOrSelf(init.get().getType());
+      identities.push_back(arith::ConstantOp::create(
+          b, loc, combinerIdentity(combiner, element)));
+    }
+    Value end = arith::ConstantIndexOp::create(b, loc, numReductionPoints());
+    Value stride = arith::ConstantIndexOp::create(b, loc, kThreadsPerBlock);
+    auto share = scf::ForOp::create(
+        b, loc, split->thread, end, stride, identities,
+        [&](OpBuilder &inner, Location, Value k, ValueRange acc) {
+          Value rest = k;
+          for (int i = static_cast<int>(reductionDims.size()) - 1; i >= 0;
+               --i) {
+            unsigned dim = reductionDims[i];
+            Value size = arith::ConstantIndexOp::create(inner, loc, sizes[dim]);
+            ivs[dim] =
+                i == 0 ? rest : arith::RemUIOp::create(inner, loc, rest, size);
+            if (i > 0)
+              rest = arith::DivUIOp::create(inner, loc, rest, size);
+          }
+          scf::YieldOp::create(inner, loc, emitBody(inner, acc));
+        });
+    for (auto [partial, shared] :
+         llvm::zip_equal(share.getResults(), split->partials))
+      memref::StoreOp::create(b, loc, partial, shared, split->thread);
+    gpu::BarrierOp::create(b, loc);
+    // Thread 0: the initial values combined with the partials in order.
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        split->thread, zero);
+    auto last = scf::IfOp::create(b, loc, first, /*withElse=*/false);
+    OpBuilder t = last.getThenBodyBuilder();
+    Value one = arith::ConstantIndexOp::create(t, loc, 1);
+    auto combine = scf::ForOp::create(
+        t, loc, zero, stride, one, initial,
+        [&](OpBuilder &inner, Location, Value from, ValueRange acc) {
+          SmallVector<Value> next;
+          for (auto [combiner, value, shared] :
+               llvm::zip_equal(combiners, acc, split->partials)) {
+            Value partial = memref::LoadOp::create(inner, loc, shared, from);
+            OperationState state(loc, combiner->getName());
+            state.addOperands({value, partial});
+            state.addTypes(value.getType());
+            state.addAttributes(combiner->getAttrs());
+            next.push_back(inner.create(state)->getResult(0));
+          }
+          scf::YieldOp::create(inner, loc, next);
+        });
+    for (unsigned dim : reductionDims)
+      ivs[dim] = zero;
+    for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable()))
+      memref::StoreOp::create(t, loc, combine.getResult(i), outputs[i],
+                              indicesOf(t, op.getMatchingIndexingMap(&init)));
+    return;
+  }
   if (reductionDims.empty()) {
     results = emitBody(b, initial);
   } else {

@@ -153,6 +153,72 @@ func.func @total(%x: tensor<3x5xf32>, %init: tensor<f32>) -> tensor<f32> {
 
 // -----
 
+// Large reductions whose outputs all combine exactly in any order (here
+// and, max and an integer count over 64 x 4096 points per row) are split
+// across a block's 256 threads, a block per parallel point: each thread
+// combines its strided share from the identities (true, -inf, 0), stores
+// it in workgroup memory, and after the barrier thread 0 combines the
+// initial values with the 256 partials in order, the sequential result
+// bit for bit.
+// CHECK-LABEL: func.func @split_reduction
+// CHECK: call @gs_reduce_3x64x4096_entry
+// CHECK: func.func private @gs_reduce_3x64x4096(%[[X:[^:]+]]: memref<3x64x4096xf32>, %[[I0:[^:]+]]: memref<3xi1>, %{{.+}}: memref<3xf32>, %{{.+}}: memref<3xi64>, %[[OUT0:[^:]+]]: memref<3xi1>,
+// CHECK: gpu.launch blocks(%[[ROW:[^,]+]], {{.*}}) in (%{{.+}} = %c3, {{.*}}) threads(%[[T:[^,]+]], {{.*}}) in (%{{.+}} = %c256, {{.*}}) workgroup(%[[P0:.+]] : memref<256xi1, #gpu.address_space<workgroup>>, %[[P1:.+]] : memref<256xf32, #gpu.address_space<workgroup>>, %[[P2:.+]] : memref<256xi64, #gpu.address_space<workgroup>>)
+// CHECK: %[[INIT0:.+]] = memref.load %[[I0]][%[[ROW]]]
+// CHECK-DAG: %[[TRUE:.+]] = arith.constant true
+// CHECK-DAG: %[[NEGINF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK-DAG: %[[ZERO:.+]] = arith.constant 0 : i64
+// CHECK-DAG: %[[POINTS:.+]] = arith.constant 262144 : index
+// CHECK: %[[SHARE:.+]]:3 = scf.for %[[K:.+]] = %[[T]] to %[[POINTS]] step %[[STRIDE:[^ ]+]] iter_args(%{{.+}} = %[[TRUE]], %{{.+}} = %[[NEGINF]], %{{.+}} = %[[ZERO]])
+// CHECK: memref.load %[[X]][%[[ROW]], %{{.+}}, %{{.+}}]
+// CHECK: arith.andi
+// CHECK: arith.maximumf
+// CHECK: arith.addi
+// CHECK: memref.store %[[SHARE]]#0, %[[P0]][%[[T]]]
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK: %[[ALL:.+]]:3 = scf.for %[[J:[^ ]+]] = %{{.+}} to %[[STRIDE]] step %{{[^ ]+}} iter_args(%{{.+}} = %[[INIT0]],
+// CHECK: memref.load %[[P0]][%[[J]]]
+// CHECK: memref.store %[[ALL]]#0, %[[OUT0]][%[[ROW]]] : memref<3xi1>
+func.func @split_reduction(%x: tensor<3x64x4096xf32>, %all: tensor<3xi1>, %max: tensor<3xf32>, %count: tensor<3xi64>) -> (tensor<3xi1>, tensor<3xf32>, tensor<3xi64>) {
+  %r:3 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0)>], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%x : tensor<3x64x4096xf32>) outs(%all, %max, %count : tensor<3xi1>, tensor<3xf32>, tensor<3xi64>) {
+  ^bb0(%a: f32, %ok: i1, %m: f32, %n: i64):
+    %inf = arith.constant 0x7F800000 : f32
+    %zero = arith.constant 0.0 : f32
+    %abs = math.absf %a : f32
+    %finite = arith.cmpf olt, %abs, %inf : f32
+    %nonzero = arith.cmpf one, %a, %zero : f32
+    %one = arith.extui %nonzero : i1 to i64
+    %ok2 = arith.andi %ok, %finite : i1
+    %m2 = arith.maximumf %m, %abs : f32
+    %n2 = arith.addi %n, %one : i64
+    linalg.yield %ok2, %m2, %n2 : i1, f32, i64
+  } -> (tensor<3xi1>, tensor<3xf32>, tensor<3xi64>)
+  return %r#0, %r#1, %r#2 : tensor<3xi1>, tensor<3xf32>, tensor<3xi64>
+}
+
+// -----
+
+// A floating-point sum gives other bits in another order: as large, it
+// stays in one thread per point (so do small reductions).
+// CHECK-LABEL: func.func @sum_not_split
+// CHECK: func.func private @gs_reduce_262144(
+// CHECK-NOT: workgroup
+// CHECK-NOT: gpu.barrier
+// CHECK: return
+func.func @sum_not_split(%x: tensor<262144xf32>, %init: tensor<f32>) -> tensor<f32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+      ins(%x : tensor<262144xf32>) outs(%init : tensor<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %n = arith.addf %acc, %a : f32
+    linalg.yield %n : f32
+  } -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
 // Dynamic loop bounds: the op stays on the host.
 // CHECK-LABEL: func.func @dynamic
 // CHECK: linalg.generic
