@@ -1,6 +1,8 @@
-//===- Compiler.cpp - A model to CPU code with its table --------*- C++ -*-===//
+//===- Compiler.cpp - A model to CPU or GPU code with its table -*- C++ -*-===//
 
 #include "gs/Compiler/Compiler.h"
+
+#include "gs/Conversion/GSToGPU/DeviceMemory.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -63,7 +65,7 @@ std::string scalingName(const TrainPipelineOptions &train,
 /// are dropped, as LLVM IR has no place for them.
 LogicalResult checkParamArguments(ModuleOp module, const ModelSpec &spec,
                                   std::string &error) {
-  StringRef mark = "gs.param";
+  StringRef mark = kParamArgumentAttr;
   for (const EntrySpec &entry : spec.entries) {
     auto function =
         module.lookupSymbol<LLVM::LLVMFuncOp>("_mlir_ciface_" + entry.name);

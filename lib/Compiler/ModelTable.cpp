@@ -216,8 +216,7 @@ static llvm::Function *packedInterface(llvm::Module &module,
                               /*isVarArg=*/false),
       llvm::GlobalValue::InternalLinkage, function.getName() + "_packed",
       module);
-  llvm::IRBuilder<> builder(
-      llvm::BasicBlock::Create(context, "entry", packed));
+  llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context, "entry", packed));
   std::vector<llvm::Value *> arguments;
   for (unsigned i = 0; i < function.arg_size(); ++i)
     arguments.push_back(builder.CreateLoad(

@@ -58,9 +58,8 @@ std::string allocateParams(cuda::Device &gpu, const gs_model_info &model) {
       continue;
     DeviceCopy copy;
     copy.bytes = byteSize(param->tensor);
-    if (std::string error =
-            gpu.allocator().allocate(std::max<size_t>(copy.bytes, 1),
-                                     copy.pointer);
+    if (std::string error = gpu.allocator().allocate(
+            std::max<size_t>(copy.bytes, 1), copy.pointer);
         !error.empty())
       return "parameter '" + std::string(param->tensor.name) + "': " + error;
     deviceCopies().emplace(param, copy);
@@ -153,8 +152,8 @@ std::string mlir::gs::runtime::runOnDevice(const gs_model_info &model,
     arguments.push_back(descriptor.data());
   reinterpret_cast<void (*)(void **)>(entry.function)(arguments.data());
   for (int32_t i = 0; i < entry.num_results; ++i)
-    if (std::string error = gpu->copyToHost(
-            results[i], resultPointers[i], byteSize(entry.results[i]));
+    if (std::string error = gpu->copyToHost(results[i], resultPointers[i],
+                                            byteSize(entry.results[i]));
         !error.empty())
       return error;
   std::vector<DeviceCopy *> copiedBack;
@@ -184,8 +183,8 @@ const void *mlir::gs::runtime::hostCopy(const gs_param_info &param) {
   cuda::Device *gpu = nullptr;
   std::string error = device(gpu);
   if (error.empty())
-    error = gpu->copyToHost(param.data, found->second.pointer,
-                            found->second.bytes);
+    error =
+        gpu->copyToHost(param.data, found->second.pointer, found->second.bytes);
   if (error.empty())
     error = gpu->synchronize();
   if (!error.empty()) {

@@ -10,8 +10,8 @@
 
 #include "gs/Runtime/Checkpoint.h"
 #include "gs/Runtime/DataFiles.h"
-#include "gs/Runtime/DeviceModel.h"
 #include "gs/Runtime/Dataset.h"
+#include "gs/Runtime/DeviceModel.h"
 #include "gs/Runtime/Model.h"
 #include "gs/Runtime/ModelABI.h"
 #include "gs/Runtime/OnnxExport.h"
@@ -1089,16 +1089,15 @@ int main(int argc, char **argv) {
   bool progressOn = flags.progress == "always" ||
                     (flags.progress == "auto" && ::isatty(STDERR_FILENO));
   Progress progress(progressOn);
-  std::fprintf(stderr,
-               "%s: training %s (scaling %s, batch %lld%s%s) on %lld "
-               "examples from %s, steps %lld to %lld (%lld per epoch)\n",
-               fileName(program).c_str(), model.name, model.scaling,
-               static_cast<long long>(entries.batch),
-               gpu.empty() ? "" : ", on ", gpu.c_str(),
-               static_cast<long long>(train.count),
-               fileName(train.files[0]).c_str(),
-               static_cast<long long>(start + 1), static_cast<long long>(total),
-               static_cast<long long>(stepsPerEpoch));
+  std::fprintf(
+      stderr,
+      "%s: training %s (scaling %s, batch %lld%s%s) on %lld "
+      "examples from %s, steps %lld to %lld (%lld per epoch)\n",
+      fileName(program).c_str(), model.name, model.scaling,
+      static_cast<long long>(entries.batch), gpu.empty() ? "" : ", on ",
+      gpu.c_str(), static_cast<long long>(train.count),
+      fileName(train.files[0]).c_str(), static_cast<long long>(start + 1),
+      static_cast<long long>(total), static_cast<long long>(stepsPerEpoch));
 
   Batch batch(*entries.train);
   std::vector<int64_t> order;
@@ -1175,13 +1174,13 @@ int main(int argc, char **argv) {
   if (runsOnDevice(model) && total - start > 1) {
     DeviceCalls end = deviceCalls();
     double steps = static_cast<double>(total - start - 1);
-    std::printf("GPU calls per step after the first: %.1f kernel launches, "
-                "%.1f copies, %.1f host synchronizations\n",
-                (end.launches - afterFirstStep.launches) / steps,
-                (end.copies - afterFirstStep.copies) / steps,
-                (end.hostSynchronizations -
-                 afterFirstStep.hostSynchronizations) /
-                    steps);
+    std::printf(
+        "GPU calls per step after the first: %.1f kernel launches, "
+        "%.1f copies, %.1f host synchronizations\n",
+        (end.launches - afterFirstStep.launches) / steps,
+        (end.copies - afterFirstStep.copies) / steps,
+        (end.hostSynchronizations - afterFirstStep.hostSynchronizations) /
+            steps);
   }
   return 0;
 }

@@ -1,10 +1,11 @@
-//===- Compiler.h - A model to CPU code with its table ----------*- C++ -*-===//
+//===- Compiler.h - A model to CPU or GPU code with its table ---*- C++ -*-===//
 //
 // The ahead-of-time compilation as a library that gs-compile and the
 // Python package (python-bindings/) share: a gs module (an imported model
 // with its gs.training) to its train step, the runtime's description of it
-// (ModelTable.h), an optimized LLVM module for a CPU that exports the table
-// as `<prefix>_model`, and object code.
+// (ModelTable.h), an optimized LLVM module for a CPU (with, for a model on
+// a GPU, the kernels' binaries embedded) that exports the table as
+// `<prefix>_model`, and object code.
 //
 //   mlir::gs::CompileOptions options;
 //   options.target = mlir::gs::CPUTarget::resolve("native", error);

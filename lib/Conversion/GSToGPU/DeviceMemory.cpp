@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "gs/Conversion/GSToGPU/DeviceMemory.h"
 #include "gs/Conversion/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -28,9 +29,6 @@ namespace mlir::gs {
 } // namespace mlir::gs
 
 using namespace mlir;
-
-/// The attribute naming the parameter an argument passes.
-static constexpr StringLiteral kParamArgAttr = "gs.param";
 
 /// Whether a copy between `type`s can be one contiguous memcpy.
 static bool isContiguous(Type type) {
@@ -55,8 +53,8 @@ static LogicalResult queueOnOneStream(Block &body) {
   Type tokenType = gpu::AsyncTokenType::get(context);
   OpBuilder b(context);
   b.setInsertionPointToStart(&body);
-  Value token = gpu::WaitOp::create(b, body.getParentOp()->getLoc(),
-                                    tokenType, ValueRange())
+  Value token = gpu::WaitOp::create(b, body.getParentOp()->getLoc(), tokenType,
+                                    ValueRange())
                     .getAsyncToken();
   for (Operation &op : llvm::make_early_inc_range(body)) {
     if (!isa<gpu::AsyncOpInterface>(op) || isa<gpu::WaitOp>(op))
@@ -83,10 +81,9 @@ static LogicalResult queueOnOneStream(Block &body) {
           launch.getBlockSizeOperandValues(),
           launch.getDynamicSharedMemorySize(), launch.getKernelOperands(),
           tokenType, token,
-          launch.hasClusterSize()
-              ? std::optional<gpu::KernelDim3>(
-                    launch.getClusterSizeOperandValues())
-              : std::nullopt);
+          launch.hasClusterSize() ? std::optional<gpu::KernelDim3>(
+                                        launch.getClusterSizeOperandValues())
+                                  : std::nullopt);
       copy->setDiscardableAttrs(launch->getDiscardableAttrDictionary());
       queued = copy;
     } else {
@@ -100,8 +97,7 @@ static LogicalResult queueOnOneStream(Block &body) {
 }
 
 namespace {
-struct DeviceMemoryPass
-    : mlir::gs::impl::DeviceMemoryBase<DeviceMemoryPass> {
+struct DeviceMemoryPass : mlir::gs::impl::DeviceMemoryBase<DeviceMemoryPass> {
   using DeviceMemoryBase::DeviceMemoryBase;
 
   void runOnOperation() override {
@@ -126,8 +122,9 @@ struct DeviceMemoryPass
     SmallVector<Location> locs;
     for (memref::GlobalOp param : params) {
       types.push_back(param.getType());
-      attrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
-          kParamArgAttr, FlatSymbolRefAttr::get(param.getSymNameAttr()))));
+      attrs.push_back(b.getDictionaryAttr(
+          b.getNamedAttr(gs::kParamArgumentAttr,
+                         FlatSymbolRefAttr::get(param.getSymNameAttr()))));
       locs.push_back(param.getLoc());
     }
     if (failed(function.insertArguments(indices, types, attrs, locs)))
@@ -172,9 +169,9 @@ struct DeviceMemoryPass
         }
         // A constant: a device copy, made where it is read.
         b.setInsertionPointAfter(read);
-        auto copy = gpu::AllocOp::create(b, loc, read.getType(), Type(),
-                                         ValueRange(), ValueRange(),
-                                         ValueRange());
+        auto copy =
+            gpu::AllocOp::create(b, loc, read.getType(), Type(), ValueRange(),
+                                 ValueRange(), ValueRange());
         read.getResult().replaceAllUsesWith(copy.getMemref());
         gpu::MemcpyOp::create(b, loc, Type(), ValueRange(), copy.getMemref(),
                               read.getResult());
@@ -183,8 +180,8 @@ struct DeviceMemoryPass
       }
       if (isa<memref::AllocOp, memref::AllocaOp>(op)) {
         auto type = cast<MemRefType>(op.getResult(0).getType());
-        auto alloc = gpu::AllocOp::create(
-            b, loc, type, Type(), ValueRange(), op.getOperands(), ValueRange());
+        auto alloc = gpu::AllocOp::create(b, loc, type, Type(), ValueRange(),
+                                          op.getOperands(), ValueRange());
         op.getResult(0).replaceAllUsesWith(alloc.getMemref());
         op.erase();
         owned.push_back(alloc.getMemref());

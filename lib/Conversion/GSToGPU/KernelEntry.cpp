@@ -36,8 +36,8 @@ func::FuncOp mlir::gs::buildKernelEntry(OpBuilder &b, Location loc,
   // Kernels do not write their inputs: bufferization need not copy them.
   for (auto [argument, type] :
        llvm::zip_equal(body->getArguments(), inputTypes))
-    operands.push_back(bufferization::ToBufferOp::create(
-        b, loc, type, argument, /*read_only=*/true));
+    operands.push_back(bufferization::ToBufferOp::create(b, loc, type, argument,
+                                                         /*read_only=*/true));
   SmallVector<Value> buffers;
   for (Type type : outputTypes)
     buffers.push_back(memref::AllocOp::create(b, loc, cast<MemRefType>(type)));

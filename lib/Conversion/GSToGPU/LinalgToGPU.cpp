@@ -74,7 +74,8 @@ TypedAttr combinerIdentity(Operation *combiner, Type type) {
     // maximumf and minimumf order -0 below +0 and propagate NaN: the same
     // result in any order (maxnumf and minnumf may return either zero).
     if (isa<arith::MaximumFOp>(combiner))
-      return b.getFloatAttr(type, APFloat::getInf(semantics, /*Negative=*/true));
+      return b.getFloatAttr(type,
+                            APFloat::getInf(semantics, /*Negative=*/true));
     if (isa<arith::MinimumFOp>(combiner))
       return b.getFloatAttr(type, APFloat::getInf(semantics));
   }
@@ -329,12 +330,14 @@ func::FuncOp GenericKernelBuilder::build(OpBuilder &builder, StringRef name) {
                                             gpu::AddressSpace::Workgroup);
     SmallVector<Type> partials;
     for (Type result : op.getResultTypes())
-      partials.push_back(MemRefType::get(
-          {kThreadsPerBlock}, getElementTypeOrSelf(result),
-          MemRefLayoutAttrInterface(), space));
+      partials.push_back(MemRefType::get({kThreadsPerBlock},
+                                         getElementTypeOrSelf(result),
+                                         MemRefLayoutAttrInterface(), space));
+    Value gridSize = constant(points);
+    Value blockSize = constant(kThreadsPerBlock);
     auto launch = gpu::LaunchOp::create(
-        b, loc, constant(points), one, one, constant(kThreadsPerBlock), one,
-        one, /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+        b, loc, gridSize, one, one, blockSize, one, one,
+        /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
         /*asyncDependencies=*/{}, partials);
     OpBuilder t = OpBuilder::atBlockBegin(&launch.getBody().front());
     SmallVector<Value> ivs(parallelDims.size());
@@ -663,7 +666,8 @@ bool LinalgRewriter::rewrite(linalg::GenericOp op) {
 static void padAsGather(tensor::PadOp pad, RewriterBase &rewriter) {
   RankedTensorType type = pad.getResultType();
   Value padding = pad.getConstantPaddingValue();
-  if (!type.hasStaticShape() || !padding || !pad.getSourceType().hasStaticShape())
+  if (!type.hasStaticShape() || !padding ||
+      !pad.getSourceType().hasStaticShape())
     return;
   SmallVector<int64_t> low = llvm::to_vector(pad.getStaticLow());
   if (llvm::any_of(low, ShapedType::isDynamic))
@@ -700,8 +704,9 @@ static void padAsGather(tensor::PadOp pad, RewriterBase &rewriter) {
         }
         Value value = tensor::ExtractOp::create(b, loc, source, indices);
         linalg::YieldOp::create(
-            b, loc, arith::SelectOp::create(b, loc, inside, value, padding)
-                        .getResult());
+            b, loc,
+            arith::SelectOp::create(b, loc, inside, value, padding)
+                .getResult());
       });
   rewriter.replaceOp(pad, gather.getResults());
 }

@@ -116,9 +116,9 @@ void mgpuSetDefaultDevice(int32_t ordinal) { defaultOrdinal = ordinal; }
 
 /// A cubin or fatbin: the driver picks what runs on the device.
 void *mgpuModuleLoad(void *data, size_t size) {
-  return registerModule({{KernelImage::Kind::Cubin, "",
-                          std::string_view(static_cast<const char *>(data),
-                                           size)}});
+  return registerModule(
+      {{KernelImage::Kind::Cubin, "",
+        std::string_view(static_cast<const char *>(data), size)}});
 }
 
 /// PTX the driver compiles at its default optimization level.
@@ -168,7 +168,7 @@ void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gridY,
   if (sharedBytes < 0)
     fail("kernel '" + name + "' launched with negative shared memory");
   check(device().launch(function, name, grid, block,
-                           static_cast<unsigned>(sharedBytes), parameters));
+                        static_cast<unsigned>(sharedBytes), parameters));
 }
 
 /// Every stream is the device's one stream.
@@ -183,9 +183,7 @@ CUevent mgpuEventCreate() {
   check(device().createEvent(event));
   return event;
 }
-void mgpuEventDestroy(CUevent event) {
-  check(device().destroyEvent(event));
-}
+void mgpuEventDestroy(CUevent event) { check(device().destroyEvent(event)); }
 void mgpuEventSynchronize(CUevent event) {
   check(device().waitForEvent(event));
 }
@@ -202,8 +200,8 @@ void *mgpuMemAlloc(uint64_t bytes, CUstream, bool hostShared) {
 }
 
 void mgpuMemFree(void *pointer, CUstream) {
-  check(device().allocator().deallocate(
-      reinterpret_cast<CUdeviceptr>(pointer)));
+  check(
+      device().allocator().deallocate(reinterpret_cast<CUdeviceptr>(pointer)));
 }
 
 void mgpuMemcpy(void *to, void *from, size_t bytes, CUstream) {

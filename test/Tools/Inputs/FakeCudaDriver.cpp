@@ -222,9 +222,8 @@ FAKE_EXPORT Result cuModuleGetFunction(void **function, void *module,
     return kSuccess;
   }
   auto *kernel = new Kernel();
-  if (!anyKernel() ||
-      !entryParameters(static_cast<Module *>(module)->ptx, name,
-                       kernel->parameterBytes)) {
+  if (!anyKernel() || !entryParameters(static_cast<Module *>(module)->ptx, name,
+                                       kernel->parameterBytes)) {
     delete kernel;
     return kNotFound;
   }
