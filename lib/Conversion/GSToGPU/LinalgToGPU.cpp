@@ -153,6 +153,11 @@ private:
   /// one has none).
   void planSplit();
 
+  /// The ivs of the loops `dims` at the row-major linear index `linear`
+  /// (the first dimension unbounded), built at `b`'s insertion point.
+  SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
+                                 ArrayRef<unsigned> dims) const;
+
   /// Emits the code of one thread at `b`'s insertion point, given the
   /// kernel's arguments and the thread's point of the parallel loops; with
   /// `split`, the thread's share of the reduction at that point.
@@ -270,6 +275,20 @@ LogicalResult GenericKernelBuilder::plan() {
   return success();
 }
 
+SmallVector<Value>
+GenericKernelBuilder::delinearize(OpBuilder &b, Location loc, Value linear,
+                                  ArrayRef<unsigned> dims) const {
+  SmallVector<Value> ivs(dims.size());
+  Value rest = linear;
+  for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) {
+    Value size = arith::ConstantIndexOp::create(b, loc, sizes[dims[i]]);
+    ivs[i] = i == 0 ? rest : arith::RemUIOp::create(b, loc, rest, size);
+    if (i > 0)
+      rest = arith::DivUIOp::create(b, loc, rest, size);
+  }
+  return ivs;
+}
+
 void GenericKernelBuilder::planSplit() {
   if (reductionDims.empty() || numReductionPoints() < kSplitReductionPoints)
     return;
@@ -340,15 +359,8 @@ func::FuncOp GenericKernelBuilder::build(OpBuilder &builder, StringRef name) {
         /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
         /*asyncDependencies=*/{}, partials);
     OpBuilder t = OpBuilder::atBlockBegin(&launch.getBody().front());
-    SmallVector<Value> ivs(parallelDims.size());
-    Value rest = launch.getBlockIds().x;
-    for (int i = static_cast<int>(parallelDims.size()) - 1; i >= 0; --i) {
-      Value size =
-          arith::ConstantIndexOp::create(t, loc, sizes[parallelDims[i]]);
-      ivs[i] = i == 0 ? rest : arith::RemUIOp::create(t, loc, rest, size);
-      if (i > 0)
-        rest = arith::DivUIOp::create(t, loc, rest, size);
-    }
+    SmallVector<Value> ivs =
+        delinearize(t, loc, launch.getBlockIds().x, parallelDims);
     SplitReduction split{launch.getThreadIds().x,
                          launch.getWorkgroupAttributions()};
     buildThread(t, entry->getArguments(), ivs, &split);
@@ -377,16 +389,8 @@ func::FuncOp GenericKernelBuilder::build(OpBuilder &builder, StringRef name) {
                               arith::ConstantIndexOp::create(t, loc, threads)),
         launch.getThreadIds().x);
     auto emitThread = [&](OpBuilder &inner) {
-      SmallVector<Value> ivs(parallelDims.size());
-      Value rest = point;
-      for (int i = static_cast<int>(parallelDims.size()) - 1; i >= 0; --i) {
-        Value size =
-            arith::ConstantIndexOp::create(inner, loc, sizes[parallelDims[i]]);
-        ivs[i] = i == 0 ? rest : arith::RemUIOp::create(inner, loc, rest, size);
-        if (i > 0)
-          rest = arith::DivUIOp::create(inner, loc, rest, size);
-      }
-      buildThread(inner, entry->getArguments(), ivs);
+      buildThread(inner, entry->getArguments(),
+                  delinearize(inner, loc, point, parallelDims));
     };
     if (points % threads == 0) {
       emitThread(t);
@@ -518,16 +522,9 @@ void GenericKernelBuilder::buildThread(OpBuilder &b, ValueRange arguments,
     auto share = scf::ForOp::create(
         b, loc, split->thread, end, stride, identities,
         [&](OpBuilder &inner, Location, Value k, ValueRange acc) {
-          Value rest = k;
-          for (int i = static_cast<int>(reductionDims.size()) - 1; i >= 0;
-               --i) {
-            unsigned dim = reductionDims[i];
-            Value size = arith::ConstantIndexOp::create(inner, loc, sizes[dim]);
-            ivs[dim] =
-                i == 0 ? rest : arith::RemUIOp::create(inner, loc, rest, size);
-            if (i > 0)
-              rest = arith::DivUIOp::create(inner, loc, rest, size);
-          }
+          for (auto [dim, iv] : llvm::zip_equal(
+                   reductionDims, delinearize(inner, loc, k, reductionDims)))
+            ivs[dim] = iv;
           scf::YieldOp::create(inner, loc, emitBody(inner, acc));
         });
     for (auto [partial, shared] :
