@@ -31,6 +31,8 @@ void mlir::gs::buildGSToLinalgPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createFuseElementwise());
   pm.addPass(createCanonicalizerPass());
+  // Large floating-point sums in an order every target runs in parallel.
+  pm.addPass(createSplitReductions());
 }
 
 void mlir::gs::buildCPUPipeline(OpPassManager &pm,

@@ -54,6 +54,41 @@ def FuseElementwise : Pass<"gs-fuse-elementwise"> {
   ];
 }
 
+def SplitReductions : Pass<"gs-split-reductions"> {
+  let summary = "Sum large floating-point reductions in lanes, then the lanes";
+  let description = [{
+    A floating-point sum depends on its order, so a target may not split it
+    across threads or vector lanes on its own. This pass fixes an order that
+    both can run in parallel, for every target alike: a `linalg.generic`
+    that reduces at least `min-points` points, each of its outputs combined
+    by `arith.addf` or `arith.mulf` (or by an op exact in any order), becomes
+
+    1. the same generic with its innermost reduction loops (at most
+       `max-lanes` points, leaving at least one reduction loop) made
+       parallel: a partial result per lane, each combined from the
+       combiner's identity over the remaining reduction loops in order;
+    2. a generic that combines each output's initial value with its lanes'
+       partials in row-major order.
+
+    The batch-normalization and gradient statistics of a convolutional
+    network (tens of thousands to millions of points per output) then run
+    as one thread per lane on a GPU and as vector lanes on the CPU, and the
+    two compute the same bits. Contractions and convolutions are left to
+    their kernels; an op whose innermost reduction loop alone exceeds
+    `max-lanes` points is left as it is.
+  }];
+  let options = [
+    Option<"minPoints", "min-points", "int64_t", /*default=*/"4096",
+           "Split reductions over at least this many points">,
+    Option<"maxLanes", "max-lanes", "int64_t", /*default=*/"4096",
+           "The most partial results per output point">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def AddEvalStep : Pass<"gs-add-eval-step", "::mlir::ModuleOp"> {
   let summary = "Add eval_step: forward returning its class scores too";
   let description = [{

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gs/Conversion/GSToGPU/KernelEntry.h"
+#include "gs/Conversion/LinalgReductions.h"
 #include "gs/Conversion/Passes.h"
 
 #include "mlir/Dialect/Affine/Utils.h"
@@ -27,7 +28,6 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/RegionUtils.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::gs {
 #define GEN_PASS_DEF_CONVERTLINALGTOGPU
@@ -45,42 +45,6 @@ constexpr int64_t kMaxGridX = (int64_t{1} << 31) - 1;
 /// Reductions over at least this many points, whose every combination is
 /// exact in any order, are split across a block's threads.
 constexpr int64_t kSplitReductionPoints = 4096;
-
-/// The value `combiner` (an op combining an output's value with another,
-/// e.g. arith.andi) leaves the other unchanged with; null for a combiner
-/// whose result depends on the order it is applied in (floating-point
-/// sums) or that is not known.
-TypedAttr combinerIdentity(Operation *combiner, Type type) {
-  Builder b(combiner->getContext());
-  if (auto integer = dyn_cast<IntegerType>(type)) {
-    unsigned width = integer.getWidth();
-    auto value = [&](const APInt &bits) -> TypedAttr {
-      return b.getIntegerAttr(type, bits);
-    };
-    return TypeSwitch<Operation *, TypedAttr>(combiner)
-        .Case<arith::AndIOp, arith::MinUIOp>(
-            [&](auto) { return value(APInt::getAllOnes(width)); })
-        .Case<arith::OrIOp, arith::XOrIOp, arith::AddIOp, arith::MaxUIOp>(
-            [&](auto) { return value(APInt::getZero(width)); })
-        .Case<arith::MulIOp>([&](auto) { return value(APInt(width, 1)); })
-        .Case<arith::MaxSIOp>(
-            [&](auto) { return value(APInt::getSignedMinValue(width)); })
-        .Case<arith::MinSIOp>(
-            [&](auto) { return value(APInt::getSignedMaxValue(width)); })
-        .Default([](Operation *) { return TypedAttr(); });
-  }
-  if (auto real = dyn_cast<FloatType>(type)) {
-    const llvm::fltSemantics &semantics = real.getFloatSemantics();
-    // maximumf and minimumf order -0 below +0 and propagate NaN: the same
-    // result in any order (maxnumf and minnumf may return either zero).
-    if (isa<arith::MaximumFOp>(combiner))
-      return b.getFloatAttr(type,
-                            APFloat::getInf(semantics, /*Negative=*/true));
-    if (isa<arith::MinimumFOp>(combiner))
-      return b.getFloatAttr(type, APFloat::getInf(semantics));
-  }
-  return TypedAttr();
-}
 
 MemRefType bufferTypeOf(Type tensor) {
   auto type = cast<RankedTensorType>(tensor);
@@ -171,8 +135,12 @@ private:
   /// scalar to wrap in one.
   SmallVector<Value> inputs;
   /// For each result: the index of its initial value among the inputs,
-  /// where the body reads it.
+  /// where the body reads it and it is not a constant fill.
   SmallVector<std::optional<unsigned>> initInputs;
+  /// For each result: the value its initial value is filled with, where
+  /// the body reads it and it is a constant (the kernel uses the constant
+  /// and the fill need not run).
+  SmallVector<TypedAttr> initConstants;
   /// The inputs of the op's tensor operands and initial values.
   DenseMap<OpOperand *, unsigned> operandInputs;
   /// Values used from above (and scalar operands), how they reach the
@@ -251,10 +219,16 @@ LogicalResult GenericKernelBuilder::plan() {
       return failure();
   }
   for (OpOperand &init : op.getDpsInitsMutable()) {
-    if (op.getMatchingBlockArgument(&init).use_empty())
-      initInputs.push_back(std::nullopt);
-    else
-      initInputs.push_back(addInput(init.get(), &init));
+    TypedAttr filled;
+    if (auto fill = init.get().getDefiningOp<linalg::FillOp>()) {
+      Value value = fill.value();
+      matchPattern(value, m_Constant(&filled));
+    }
+    bool read = !op.getMatchingBlockArgument(&init).use_empty();
+    initConstants.push_back(read ? filled : TypedAttr());
+    initInputs.push_back(read && !filled
+                             ? std::optional(addInput(init.get(), &init))
+                             : std::nullopt);
   }
 
   llvm::SetVector<Value> fromAbove;
@@ -292,18 +266,14 @@ GenericKernelBuilder::delinearize(OpBuilder &b, Location loc, Value linear,
 void GenericKernelBuilder::planSplit() {
   if (reductionDims.empty() || numReductionPoints() < kSplitReductionPoints)
     return;
-  Block &body = op.getRegion().front();
   SmallVector<Operation *> found;
-  for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable())) {
-    BlockArgument current = op.getMatchingBlockArgument(&init);
-    Value yielded = body.getTerminator()->getOperand(i);
-    Operation *combiner = yielded.getDefiningOp();
-    // yield combiner(current, x), the output's only use, x not from it.
-    if (!combiner || combiner->getBlock() != &body ||
-        combiner->getNumOperands() != 2 || !current.hasOneUse() ||
-        !llvm::is_contained(combiner->getOperands(), current) ||
-        combiner->getOperand(0) == combiner->getOperand(1) ||
-        !combinerIdentity(combiner, current.getType()))
+  for (unsigned i = 0, e = op.getNumDpsInits(); i < e; ++i) {
+    Operation *combiner = getReductionCombiner(op, i);
+    if (!combiner)
+      return;
+    std::optional<CombinerIdentity> identity = getCombinerIdentity(
+        combiner, getElementTypeOrSelf(op.getDpsInits()[i].getType()));
+    if (!identity || !identity->orderIndependent)
       return;
     found.push_back(combiner);
   }
@@ -466,7 +436,7 @@ void GenericKernelBuilder::buildThread(OpBuilder &b, ValueRange arguments,
                 operandInputs.count(operand) ? readOperand(at, operand)
                                              : mapping.lookup(operand->get()));
     for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable()))
-      if (initInputs[i])
+      if (initInputs[i] || initConstants[i])
         point.map(op.getMatchingBlockArgument(&init), current[i]);
     for (Operation &inner : body.without_terminator()) {
       if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
@@ -502,8 +472,10 @@ void GenericKernelBuilder::buildThread(OpBuilder &b, ValueRange arguments,
       continue;
     }
     Type element = getElementTypeOrSelf(init.get().getType());
-    initial.push_back(arith::ConstantOp::create(
-        b, loc, cast<TypedAttr>(b.getZeroAttr(element))));
+    TypedAttr value = initConstants[i]
+                          ? initConstants[i]
+                          : cast<TypedAttr>(b.getZeroAttr(element));
+    initial.push_back(arith::ConstantOp::create(b, loc, value));
   }
 
   SmallVector<Value> results;
@@ -515,7 +487,7 @@ void GenericKernelBuilder::buildThread(OpBuilder &b, ValueRange arguments,
          llvm::zip_equal(combiners, op.getDpsInitsMutable())) {
       Type element = getElementTypeOrSelf(init.get().getType());
       identities.push_back(arith::ConstantOp::create(
-          b, loc, combinerIdentity(combiner, element)));
+          b, loc, getCombinerIdentity(combiner, element)->value));
     }
     Value end = arith::ConstantIndexOp::create(b, loc, numReductionPoints());
     Value stride = arith::ConstantIndexOp::create(b, loc, kThreadsPerBlock);
@@ -724,9 +696,18 @@ struct ConvertLinalgToGPUPass
       if (op.hasPureTensorSemantics())
         ops.push_back(op);
     });
+    // Fills last: those only initializing reductions that read the value
+    // as a constant are dead by then.
+    std::stable_partition(ops.begin(), ops.end(), [](linalg::LinalgOp op) {
+      return !isa<linalg::FillOp>(op);
+    });
     IRRewriter rewriter(&getContext());
     LinalgRewriter kernels(module);
     for (linalg::LinalgOp op : ops) {
+      if (isa<linalg::FillOp>(op) && op->use_empty()) {
+        rewriter.eraseOp(op);
+        continue;
+      }
       auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
       if (!generic) {
         rewriter.setInsertionPoint(op);

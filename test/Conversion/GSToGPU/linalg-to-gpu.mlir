@@ -45,50 +45,77 @@ func.func @broadcast_add(%x: tensor<30x10xf32>, %b: tensor<10xf32>) -> tensor<30
 
 // -----
 
-// A reduction over rows into an initialized output: its initial value is
-// an input, the reduction loop runs in order with the sum carried; a
-// named op (linalg.fill) is generalized first. Exactly 256 points: no
-// guard. Two equal ops share one kernel.
+// A reduction over rows into an initialized output: the reduction loop runs
+// in order with the sum carried, from the initial value. A constant fill's
+// value is a constant in the kernel (two equal ops share one kernel, a
+// fill of ones makes another); any other initial value is an input. The
+// fill of ones, returned too, stays: a named op, generalized into a
+// kernel. Exactly 256 points: no guard.
 // CHECK-LABEL: func.func @column_sums
-// CHECK: %[[Z:.+]] = call @gs_map_256_entry() : () -> tensor<256xf64>
-// CHECK: %[[S1:.+]] = call @gs_reduce_8x256_entry(%{{.+}}, %[[Z]])
-// CHECK: %[[S2:.+]] = call @gs_reduce_8x256_entry(%{{.+}}, %[[Z]])
+// CHECK: %[[ONES:.+]] = call @gs_map_256_entry() : () -> tensor<256xf64>
+// CHECK: %[[S1:.+]] = call @gs_reduce_8x256_entry(%{{.+}}) :
+// CHECK: %[[S2:.+]] = call @gs_reduce_8x256_entry(%{{.+}}) :
+// CHECK: %[[S3:.+]] = call @gs_reduce_8x256_1_entry(%{{.+}}) :
+// CHECK: %[[S4:.+]] = call @gs_reduce_8x256_2_entry(%{{.+}}, %{{.+}}) :
+// CHECK: return %[[S1]], %[[S2]], %[[S3]], %[[S4]], %[[ONES]]
 // CHECK-NOT: linalg.
-// CHECK: func.func private @gs_map_256(
-// CHECK: func.func private @gs_reduce_8x256(%[[KX:.+]]: memref<8x256xf32>, %[[KINIT:.+]]: memref<256xf64>, %[[KOUT:.+]]: memref<256xf64>)
+// CHECK: func.func private @gs_reduce_8x256(%[[KX:.+]]: memref<8x256xf32>, %[[KOUT:.+]]: memref<256xf64>)
 // CHECK-DAG: %[[C1:.+]] = arith.constant 1 : index
 // CHECK-DAG: %[[C256:.+]] = arith.constant 256 : index
 // CHECK: gpu.launch blocks({{.*}}) in (%{{.+}} = %[[C1]], {{.*}}) threads({{.*}}) in (%{{.+}} = %[[C256]],
 // CHECK-NOT: scf.if
-// CHECK: %[[INIT:.+]] = memref.load %[[KINIT]][%[[J:.+]]]
-// CHECK: %[[SUM:.+]] = scf.for %[[K:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %[[INIT]]) -> (f64) {
+// CHECK: %[[J:.+]] = arith.addi
+// CHECK: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f64
+// CHECK: %[[SUM:.+]] = scf.for %[[K:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %[[ZERO]]) -> (f64) {
 // CHECK: %[[V:.+]] = memref.load %[[KX]][%[[K]], %[[J]]]
 // CHECK: %[[W:.+]] = arith.extf %[[V]] : f32 to f64
 // CHECK: %[[NEW:.+]] = arith.addf %[[ACC]], %[[W]] : f64
 // CHECK: scf.yield %[[NEW]] : f64
 // CHECK: memref.store %[[SUM]], %[[KOUT]][%[[J]]]
-// CHECK-NOT: func.func private @gs_reduce_8x256_1
+// CHECK: func.func private @gs_reduce_8x256_1(
+// CHECK: arith.constant 1.000000e+00 : f64
+// CHECK: func.func private @gs_reduce_8x256_2(%{{.+}}: memref<8x256xf32>, %[[KINIT:.+]]: memref<256xf64>, %{{.+}}: memref<256xf64>)
+// CHECK: %[[INIT:.+]] = memref.load %[[KINIT]]
+// CHECK: scf.for %{{.+}} iter_args(%{{.+}} = %[[INIT]]) -> (f64) {
+// CHECK: func.func private @gs_map_256(
+// CHECK-NOT: func.func private @gs_reduce_8x256_3
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d1)>
-func.func @column_sums(%x: tensor<8x256xf32>, %y: tensor<8x256xf32>) -> (tensor<256xf64>, tensor<256xf64>) {
+func.func @column_sums(%x: tensor<8x256xf32>, %y: tensor<8x256xf32>, %init: tensor<256xf64>) -> (tensor<256xf64>, tensor<256xf64>, tensor<256xf64>, tensor<256xf64>, tensor<256xf64>) {
   %zero = arith.constant 0.0 : f64
+  %one = arith.constant 1.0 : f64
   %empty = tensor.empty() : tensor<256xf64>
-  %init = linalg.fill ins(%zero : f64) outs(%empty : tensor<256xf64>) -> tensor<256xf64>
+  %zeros = linalg.fill ins(%zero : f64) outs(%empty : tensor<256xf64>) -> tensor<256xf64>
+  %ones = linalg.fill ins(%one : f64) outs(%empty : tensor<256xf64>) -> tensor<256xf64>
   %s1 = linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]}
-      ins(%x : tensor<8x256xf32>) outs(%init : tensor<256xf64>) {
+      ins(%x : tensor<8x256xf32>) outs(%zeros : tensor<256xf64>) {
   ^bb0(%a: f32, %acc: f64):
     %w = arith.extf %a : f32 to f64
     %n = arith.addf %acc, %w : f64
     linalg.yield %n : f64
   } -> tensor<256xf64>
   %s2 = linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]}
-      ins(%y : tensor<8x256xf32>) outs(%init : tensor<256xf64>) {
+      ins(%y : tensor<8x256xf32>) outs(%zeros : tensor<256xf64>) {
   ^bb0(%a: f32, %acc: f64):
     %w = arith.extf %a : f32 to f64
     %n = arith.addf %acc, %w : f64
     linalg.yield %n : f64
   } -> tensor<256xf64>
-  return %s1, %s2 : tensor<256xf64>, tensor<256xf64>
+  %s3 = linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%x : tensor<8x256xf32>) outs(%ones : tensor<256xf64>) {
+  ^bb0(%a: f32, %acc: f64):
+    %w = arith.extf %a : f32 to f64
+    %n = arith.addf %acc, %w : f64
+    linalg.yield %n : f64
+  } -> tensor<256xf64>
+  %s4 = linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%x : tensor<8x256xf32>) outs(%init : tensor<256xf64>) {
+  ^bb0(%a: f32, %acc: f64):
+    %w = arith.extf %a : f32 to f64
+    %n = arith.addf %acc, %w : f64
+    linalg.yield %n : f64
+  } -> tensor<256xf64>
+  return %s1, %s2, %s3, %s4, %ones : tensor<256xf64>, tensor<256xf64>, tensor<256xf64>, tensor<256xf64>, tensor<256xf64>
 }
 
 // -----

@@ -1,0 +1,39 @@
+//===- LinalgReductions.h - How a linalg.generic reduces --------*- C++ -*-===//
+//
+// The combining op of each output of a reducing linalg.generic and the
+// value it starts from, shared by the passes that reorder a reduction:
+// gs-split-reductions (for every target) and gs-linalg-to-gpu (across a
+// block's threads).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GS_CONVERSION_LINALGREDUCTIONS_H
+#define GS_CONVERSION_LINALGREDUCTIONS_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+namespace mlir::gs {
+
+/// The op that combines output `output`'s running value with another in
+/// the body of `op`: the body yields combiner(current, x), where `current`
+/// (the output's block argument) has no other use, so `x` does not depend
+/// on it. Null for any other body.
+Operation *getReductionCombiner(linalg::GenericOp op, unsigned output);
+
+/// The value a combiner leaves the other operand unchanged with.
+struct CombinerIdentity {
+  TypedAttr value;
+  /// Whether the combined result is the same in any order (and, or, integer
+  /// sums and products, max and min) rather than depending on it
+  /// (floating-point sums and products).
+  bool orderIndependent;
+};
+
+/// The identity of `combiner` (e.g. arith.andi) on `type`; nullopt for a
+/// combiner without one or not known.
+std::optional<CombinerIdentity> getCombinerIdentity(Operation *combiner,
+                                                    Type type);
+
+} // namespace mlir::gs
+
+#endif // GS_CONVERSION_LINALGREDUCTIONS_H

@@ -1,0 +1,130 @@
+// RUN: gs-opt %s --split-input-file --gs-split-reductions | FileCheck %s
+// RUN: gs-opt %s --split-input-file --gs-split-reductions="max-lanes=100" | FileCheck %s --check-prefix=NARROW
+
+// Batch-normalization statistics: a sum per channel over n, h and w. The
+// lanes are h and w (784 points); each sums over n from -0, then each
+// channel's initial value takes its 784 partials in row-major order.
+
+// CHECK-LABEL: func.func @channel_sums
+// CHECK-DAG: %[[NEG0:.+]] = arith.constant -0.000000e+00 : f64
+// CHECK-DAG: %[[EMPTY:.+]] = tensor.empty() : tensor<8x28x28xf64>
+// CHECK: %[[FILLED:.+]] = linalg.fill ins(%[[NEG0]] : f64) outs(%[[EMPTY]] : tensor<8x28x28xf64>)
+// CHECK: %[[PARTIAL:.+]] = linalg.generic {indexing_maps = [#[[IN:.+]], #[[LANES:.+]]], iterator_types = ["reduction", "parallel", "parallel", "parallel"]} ins(%{{.*}} : tensor<64x8x28x28xf32>) outs(%[[FILLED]] : tensor<8x28x28xf64>)
+// CHECK-NEXT: ^bb0(%[[X:.+]]: f32, %[[ACC:.+]]: f64):
+// CHECK-NEXT: %[[WIDE:.+]] = arith.extf %[[X]]
+// CHECK-NEXT: %[[SUM:.+]] = arith.addf %[[ACC]], %[[WIDE]] : f64
+// CHECK-NEXT: linalg.yield %[[SUM]]
+// CHECK: %[[TOTAL:.+]] = linalg.generic {indexing_maps = [#[[BYLANE:.+]], #[[CHANNEL:.+]]], iterator_types = ["parallel", "reduction", "reduction"]} ins(%[[PARTIAL]] : tensor<8x28x28xf64>) outs(%{{.*}} : tensor<8xf64>)
+// CHECK-NEXT: ^bb0(%[[P:.+]]: f64, %[[OUT:.+]]: f64):
+// CHECK-NEXT: %[[NEXT:.+]] = arith.addf %[[OUT]], %[[P]] : f64
+// CHECK-NEXT: linalg.yield %[[NEXT]]
+// CHECK: return %[[TOTAL]]
+
+// With at most 100 lanes, w alone (28) is too few: left as it is.
+// NARROW-LABEL: func.func @channel_sums
+// NARROW-NOT: -0.0
+// NARROW: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction", "reduction"]
+// NARROW-NOT: linalg.generic
+func.func @channel_sums(%x: tensor<64x8x28x28xf32>) -> tensor<8xf64> {
+  %zero = arith.constant 0.0 : f64
+  %empty = tensor.empty() : tensor<8xf64>
+  %init = linalg.fill ins(%zero : f64) outs(%empty : tensor<8xf64>) -> tensor<8xf64>
+  %sums = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (c)>], iterator_types = ["reduction", "parallel", "reduction", "reduction"]} ins(%x : tensor<64x8x28x28xf32>) outs(%init : tensor<8xf64>) {
+  ^bb0(%a: f32, %acc: f64):
+    %wide = arith.extf %a : f32 to f64
+    %s = arith.addf %acc, %wide : f64
+    linalg.yield %s : f64
+  } -> tensor<8xf64>
+  return %sums : tensor<8xf64>
+}
+
+// -----
+
+// Gradient statistics: several outputs, a sum with the running value second,
+// a product and an exact maximum (each lane's from -inf), and an index in
+// the body; the lanes (14 x 14) stop before c, which would make 6272 (more
+// than 4096).
+
+// CHECK-LABEL: func.func @statistics
+// CHECK-DAG: %[[NEG0:.+]] = arith.constant -0.000000e+00 : f64
+// CHECK-DAG: %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
+// CHECK-DAG: %[[NEGINF:.+]] = arith.constant 0xFFF0000000000000 : f64
+// CHECK-DAG: linalg.fill ins(%[[NEG0]] : f64) outs(%{{.*}} : tensor<14x14xf64>)
+// CHECK-DAG: linalg.fill ins(%[[ONE]] : f32) outs(%{{.*}} : tensor<14x14xf32>)
+// CHECK-DAG: linalg.fill ins(%[[NEGINF]] : f64) outs(%{{.*}} : tensor<14x14xf64>)
+// CHECK: %[[PARTIAL:.+]]:3 = linalg.generic {{.*}} iterator_types = ["reduction", "reduction", "parallel", "parallel"]} ins(%{{.*}} : tensor<64x32x14x14xf16>) outs(%{{.*}}, %{{.*}}, %{{.*}} : tensor<14x14xf64>, tensor<14x14xf32>, tensor<14x14xf64>)
+// CHECK: linalg.index 3 : index
+// CHECK: linalg.generic {indexing_maps = [#[[LANES:.+]], #[[LANES]], #[[LANES]], #[[ALL:.+]], #[[ALL]], #[[ALL]]], iterator_types = ["reduction", "reduction"]} ins(%[[PARTIAL]]#0, %[[PARTIAL]]#1, %[[PARTIAL]]#2 : tensor<14x14xf64>, tensor<14x14xf32>, tensor<14x14xf64>) outs(%{{.*}} : tensor<f64>, tensor<f32>, tensor<f64>)
+// CHECK-NEXT: ^bb0(%[[P0:.+]]: f64, %[[P1:.+]]: f32, %[[P2:.+]]: f64, %[[O0:.+]]: f64, %[[O1:.+]]: f32, %[[O2:.+]]: f64):
+// CHECK-NEXT: %[[S:.+]] = arith.addf %[[P0]], %[[O0]] : f64
+// CHECK-NEXT: %[[M:.+]] = arith.mulf %[[O1]], %[[P1]] fastmath<nnan> : f32
+// CHECK-NEXT: %[[X:.+]] = arith.maximumf %[[O2]], %[[P2]] : f64
+// CHECK-NEXT: linalg.yield %[[S]], %[[M]], %[[X]]
+// NARROW-LABEL: func.func @statistics
+// NARROW: linalg.generic {{.*}} iterator_types = ["reduction", "reduction", "reduction", "reduction"]
+// NARROW-NOT: linalg.generic
+func.func @statistics(%g: tensor<64x32x14x14xf16>, %i0: tensor<f64>, %i1: tensor<f32>, %i2: tensor<f64>) -> (tensor<f64>, tensor<f32>, tensor<f64>) {
+  %r:3 = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> ()>, affine_map<(n, c, h, w) -> ()>, affine_map<(n, c, h, w) -> ()>], iterator_types = ["reduction", "reduction", "reduction", "reduction"]} ins(%g : tensor<64x32x14x14xf16>) outs(%i0, %i1, %i2 : tensor<f64>, tensor<f32>, tensor<f64>) {
+  ^bb0(%a: f16, %sum: f64, %prod: f32, %max: f64):
+    %w = linalg.index 3 : index
+    %wi = arith.index_cast %w : index to i64
+    %wf = arith.sitofp %wi : i64 to f64
+    %wide = arith.extf %a : f16 to f64
+    %term = arith.mulf %wide, %wf : f64
+    %s = arith.addf %term, %sum : f64
+    %f = arith.extf %a : f16 to f32
+    %p = arith.mulf %prod, %f fastmath<nnan> : f32
+    %m = arith.maximumf %max, %wide : f64
+    linalg.yield %s, %p, %m : f64, f32, f64
+  } -> (tensor<f64>, tensor<f32>, tensor<f64>)
+  return %r#0, %r#1, %r#2 : tensor<f64>, tensor<f32>, tensor<f64>
+}
+
+// -----
+
+// Left as they are: too few points; only exact combiners (the targets split
+// those themselves); a single reduction loop; a running value read twice; a
+// combiner without an identity; a contraction.
+
+// CHECK-LABEL: func.func @unchanged
+// NARROW-LABEL: func.func @unchanged
+// CHECK-NOT: -0.0
+// CHECK-COUNT-6: linalg.generic
+// CHECK-NOT: linalg.generic
+func.func @unchanged(%small: tensor<16x16x15xf32>, %big: tensor<64x64x64xf32>, %flat: tensor<262144xf32>, %a: tensor<4x64x64xf32>, %b: tensor<64x64x4xf32>, %f: tensor<f32>, %i: tensor<i32>) -> (tensor<f32>, tensor<i32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<4x4xf32>) {
+  %0 = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> ()>], iterator_types = ["reduction", "reduction", "reduction"]} ins(%small : tensor<16x16x15xf32>) outs(%f : tensor<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  %1 = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> ()>], iterator_types = ["reduction", "reduction", "reduction"]} ins(%big : tensor<64x64x64xf32>) outs(%i : tensor<i32>) {
+  ^bb0(%x: f32, %acc: i32):
+    %nz = arith.fptosi %x : f32 to i32
+    %s = arith.addi %acc, %nz : i32
+    linalg.yield %s : i32
+  } -> tensor<i32>
+  %2 = linalg.generic {indexing_maps = [affine_map<(a) -> (a)>, affine_map<(a) -> ()>], iterator_types = ["reduction"]} ins(%flat : tensor<262144xf32>) outs(%f : tensor<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  %3 = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> ()>], iterator_types = ["reduction", "reduction", "reduction"]} ins(%big : tensor<64x64x64xf32>) outs(%f : tensor<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %t = arith.mulf %acc, %x : f32
+    %s = arith.addf %acc, %t : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  %4 = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> ()>], iterator_types = ["reduction", "reduction", "reduction"]} ins(%big : tensor<64x64x64xf32>) outs(%f : tensor<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.maxnumf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  %empty = tensor.empty() : tensor<4x4xf32>
+  %5 = linalg.generic {indexing_maps = [affine_map<(m, n, k, l) -> (m, k, l)>, affine_map<(m, n, k, l) -> (k, l, n)>, affine_map<(m, n, k, l) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%a, %b : tensor<4x64x64xf32>, tensor<64x64x4xf32>) outs(%empty : tensor<4x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x4xf32>
+  return %0, %1, %2, %3, %4, %5 : tensor<f32>, tensor<i32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<4x4xf32>
+}
