@@ -3,14 +3,17 @@
 #include "gs/Compiler/Compiler.h"
 
 #include "gs/Conversion/GSToGPU/DeviceMemory.h"
+#include "gs/Runtime/Cuda/Device.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ExecutionEngine/Orc/AbsoluteSymbols.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/Format.h"
@@ -188,8 +191,10 @@ FailureOr<LoweredModel> mlir::gs::lowerTrainStep(ModuleOp module,
     error = aboutModel(options, error);
     return failure();
   }
+  std::string constructors = accessor + "_constructors";
+  emitConstructorsFunction(*lowered.module, constructors);
   if (options.internalize)
-    internalizeExcept(*lowered.module, accessor);
+    internalizeExcept(*lowered.module, {accessor, constructors});
   lowered.module->setTargetTriple(lowered.machine->getTargetTriple());
   lowered.module->setDataLayout(lowered.machine->createDataLayout());
   options.target.annotate(*lowered.module);
@@ -274,6 +279,19 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const CompiledModel &compiled,
   if (!process)
     return fail(process.takeError());
   dylib.addGenerator(std::move(*process));
+  // Host code lowered for a GPU calls the runtime's mgpu* functions, which
+  // a static executable need not export.
+  llvm::orc::MangleAndInterner mangle((*jit)->getExecutionSession(),
+                                      (*jit)->getDataLayout());
+  llvm::orc::SymbolMap gpuRuntime;
+  for (const runtime::cuda::RuntimeAPIFunction &function :
+       runtime::cuda::runtimeAPIFunctions())
+    gpuRuntime[mangle(function.name)] = {
+        llvm::orc::ExecutorAddr::fromPtr(function.address),
+        llvm::JITSymbolFlags::Exported};
+  if (llvm::Error err =
+          dylib.define(llvm::orc::absoluteSymbols(std::move(gpuRuntime))))
+    return fail(std::move(err));
   if (llvm::Error err = (*jit)->addObjectFile(
           llvm::MemoryBuffer::getMemBufferCopy(compiled.object, prefix)))
     return fail(std::move(err));
@@ -281,9 +299,13 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const CompiledModel &compiled,
       (*jit)->lookup((prefix + "_model").str());
   if (!accessor)
     return fail(accessor.takeError());
-  // Static initializers, should the object have any.
-  if (llvm::Error err = (*jit)->initialize(dylib))
-    return fail(std::move(err));
+  // The object's static constructors (a GPU model's), which the JIT does
+  // not run; a model without any has no such function.
+  if (llvm::Expected<llvm::orc::ExecutorAddr> constructors =
+          (*jit)->lookup((prefix + "_model_constructors").str()))
+    constructors->toPtr<void (*)()>()();
+  else
+    llvm::consumeError(constructors.takeError());
   std::unique_ptr<LoadedModel> loaded(new LoadedModel());
   loaded->linker->jit = std::move(*jit);
   loaded->info = accessor->toPtr<const gs_model_info *(*)()>()();

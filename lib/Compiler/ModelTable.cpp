@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/Function.h"
@@ -295,9 +296,33 @@ LogicalResult mlir::gs::emitModelTable(llvm::Module &module,
   return success();
 }
 
-void mlir::gs::internalizeExcept(llvm::Module &module, llvm::StringRef keep) {
+void mlir::gs::emitConstructorsFunction(llvm::Module &module,
+                                        llvm::StringRef name) {
+  SmallVector<llvm::orc::CtorDtorIterator::Element> constructors;
+  for (llvm::orc::CtorDtorIterator::Element constructor :
+       llvm::orc::getConstructors(module))
+    constructors.push_back(constructor);
+  if (constructors.empty())
+    return;
+  llvm::stable_sort(constructors, [](const auto &a, const auto &b) {
+    return a.Priority < b.Priority;
+  });
+  llvm::LLVMContext &context = module.getContext();
+  llvm::Function *function = llvm::Function::Create(
+      llvm::FunctionType::get(llvm::Type::getVoidTy(context),
+                              /*isVarArg=*/false),
+      llvm::GlobalValue::ExternalLinkage, name, module);
+  llvm::IRBuilder<> builder(
+      llvm::BasicBlock::Create(context, "entry", function));
+  for (const llvm::orc::CtorDtorIterator::Element &constructor : constructors)
+    builder.CreateCall(constructor.Func->getFunctionType(), constructor.Func);
+  builder.CreateRetVoid();
+}
+
+void mlir::gs::internalizeExcept(llvm::Module &module,
+                                 llvm::ArrayRef<llvm::StringRef> keep) {
   for (llvm::GlobalValue &value : module.global_values())
-    if (!value.isDeclaration() && value.getName() != keep &&
+    if (!value.isDeclaration() && !llvm::is_contained(keep, value.getName()) &&
         !value.hasLocalLinkage() && !value.getName().starts_with("llvm."))
       value.setLinkage(llvm::GlobalValue::InternalLinkage);
 }

@@ -4,6 +4,7 @@
 
 #include "gs/Compiler/ModelTable.h"
 #include "gs/Dialect/GS/IR/GSOps.h"
+#include "gs/Runtime/DeviceModel.h"
 #include "gs/Runtime/Model.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -23,6 +24,7 @@ using namespace mlir::gs;
 using mlir::gs::runtime::DType;
 using mlir::gs::runtime::Tensor;
 
+JitFunction::JitFunction() = default;
 JitFunction::~JitFunction() = default;
 
 /// The runtime element type of an MLIR element type.
@@ -105,6 +107,65 @@ static LogicalResult signatureOf(TypeRange types, ArrayAttr attrs,
   return success();
 }
 
+LogicalResult JitFunction::setSignature(func::FuncOp entry,
+                                        std::string &error) {
+  return success(
+      succeeded(signatureOf(entry.getArgumentTypes(), entry.getArgAttrsAttr(),
+                            inputs_, error)) &&
+      succeeded(signatureOf(entry.getResultTypes(), entry.getResAttrsAttr(),
+                            outputs_, error)));
+}
+
+std::unique_ptr<JitFunction>
+JitFunction::compileForDevice(ModuleOp module, StringRef entry,
+                              const CompileOptions &options,
+                              std::string &error) {
+  auto function = module.lookupSymbol<func::FuncOp>(entry);
+  if (!function) {
+    error = ("the module has no function '" + entry + "'").str();
+    return nullptr;
+  }
+  std::unique_ptr<JitFunction> jit(new JitFunction());
+  if (failed(jit->setSignature(function, error)))
+    return nullptr;
+  ModelSpec spec;
+  spec.device = options.device;
+  if (failed(describeModel(module, {entry}, spec, error)))
+    return nullptr;
+  for (const ParamSpec &param : spec.params) {
+    runtime::DType dtype;
+    if (!runtime::toDType(param.tensor.dtype, dtype)) {
+      error = "parameter '" + param.tensor.name + "' has no runtime type";
+      return nullptr;
+    }
+    jit->parameters_.push_back(
+        {dtype, param.tensor.shape, param.tensor.name, -1});
+  }
+  CompileOptions forDevice = options;
+  forDevice.prefix = "gs_run";
+  FailureOr<LoweredModel> lowered =
+      lowerTrainStep(module, spec, forDevice, error);
+  if (failed(lowered)) {
+    if (error.empty())
+      error = "lowering failed";
+    return nullptr;
+  }
+  FailureOr<std::string> object = emitObjectCode(*lowered, error);
+  if (failed(object))
+    return nullptr;
+  CompiledModel compiled{std::move(*object), forDevice.prefix, spec, ""};
+  jit->loaded = LoadedModel::load(compiled, error);
+  if (!jit->loaded)
+    return nullptr;
+  const gs_model_info &table = jit->loaded->table();
+  if (std::string invalid = runtime::validate(table); !invalid.empty()) {
+    error = invalid;
+    return nullptr;
+  }
+  jit->deviceEntry = &table.entries[0];
+  return jit;
+}
+
 std::unique_ptr<JitFunction>
 JitFunction::compile(ModuleOp module, StringRef entry,
                      const CPUPipelineOptions &options, std::string &error) {
@@ -123,10 +184,7 @@ JitFunction::compile(ModuleOp module, StringRef entry, const CPUTarget &cpu,
     return nullptr;
   }
   std::unique_ptr<JitFunction> jit(new JitFunction());
-  if (failed(signatureOf(function.getArgumentTypes(),
-                         function.getArgAttrsAttr(), jit->inputs_, error)) ||
-      failed(signatureOf(function.getResultTypes(), function.getResAttrsAttr(),
-                         jit->outputs_, error)))
+  if (failed(jit->setSignature(function, error)))
     return nullptr;
   // Parameters the runtime can hold a copy of (readParameter).
   for (auto param : module.getOps<ParamOp>()) {
@@ -204,6 +262,8 @@ std::string JitFunction::run(const std::vector<const Tensor *> &inputs,
     descriptors.push_back(
         runtime::memrefDescriptor(input->data(), input->shape()));
   }
+  if (loaded)
+    return runtime::run(loaded->table(), *deviceEntry, inputs, outputs);
   // Outputs of the right types and shapes are reused (a benchmark's
   // repeated calls); others are replaced.
   bool reusable = outputs.size() == outputs_.size();
@@ -238,6 +298,10 @@ std::string JitFunction::readParameter(size_t index, Tensor &value) {
   if (index >= parameters_.size())
     return "no parameter " + std::to_string(index);
   const TensorSignature &s = parameters_[index];
+  if (loaded) {
+    value = runtime::readParam(loaded->table().params[index]);
+    return {};
+  }
   // A parameter is a global of the compiled module holding its elements.
   llvm::Expected<void *> address = engine->lookup(s.name);
   if (!address)

@@ -16,12 +16,12 @@
 
 #include "CompileCache.h"
 #include "gs/Compiler/Compiler.h"
+#include "gs/Compiler/TargetOptionsCL.h"
 #include "gs/Conversion/ImportONNX/ImportONNX.h"
 #include "gs/Conversion/ImportONNX/ImportOptionsCL.h"
 #include "gs/InitAll.h"
 #include "gs/Pipelines/CPUTarget.h"
 #include "gs/Pipelines/Pipelines.h"
-#include "gs/Runtime/Cuda/Device.h"
 #include "gs/Runtime/Tensor.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
@@ -150,29 +150,6 @@ static cl::opt<std::string>
                         "libGSRuntime.a and libGSCudaRuntime.a (default: "
                         "../lib beside gs-compile)"),
                cl::value_desc("dir"), cl::cat(compileCategory));
-static cl::opt<std::string>
-    target("target",
-           cl::desc("Where the model trains: cpu (the host's architecture) "
-                    "or cuda (an NVIDIA GPU; host code for --cpu)"),
-           cl::init("cpu"), cl::cat(compileCategory));
-static cl::opt<std::string>
-    gpuArch("gpu-arch",
-            cl::desc("--target=cuda: the GPU architecture the kernels are "
-                     "compiled for (sm_80, sm_86, sm_89, sm_90, sm_90a, ...; "
-                     "newer GPUs compile the embedded PTX)"),
-            cl::init("sm_80"), cl::cat(compileCategory));
-static cl::opt<std::string> gpuFormat(
-    "gpu-format",
-    cl::desc("--target=cuda: how the kernels are embedded: fatbin (the "
-             "cubin and its PTX; the default), cubin, or ptx (compiled by the "
-             "driver at the first launch). fatbin and cubin need the CUDA "
-             "toolkit's ptxas (found through CUDA_HOME or /usr/local/cuda)"),
-    cl::init("fatbin"), cl::cat(compileCategory));
-static cl::opt<bool> emulateGPUKernels(
-    "emulate-gpu-kernels",
-    cl::desc("--target=cuda: run the kernels on the CPU and only the memory "
-             "through the GPU runtime (tests the host side without a GPU)"),
-    cl::init(false), cl::Hidden, cl::cat(compileCategory));
 static cl::opt<std::string>
     cpu("cpu",
         cl::desc("CPU to generate code for: native (the host's model and "
@@ -426,21 +403,16 @@ int linkExecutable(const std::string &object, const char *argv0) {
   }
   return 0;
 }
+/// Where the model runs: --target and the --gpu-* flags.
+static gs::CompileOptions targetOptions;
+
 /// The options of the library's compilation, from the flags.
 gs::CompileOptions compileOptions(const gs::CPUTarget &cpuTarget,
                                   llvm::StringRef prefix) {
   gs::CompileOptions options;
   options.target = cpuTarget;
-  if (target == "cuda") {
-    options.device = GS_DEVICE_CUDA;
-    options.cuda.chip = gpuArch;
-    // gpu-module-to-binary's names for them.
-    std::string format = gpuFormat;
-    options.cuda.format = format == "cubin" ? "bin"
-                          : format == "ptx" ? "isa"
-                                            : format;
-    options.cuda.emulateKernels = emulateGPUKernels;
-  }
+  options.device = targetOptions.device;
+  options.cuda = targetOptions.cuda;
   options.prefix = prefix.str();
   options.internalize = emit == Emit::Library || emit == Emit::Executable;
   options.scaling = scaling;
@@ -604,33 +576,15 @@ int main(int argc, char **argv) {
   registerDefaultTimingManagerCLOptions();
   cl::OptionCategory mlirCategory("MLIR debugging options");
   showMLIRFlags(mlirCategory);
-  cl::HideUnrelatedOptions(
-      {&compileCategory, &gs::onnxImportCLCategory(), &mlirCategory});
+  cl::HideUnrelatedOptions({&compileCategory, &gs::targetCLCategory(),
+                            &gs::onnxImportCLCategory(), &mlirCategory});
   cl::ParseCommandLineOptions(
       argc, argv,
       "GradScale ahead-of-time compiler: an ONNX model to a mixed-precision "
       "training executable or library for the CPU or an NVIDIA GPU "
       "(docs/Runtime.md, docs/GPU.md)\n");
-  if (target != "cpu" && target != "cuda")
-    return fail("--target: expected cpu or cuda, got '" + target + "'");
-  if (target == "cuda") {
-    std::optional<gs::runtime::cuda::ArchInfo> arch =
-        gs::runtime::cuda::parseArch(gpuArch.getValue());
-    if (!arch || arch->capability < 80)
-      return fail("--gpu-arch: expected an NVIDIA architecture sm_80 or "
-                  "newer (the kernels use cp.async and ldmatrix), got '" +
-                  gpuArch + "'");
-    if (gpuFormat != "fatbin" && gpuFormat != "cubin" && gpuFormat != "ptx")
-      return fail("--gpu-format: expected fatbin, cubin or ptx, got '" +
-                  gpuFormat + "'");
-  } else {
-    for (cl::Option *option : {static_cast<cl::Option *>(&gpuArch),
-                               static_cast<cl::Option *>(&gpuFormat),
-                               static_cast<cl::Option *>(&emulateGPUKernels)})
-      if (option->getNumOccurrences())
-        return fail("--" + option->ArgStr.str() +
-                    ": only --target=cuda takes it");
-  }
+  if (std::string error; failed(gs::targetOptionsFromCL(targetOptions, error)))
+    return fail(error);
   gs::runtime::setTensorByteLimit(maxTensorBytes);
   gs::TrainPipelineOptions options;
   std::string error;

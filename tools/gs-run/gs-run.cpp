@@ -1,8 +1,9 @@
 //===- gs-run.cpp - JIT-run a model on the CPU ------------------*- C++ -*-===//
 //
-// Compiles a model (.onnx, .onnxtext or .mlir) with the CPU pipeline,
-// JIT-runs one function on inputs from TensorProto (.pb) or NumPy (.npy)
-// files and writes its outputs in the same formats. `--check DIR` runs an
+// Compiles a model (.onnx, .onnxtext or .mlir) with the CPU pipeline (or,
+// with --target=cuda, for an NVIDIA GPU), JIT-runs one function on inputs
+// from TensorProto (.pb) or NumPy (.npy) files and writes its outputs in
+// the same formats. `--check DIR` runs an
 // ONNX backend test directory (model.onnx and test_data_set_*/) and
 // compares the outputs with the expected ones.
 //
@@ -13,6 +14,7 @@
 
 #include "TensorProtoIO.h"
 
+#include "gs/Compiler/TargetOptionsCL.h"
 #include "gs/Conversion/ImportONNX/ImportONNX.h"
 #include "gs/Conversion/ImportONNX/ImportOptionsCL.h"
 #include "gs/Dialect/GS/Transforms/Passes.h"
@@ -157,18 +159,27 @@ static OwningOpRef<ModuleOp> loadModel(StringRef path, MLIRContext &context,
   return module;
 }
 
-/// The CPU of --cpu, resolved once by main.
+/// The CPU of --cpu and the device of --target, resolved once by main.
 static gs::CPUTarget cpuTarget;
+static gs::CompileOptions targetOptions;
 
-/// JIT-compiles --entry of `module` through the CPU pipeline; reports a
-/// failure naming the model.
+/// JIT-compiles --entry of `module` for --target; reports a failure naming
+/// the model.
 static std::unique_ptr<gs::JitFunction> compileEntry(ModuleOp module,
                                                      StringRef model) {
-  gs::CPUPipelineOptions pipeline;
-  pipeline.kernelSchedule = kernelSchedule;
   std::string error;
-  std::unique_ptr<gs::JitFunction> function =
-      gs::JitFunction::compile(module, entry, cpuTarget, pipeline, error);
+  std::unique_ptr<gs::JitFunction> function;
+  if (targetOptions.device != GS_DEVICE_CPU) {
+    gs::CompileOptions options = targetOptions;
+    options.target = cpuTarget;
+    options.modelName = model.str();
+    function = gs::JitFunction::compileForDevice(module, entry, options, error);
+  } else {
+    gs::CPUPipelineOptions pipeline;
+    pipeline.kernelSchedule = kernelSchedule;
+    function =
+        gs::JitFunction::compile(module, entry, cpuTarget, pipeline, error);
+  }
   if (!function)
     llvm::errs() << "gs-run: error: " << model << ": " << error << "\n";
   return function;
@@ -501,7 +512,8 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // A write past RLIMIT_FSIZE is an error to report (EFBIG), not a kill.
   std::signal(SIGXFSZ, SIG_IGN);
-  cl::HideUnrelatedOptions({&runnerCategory, &gs::onnxImportCLCategory()});
+  cl::HideUnrelatedOptions(
+      {&runnerCategory, &gs::targetCLCategory(), &gs::onnxImportCLCategory()});
   cl::ParseCommandLineOptions(
       argc, argv,
       "GradScale model runner\n\n"
@@ -510,6 +522,16 @@ int main(int argc, char **argv) {
   gs::runtime::setTensorByteLimit(maxTensorBytes);
   {
     std::string error;
+    if (failed(gs::targetOptionsFromCL(targetOptions, error))) {
+      llvm::errs() << "gs-run: error: " << error << "\n";
+      return 1;
+    }
+    if (targetOptions.device != GS_DEVICE_CPU &&
+        kernelSchedule.getNumOccurrences()) {
+      llvm::errs() << "gs-run: error: --kernel-schedule: only --target=cpu "
+                      "takes it\n";
+      return 1;
+    }
     cpuTarget = gs::CPUTarget::resolve(cpu, error);
     if (cpuTarget.cpu.empty()) {
       llvm::errs() << "gs-run: error: --cpu: " << error << "\n";

@@ -101,9 +101,15 @@ LogicalResult describeModel(ModuleOp module,
 LogicalResult emitModelTable(llvm::Module &module, const ModelSpec &spec,
                              llvm::StringRef accessor, std::string &error);
 
-/// Gives every definition but `keep` internal linkage: an object that
-/// exports only its table links beside other compiled models.
-void internalizeExcept(llvm::Module &module, llvm::StringRef keep);
+/// Adds `void <name>(void)`, which runs `module`'s static constructors (a
+/// GPU model's module registrations) in priority order, if it has any: a
+/// JIT that links the object without running them (LoadedModel) calls it.
+void emitConstructorsFunction(llvm::Module &module, llvm::StringRef name);
+
+/// Gives every definition but those named in `keep` internal linkage: an
+/// object that exports only its table links beside other compiled models.
+void internalizeExcept(llvm::Module &module,
+                       llvm::ArrayRef<llvm::StringRef> keep);
 
 /// The C header of library mode: typed entry points, init and parameter
 /// access for a model whose table `<name>_model()` returns.

@@ -1,13 +1,16 @@
 //===- JitRunner.h - JIT-compile and call a gs function ---------*- C++ -*-===//
 //
 // Lowers a module with the CPU pipeline, JIT-compiles it with MLIR's
-// ExecutionEngine and calls one of its functions on runtime tensors.
+// ExecutionEngine and calls one of its functions on runtime tensors; or,
+// for a GPU, compiles it as gs-compile does, links it into the process and
+// calls it through the runtime, its parameters kept on the device.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef GS_RUNNER_JITRUNNER_H
 #define GS_RUNNER_JITRUNNER_H
 
+#include "gs/Compiler/Compiler.h"
 #include "gs/Pipelines/CPUTarget.h"
 #include "gs/Pipelines/Pipelines.h"
 #include "gs/Runtime/Tensor.h"
@@ -20,6 +23,9 @@
 
 namespace mlir {
 class ExecutionEngine;
+namespace func {
+class FuncOp;
+} // namespace func
 } // namespace mlir
 
 namespace mlir::gs {
@@ -51,6 +57,14 @@ public:
   static std::unique_ptr<JitFunction> compile(ModuleOp module, StringRef entry,
                                               const CPUPipelineOptions &options,
                                               std::string &error);
+  /// Lowers `module` (in place) for the device `options` names (an NVIDIA
+  /// GPU: GS_DEVICE_CUDA, host code for `options.target`) with function
+  /// `entry` as the model table's one entry, and links it into this
+  /// process. Calls run on the GPU with the parameters kept there
+  /// (runtime/DeviceModel.h); they fail, saying why, where there is none.
+  static std::unique_ptr<JitFunction>
+  compileForDevice(ModuleOp module, StringRef entry,
+                   const CompileOptions &options, std::string &error);
 
   const std::vector<TensorSignature> &inputs() const { return inputs_; }
   const std::vector<TensorSignature> &outputs() const { return outputs_; }
@@ -69,8 +83,15 @@ public:
   std::string readParameter(size_t index, runtime::Tensor &value);
 
 private:
-  JitFunction() = default;
+  JitFunction();
+  /// Sets inputs_ and outputs_ from `entry`'s signature.
+  LogicalResult setSignature(func::FuncOp entry, std::string &error);
+
+  /// On the CPU: the engine and the symbol it calls.
   std::unique_ptr<ExecutionEngine> engine;
+  /// On a device: the linked model and its entry.
+  std::unique_ptr<LoadedModel> loaded;
+  const gs_entry_info *deviceEntry = nullptr;
   std::string symbol;
   std::vector<TensorSignature> inputs_, outputs_, parameters_;
 };

@@ -209,3 +209,29 @@ void mgpuMemcpy(void *to, void *from, size_t bytes, CUstream) {
 }
 
 } // extern "C"
+
+const std::vector<RuntimeAPIFunction> &
+mlir::gs::runtime::cuda::runtimeAPIFunctions() {
+  static const std::vector<RuntimeAPIFunction> functions = {
+      {"mgpuSetDefaultDevice", reinterpret_cast<void *>(&mgpuSetDefaultDevice)},
+      {"mgpuModuleLoad", reinterpret_cast<void *>(&mgpuModuleLoad)},
+      {"mgpuModuleLoadJIT", reinterpret_cast<void *>(&mgpuModuleLoadJIT)},
+      {"mgpuModuleUnload", reinterpret_cast<void *>(&mgpuModuleUnload)},
+      {"mgpuModuleGetFunction",
+       reinterpret_cast<void *>(&mgpuModuleGetFunction)},
+      {"mgpuLaunchKernel", reinterpret_cast<void *>(&mgpuLaunchKernel)},
+      {"mgpuStreamCreate", reinterpret_cast<void *>(&mgpuStreamCreate)},
+      {"mgpuStreamDestroy", reinterpret_cast<void *>(&mgpuStreamDestroy)},
+      {"mgpuStreamSynchronize",
+       reinterpret_cast<void *>(&mgpuStreamSynchronize)},
+      {"mgpuStreamWaitEvent", reinterpret_cast<void *>(&mgpuStreamWaitEvent)},
+      {"mgpuEventCreate", reinterpret_cast<void *>(&mgpuEventCreate)},
+      {"mgpuEventDestroy", reinterpret_cast<void *>(&mgpuEventDestroy)},
+      {"mgpuEventSynchronize", reinterpret_cast<void *>(&mgpuEventSynchronize)},
+      {"mgpuEventRecord", reinterpret_cast<void *>(&mgpuEventRecord)},
+      {"mgpuMemAlloc", reinterpret_cast<void *>(&mgpuMemAlloc)},
+      {"mgpuMemFree", reinterpret_cast<void *>(&mgpuMemFree)},
+      {"mgpuMemcpy", reinterpret_cast<void *>(&mgpuMemcpy)},
+  };
+  return functions;
+}

@@ -169,6 +169,17 @@ private:
 /// at the first call. Null with an error saying why there is none.
 std::string processDevice(Device *&device);
 
+/// A function of MLIR's GPU runtime API (mgpu*) as GSCudaRuntime defines it
+/// (MgpuWrappers.cpp).
+struct RuntimeAPIFunction {
+  const char *name;
+  void *address;
+};
+
+/// Every such function, for a JIT that links host code lowered for a GPU
+/// into a process whose dynamic symbol table need not hold them.
+const std::vector<RuntimeAPIFunction> &runtimeAPIFunctions();
+
 } // namespace mlir::gs::runtime::cuda
 
 #endif // GS_RUNTIME_CUDA_DEVICE_H
