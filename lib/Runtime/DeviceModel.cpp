@@ -147,10 +147,7 @@ std::string mlir::gs::runtime::runOnDevice(const gs_model_info &model,
     }
     descriptors.push_back(memrefDescriptor(asPointer(pointer), shapeOf(info)));
   }
-  std::vector<void *> arguments;
-  for (std::vector<int64_t> &descriptor : descriptors)
-    arguments.push_back(descriptor.data());
-  reinterpret_cast<void (*)(void **)>(entry.function)(arguments.data());
+  callPacked(entry, descriptors);
   for (int32_t i = 0; i < entry.num_results; ++i)
     if (std::string error = gpu->copyToHost(results[i], resultPointers[i],
                                             byteSize(entry.results[i]));

@@ -93,6 +93,15 @@ const gs_param_info *mlir::gs::runtime::findParam(const gs_model_info &model,
   return nullptr;
 }
 
+void mlir::gs::runtime::callPacked(
+    const gs_entry_info &entry,
+    std::vector<std::vector<int64_t>> &descriptors) {
+  std::vector<void *> arguments;
+  for (std::vector<int64_t> &descriptor : descriptors)
+    arguments.push_back(descriptor.data());
+  reinterpret_cast<void (*)(void **)>(entry.function)(arguments.data());
+}
+
 namespace {
 /// Calls `entry` on dense buffers: its inputs, then its results.
 void callEntry(const gs_entry_info &entry, const void *const *inputs,
@@ -104,10 +113,7 @@ void callEntry(const gs_entry_info &entry, const void *const *inputs,
   for (int32_t i = 0; i < entry.num_results; ++i)
     descriptors.push_back(
         memrefDescriptor(results[i], shapeOf(entry.results[i])));
-  std::vector<void *> args;
-  for (std::vector<int64_t> &d : descriptors)
-    args.push_back(d.data());
-  reinterpret_cast<void (*)(void **)>(entry.function)(args.data());
+  callPacked(entry, descriptors);
 }
 
 /// Runs `entry` of `model` where the model runs.

@@ -52,6 +52,11 @@ std::string run(const gs_model_info &model, const gs_entry_info &entry,
 std::vector<int64_t> memrefDescriptor(const void *data,
                                       const std::vector<int64_t> &shape);
 
+/// Calls `entry` through its packed interface, on one memref descriptor
+/// (memrefDescriptor) per argument, in the order the entry takes them.
+void callPacked(const gs_entry_info &entry,
+                std::vector<std::vector<int64_t>> &descriptors);
+
 /// Keeps freed buffers in the process's heap instead of returning them to
 /// the system: a compiled step allocates and frees the same buffers every
 /// call, and mapping them anew each time costs page faults.
