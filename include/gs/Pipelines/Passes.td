@@ -78,7 +78,7 @@ def SplitReductions : Pass<"gs-split-reductions"> {
     `max-lanes` points is left as it is.
   }];
   let options = [
-    Option<"minPoints", "min-points", "int64_t", /*default=*/"4096",
+    Option<"minPoints", "min-points", "int64_t", /*default=*/"1024",
            "Split reductions over at least this many points">,
     Option<"maxLanes", "max-lanes", "int64_t", /*default=*/"4096",
            "The most partial results per output point">,
