@@ -107,26 +107,31 @@ static LogicalResult signatureOf(TypeRange types, ArrayAttr attrs,
   return success();
 }
 
-LogicalResult JitFunction::setSignature(func::FuncOp entry,
-                                        std::string &error) {
-  return success(
-      succeeded(signatureOf(entry.getArgumentTypes(), entry.getArgAttrsAttr(),
-                            inputs_, error)) &&
-      succeeded(signatureOf(entry.getResultTypes(), entry.getResAttrsAttr(),
-                            outputs_, error)));
+std::unique_ptr<JitFunction> JitFunction::forEntry(ModuleOp module,
+                                                   StringRef entry,
+                                                   func::FuncOp &function,
+                                                   std::string &error) {
+  function = module.lookupSymbol<func::FuncOp>(entry);
+  if (!function) {
+    error = ("the module has no function '" + entry + "'").str();
+    return nullptr;
+  }
+  std::unique_ptr<JitFunction> jit(new JitFunction());
+  if (failed(signatureOf(function.getArgumentTypes(),
+                         function.getArgAttrsAttr(), jit->inputs_, error)) ||
+      failed(signatureOf(function.getResultTypes(), function.getResAttrsAttr(),
+                         jit->outputs_, error)))
+    return nullptr;
+  return jit;
 }
 
 std::unique_ptr<JitFunction>
 JitFunction::compileForDevice(ModuleOp module, StringRef entry,
                               const CompileOptions &options,
                               std::string &error) {
-  auto function = module.lookupSymbol<func::FuncOp>(entry);
-  if (!function) {
-    error = ("the module has no function '" + entry + "'").str();
-    return nullptr;
-  }
-  std::unique_ptr<JitFunction> jit(new JitFunction());
-  if (failed(jit->setSignature(function, error)))
+  func::FuncOp function;
+  std::unique_ptr<JitFunction> jit = forEntry(module, entry, function, error);
+  if (!jit)
     return nullptr;
   ModelSpec spec;
   spec.device = options.device;
@@ -178,13 +183,9 @@ JitFunction::compile(ModuleOp module, StringRef entry,
 std::unique_ptr<JitFunction>
 JitFunction::compile(ModuleOp module, StringRef entry, const CPUTarget &cpu,
                      const CPUPipelineOptions &options, std::string &error) {
-  auto function = module.lookupSymbol<func::FuncOp>(entry);
-  if (!function) {
-    error = ("the module has no function '" + entry + "'").str();
-    return nullptr;
-  }
-  std::unique_ptr<JitFunction> jit(new JitFunction());
-  if (failed(jit->setSignature(function, error)))
+  func::FuncOp function;
+  std::unique_ptr<JitFunction> jit = forEntry(module, entry, function, error);
+  if (!jit)
     return nullptr;
   // Parameters the runtime can hold a copy of (readParameter).
   for (auto param : module.getOps<ParamOp>()) {

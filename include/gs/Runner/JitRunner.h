@@ -84,8 +84,12 @@ public:
 
 private:
   JitFunction();
-  /// Sets inputs_ and outputs_ from `entry`'s signature.
-  LogicalResult setSignature(func::FuncOp entry, std::string &error);
+  /// A function for `module`'s function `entry` (returned in `function`),
+  /// its inputs and outputs set from the signature. Null on failure, with
+  /// `error` set.
+  static std::unique_ptr<JitFunction> forEntry(ModuleOp module, StringRef entry,
+                                               func::FuncOp &function,
+                                               std::string &error);
 
   /// On the CPU: the engine and the symbol it calls.
   std::unique_ptr<ExecutionEngine> engine;

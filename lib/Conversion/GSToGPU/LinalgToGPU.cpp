@@ -113,8 +113,8 @@ private:
     ValueRange partials;
   };
 
-  /// Finds the exact combiner of every output (combiners stays empty if
-  /// one has none).
+  /// Finds the exact combiner of every output and its identity (combiners
+  /// stays empty if one has none).
   void planSplit();
 
   /// The ivs of the loops `dims` at the row-major linear index `linear`
@@ -148,8 +148,10 @@ private:
   llvm::SetVector<Value> captured;
   DenseMap<Value, CaptureKind> captureKinds;
   DenseMap<Value, unsigned> captureInputs;
-  /// For a split reduction, each output's combining op in the body.
+  /// For a split reduction, each output's combining op in the body and
+  /// the value it starts from.
   SmallVector<Operation *> combiners;
+  SmallVector<TypedAttr> identities;
 };
 
 /// Whether every use of `tensor` in `region` is a tensor.extract directly
@@ -267,6 +269,7 @@ void GenericKernelBuilder::planSplit() {
   if (reductionDims.empty() || numReductionPoints() < kSplitReductionPoints)
     return;
   SmallVector<Operation *> found;
+  SmallVector<TypedAttr> values;
   for (unsigned i = 0, e = op.getNumDpsInits(); i < e; ++i) {
     Operation *combiner = getReductionCombiner(op, i);
     if (!combiner)
@@ -276,8 +279,10 @@ void GenericKernelBuilder::planSplit() {
     if (!identity || !identity->orderIndependent)
       return;
     found.push_back(combiner);
+    values.push_back(identity->value);
   }
   combiners = std::move(found);
+  identities = std::move(values);
 }
 
 SmallVector<Value> GenericKernelBuilder::callOperands(OpBuilder &b) {
@@ -482,17 +487,13 @@ void GenericKernelBuilder::buildThread(OpBuilder &b, ValueRange arguments,
   if (split) {
     // This thread's points of the reduction, t, t + threads, ...; each
     // output combined from its identity.
-    SmallVector<Value> identities;
-    for (auto [combiner, init] :
-         llvm::zip_equal(combiners, op.getDpsInitsMutable())) {
-      Type element = getElementTypeOrSelf(init.get().getType());
-      identities.push_back(arith::ConstantOp::create(
-          b, loc, getCombinerIdentity(combiner, element)->value));
-    }
+    SmallVector<Value> starts;
+    for (TypedAttr identity : identities)
+      starts.push_back(arith::ConstantOp::create(b, loc, identity));
     Value end = arith::ConstantIndexOp::create(b, loc, numReductionPoints());
     Value stride = arith::ConstantIndexOp::create(b, loc, kThreadsPerBlock);
     auto share = scf::ForOp::create(
-        b, loc, split->thread, end, stride, identities,
+        b, loc, split->thread, end, stride, starts,
         [&](OpBuilder &inner, Location, Value k, ValueRange acc) {
           for (auto [dim, iv] : llvm::zip_equal(
                    reductionDims, delinearize(inner, loc, k, reductionDims)))
