@@ -82,7 +82,13 @@ void mlir::gs::buildLoopsToLLVMPipeline(OpPassManager &pm,
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertVectorToLLVMPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // Buffers from aligned_alloc, whose results LLVM knows no other pointer
+  // reaches. An over-allocated malloc aligned through integer arithmetic
+  // hides that, and LLVM then keeps every copy and elementwise loop of a
+  // few iterations scalar (it cannot move their loads past their stores).
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useAlignedAlloc = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   // LLVM intrinsics where they exist (rsqrt has no libm function), libm
   // for the rest.
   pm.addPass(createConvertMathToLLVMPass());

@@ -13,8 +13,8 @@
 // arguments for a 2-D memref, 5 for the 1-D bias, 33 in all.
 // CHECK-SAME: %arg32: i64) {
 // CHECK-NOT: llvm.return %
-// CHECK: %[[A:.+]] = llvm.call @malloc
-// CHECK: %[[B:.+]] = llvm.call @malloc
+// CHECK: %[[A:.+]] = llvm.call @aligned_alloc
+// CHECK: %[[B:.+]] = llvm.call @aligned_alloc
 // CHECK-COUNT-12: llvm.intr.fmuladd({{.*}}) : (vector<8xf32>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
 // CHECK: llvm.fadd {{.*}} : f32
 // CHECK-NEXT: llvm.intr.maximum({{.*}}) : (f32, f32) -> f32
@@ -22,7 +22,7 @@
 // CHECK-DAG: llvm.call @free(%[[A]])
 // CHECK-DAG: llvm.call @free(%[[B]])
 // CHECK: llvm.return{{$}}
-// CHECK-NOT: llvm.call @malloc
+// CHECK-NOT: llvm.call @{{(aligned_alloc|malloc)}}
 
 // Without the kernel schedule: scalar loops, no vectors.
 // LOOPS-LABEL: llvm.func @forward(
