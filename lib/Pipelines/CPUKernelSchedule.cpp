@@ -4,7 +4,8 @@
 // into mr x nr x 1 register blocks and vectorized; the vector contractions
 // then lower to broadcast-and-FMA outer products. The accumulator block is
 // hoisted out of the reduction loop by loop-invariant-subset-hoisting,
-// which the pipeline runs next.
+// which the pipeline runs next. Transposes of the last two dimensions are
+// tiled into square blocks transposed in registers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -320,6 +321,44 @@ LogicalResult vectorizeBlock(RewriterBase &rewriter, linalg::LinalgOp block,
   return success();
 }
 
+/// Marks the blocks of tiled transposes between tiling and vectorization.
+constexpr StringLiteral kTransposeBlockMarker = "gs.transpose_block";
+
+/// Tiles a transpose that swaps its last two dimensions (the one a GEMM's
+/// transposed operand needs) into `lanes` x `lanes` blocks, the others one
+/// at a time, and peels the block loops so that every block, the edge ones
+/// too, has a static shape, marked for vectorization: a block is then row
+/// loads, register shuffles and row stores, where plain loops read a
+/// column element by element. Transposes of other dimensions, of dynamic
+/// shape, or narrower than a block are left as loops.
+LogicalResult tileTransposeIntoBlocks(RewriterBase &rewriter,
+                                      linalg::TransposeOp transpose,
+                                      int64_t lanes) {
+  ArrayRef<int64_t> permutation = transpose.getPermutation();
+  int64_t rank = permutation.size();
+  auto type = cast<ShapedType>(transpose.getInit().getType());
+  if (rank < 2 || !type.hasStaticShape() || permutation[rank - 1] != rank - 2 ||
+      permutation[rank - 2] != rank - 1 || type.getDimSize(rank - 1) < lanes ||
+      type.getDimSize(rank - 2) < lanes)
+    return success();
+  SmallVector<int64_t> sizes(rank, 1), order;
+  sizes[rank - 2] = sizes[rank - 1] = lanes;
+  for (int64_t d = 0; d < rank; ++d)
+    order.push_back(d);
+  FailureOr<scf::SCFTilingResult> tiled =
+      tile(rewriter, transpose, sizes, order);
+  if (failed(tiled))
+    return failure();
+  tiled->tiledOps.back()->setAttr(kTransposeBlockMarker,
+                                  rewriter.getUnitAttr());
+  for (LoopLikeOpInterface loop : llvm::reverse(tiled->loops)) {
+    scf::ForOp partial;
+    (void)scf::peelForLoopAndSimplifyBounds(
+        rewriter, cast<scf::ForOp>(loop.getOperation()), partial);
+  }
+  return success();
+}
+
 /// Applies the patterns that `populate` adds to `root` until a fixpoint.
 LogicalResult applyPatterns(Operation *root,
                             function_ref<void(RewritePatternSet &)> populate) {
@@ -362,6 +401,15 @@ struct CPUKernelSchedulePass
     for (auto &[op, plan] : gemms)
       if (failed(tileIntoBlocks(rewriter, op, plan))) {
         op->emitOpError("could not be tiled into register blocks");
+        return signalPassFailure();
+      }
+    int64_t lanes = std::max<unsigned>(
+        (vectorBits ? vectorBits : hostVectorBits()) / 32, 4);
+    SmallVector<linalg::TransposeOp> transposes;
+    module.walk([&](linalg::TransposeOp op) { transposes.push_back(op); });
+    for (linalg::TransposeOp op : transposes)
+      if (failed(tileTransposeIntoBlocks(rewriter, op, lanes))) {
+        op->emitOpError("could not be tiled into blocks");
         return signalPassFailure();
       }
 
@@ -408,8 +456,6 @@ struct CPUKernelSchedulePass
     // One SIMD register per vector: unroll the blocks' contractions and
     // transfers into rows of `lanes` elements, so that each accumulator
     // row is a separate value that hoisting can keep in a register.
-    int64_t lanes = std::max<unsigned>(
-        (vectorBits ? vectorBits : hostVectorBits()) / 32, 4);
     auto unrolling =
         vector::UnrollVectorOptions()
             .setFilterConstraint([](Operation *op) {
@@ -440,6 +486,37 @@ struct CPUKernelSchedulePass
           vector::populateVectorTransferPermutationMapLoweringPatterns(
               patterns);
           vector::populateVectorBroadcastLoweringPatterns(patterns);
+          vector::populateVectorShapeCastLoweringPatterns(patterns);
+        })))
+      return signalPassFailure();
+
+    // Transpose blocks, after the unrolling (which would cut their
+    // transposed reads into columns): a read of the block's rows, a
+    // transpose in registers as one shuffle, a write of its rows.
+    SmallVector<linalg::LinalgOp> transposeBlocks;
+    module.walk([&](linalg::LinalgOp op) {
+      if (op->hasAttr(kTransposeBlockMarker))
+        transposeBlocks.push_back(op);
+    });
+    for (linalg::LinalgOp op : transposeBlocks) {
+      op->removeAttr(kTransposeBlockMarker);
+      if (op.hasDynamicShape())
+        continue;
+      rewriter.setInsertionPoint(op);
+      FailureOr<linalg::VectorizationResult> vectorized =
+          linalg::vectorize(rewriter, op);
+      if (failed(vectorized)) {
+        op->emitOpError("could not be vectorized");
+        return signalPassFailure();
+      }
+      rewriter.replaceOp(op, vectorized->replacements);
+    }
+    if (failed(applyPatterns(module, [](RewritePatternSet &patterns) {
+          vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+          vector::populateVectorTransferPermutationMapLoweringPatterns(
+              patterns);
+          vector::populateVectorTransposeLoweringPatterns(
+              patterns, vector::VectorTransposeLowering::Shuffle1D);
           vector::populateVectorShapeCastLoweringPatterns(patterns);
         })))
       return signalPassFailure();

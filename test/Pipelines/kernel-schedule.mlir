@@ -167,3 +167,39 @@ func.func @half_matmul(%a: tensor<64x32xf16>, %b: tensor<32x48xf16>, %c: tensor<
   %r = linalg.matmul ins(%a, %b : tensor<64x32xf16>, tensor<32x48xf16>) outs(%c : tensor<64x48xf32>) -> tensor<64x48xf32>
   return %r : tensor<64x48xf32>
 }
+
+// -----
+
+// Transposes of the last two dimensions (a GEMM's transposed operand) in
+// lanes x lanes blocks: the block's rows read, transposed in registers by
+// one shuffle, written as rows; the edge blocks (static after peeling)
+// likewise. A transpose that keeps the last dimension in place copies
+// rows already and stays as it is.
+
+// AVX2-LABEL: func.func @transposes
+// AVX2: scf.for %{{.*}} = %c0 to %c32 step %c8
+// AVX2: scf.for %{{.*}} = %c0 to %c16 step %c8
+// AVX2: vector.transfer_read {{.*}} : tensor<8x8xf16>, vector<8x8xf16>
+// AVX2: vector.shuffle %{{.*}}, %{{.*}} [0, 8, 16, 24, 32, 40, 48, 56, 1, 9,
+// AVX2: vector.transfer_write {{.*}} : vector<8x8xf16>, tensor<8x8xf16>
+// AVX2: vector.transfer_write {{.*}} : vector<8x4xf16>, tensor<8x4xf16>
+// AVX2: vector.transfer_write {{.*}} : vector<5x8xf16>, tensor<5x8xf16>
+// AVX2: vector.transfer_write {{.*}} : vector<5x4xf16>, tensor<5x4xf16>
+// AVX2: scf.for %{{.*}} = %c0 to %c3 step %c1
+// AVX2: vector.transfer_read {{.*}} : tensor<1x8x8xf32>, vector<8x8xf32>
+// AVX2: vector.transfer_write {{.*}} : vector<8x8xf32>, tensor<1x8x8xf32>
+// AVX2: linalg.transpose ins(%{{.*}} : tensor<16x16x4xf32>) {{.*}} permutation = [1, 0, 2]
+
+// AVX512-LABEL: func.func @transposes
+// AVX512: vector.transfer_read {{.*}} : tensor<16x16xf16>, vector<16x16xf16>
+// AVX512: vector.transfer_read {{.*}} : tensor<1x16x16xf32>, vector<16x16xf32>
+// AVX512: linalg.transpose ins(%{{.*}} : tensor<16x16x4xf32>) {{.*}} permutation = [1, 0, 2]
+func.func @transposes(%x: tensor<20x37xf16>, %y: tensor<3x19x40xf32>, %z: tensor<16x16x4xf32>) -> (tensor<37x20xf16>, tensor<3x40x19xf32>, tensor<16x16x4xf32>) {
+  %e = tensor.empty() : tensor<37x20xf16>
+  %t = linalg.transpose ins(%x : tensor<20x37xf16>) outs(%e : tensor<37x20xf16>) permutation = [1, 0]
+  %e2 = tensor.empty() : tensor<3x40x19xf32>
+  %t2 = linalg.transpose ins(%y : tensor<3x19x40xf32>) outs(%e2 : tensor<3x40x19xf32>) permutation = [0, 2, 1]
+  %e3 = tensor.empty() : tensor<16x16x4xf32>
+  %t3 = linalg.transpose ins(%z : tensor<16x16x4xf32>) outs(%e3 : tensor<16x16x4xf32>) permutation = [1, 0, 2]
+  return %t, %t2, %t3 : tensor<37x20xf16>, tensor<3x40x19xf32>, tensor<16x16x4xf32>
+}
