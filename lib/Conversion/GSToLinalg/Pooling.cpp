@@ -212,6 +212,67 @@ scatterToWindows(OpBuilder &b, Location loc, RankedTensorType inType,
   return acc == element ? sums : castTensor(b, loc, sums, element);
 }
 
+/// Whether the windows tile the input exactly: no padding or dilation, a
+/// stride equal to the kernel, and as many windows as fit the input. Each
+/// input element then lies in exactly one window.
+static bool windowsTileInput(RankedTensorType inType, RankedTensorType outType,
+                             ArrayRef<int64_t> kernel,
+                             const WindowGeometry &g) {
+  if (!inType.hasStaticShape() || !outType.hasStaticShape())
+    return false;
+  for (auto [i, k] : llvm::enumerate(kernel))
+    if (g.padsBegin[i] || g.padsEnd[i] || g.dilations[i] != 1 ||
+        g.strides[i] != k ||
+        inType.getDimSize(2 + i) != outType.getDimSize(2 + i) * k)
+      return false;
+  return true;
+}
+
+/// The max pooling gradient where the windows tile the input: one
+/// elementwise pass, each input element taking its window's gradient where
+/// its position in the window (i mod k) is the winning one, and +0
+/// elsewhere; no search over the windows that might hold it. The values of
+/// scatterToWindows, whose sum has one term here, added to +0.
+static Value routeToTilingWindows(OpBuilder &b, Location loc,
+                                  RankedTensorType inType,
+                                  ArrayRef<int64_t> kernel, Value positions,
+                                  Value grad) {
+  MLIRContext *ctx = b.getContext();
+  int64_t rank = kernel.size();
+  Type element = inType.getElementType(), acc = accumulationType(element);
+  SmallVector<AffineExpr> windowExprs = {getAffineDimExpr(0, ctx),
+                                         getAffineDimExpr(1, ctx)};
+  for (auto [i, k] : llvm::enumerate(kernel))
+    windowExprs.push_back(getAffineDimExpr(2 + i, ctx).floorDiv(k));
+  AffineMap window = AffineMap::get(2 + rank, 0, windowExprs, ctx);
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(2 + rank, ctx);
+  return linalg::GenericOp::create(
+             b, loc, inType, ValueRange{positions, grad},
+             emptyTensor(b, loc, inType),
+             SmallVector<AffineMap>{window, window, identity},
+             parallelIterators(2 + rank),
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               Type idx = nb.getIndexType();
+               Value at = scalarConstant(nb, l, idx, 0);
+               for (auto [i, k] : llvm::enumerate(kernel)) {
+                 Value size = scalarConstant(nb, l, idx, k);
+                 Value offset = arith::RemUIOp::create(
+                     nb, l, linalg::IndexOp::create(nb, l, 2 + i), size);
+                 Value scaled = arith::MulIOp::create(nb, l, at, size);
+                 at = arith::AddIOp::create(nb, l, scaled, offset);
+               }
+               Value wins = arith::CmpIOp::create(
+                   nb, l, arith::CmpIPredicate::eq, args[0], at);
+               Value zero = scalarConstant(nb, l, acc, 0.0);
+               Value term = arith::SelectOp::create(
+                   nb, l, wins, convertScalar(nb, l, args[1], acc), zero);
+               Value sum = arith::AddFOp::create(nb, l, zero, term);
+               linalg::YieldOp::create(nb, l,
+                                       convertScalar(nb, l, sum, element));
+             })
+      .getResult(0);
+}
+
 namespace {
 struct MaxPoolLowering : OpConversionPattern<MaxPoolOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -361,6 +422,11 @@ struct MaxPoolGradLowering : OpConversionPattern<MaxPoolGradOp> {
         });
     Value positions = argmax.getResult(1);
     Value grad = adaptor.getGrad();
+    if (windowsTileInput(inType, outType, kernel, g)) {
+      rewriter.replaceOp(op, routeToTilingWindows(rewriter, loc, inType, kernel,
+                                                  positions, grad));
+      return success();
+    }
     rewriter.replaceOp(
         op, scatterToWindows(
                 rewriter, loc, inType, outType, kernel, g,

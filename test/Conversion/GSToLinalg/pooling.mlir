@@ -202,6 +202,39 @@ func.func @max_pool_grad(%x: tensor<1x2x5xf32>, %g: tensor<1x2x2xf32>) -> tensor
 
 // -----
 
+// Where the windows tile the input (stride = kernel, no padding, the input
+// a whole number of windows), each input element lies in one window: the
+// gradient is one elementwise pass reading its window's winner and
+// gradient at (i floordiv k), taking the gradient where the winner is its
+// position in the window, (i mod k) row-major, else +0; added to +0 and
+// rounded back to f16, as the gather form's one-term sum is. Overlapping
+// windows (above) keep the gather form.
+
+// CHECK-DAG: #[[$WINDOW:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 floordiv 2, d3 floordiv 2)>
+// CHECK-DAG: #[[$ELEMENT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @max_pool_grad_tiling(
+// CHECK-SAME:      %[[X:.*]]: tensor<1x2x4x6xf16>, %[[G:.*]]: tensor<1x2x2x3xf16>)
+// CHECK:         %[[ARGMAX:.*]]:2 = linalg.generic
+// CHECK:         %[[DX:.*]] = linalg.generic {indexing_maps = [#[[$WINDOW]], #[[$WINDOW]], #[[$ELEMENT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+// CHECK-SAME:        ins(%[[ARGMAX]]#1, %[[G]] : tensor<1x2x2x3xindex>, tensor<1x2x2x3xf16>) outs(%{{.*}} : tensor<1x2x4x6xf16>)
+// CHECK:         ^bb0(%[[WINNER:.*]]: index, %[[GRAD:.*]]: f16, %{{.*}}: f16):
+// CHECK:           %[[ROW:.*]] = arith.remui %{{.*}}, %{{.*}} : index
+// CHECK:           %[[COL:.*]] = arith.remui %{{.*}}, %{{.*}} : index
+// CHECK:           %[[AT:.*]] = arith.addi %{{.*}}, %[[COL]] : index
+// CHECK:           %[[WINS:.*]] = arith.cmpi eq, %[[WINNER]], %[[AT]] : index
+// CHECK:           %[[WIDE:.*]] = arith.extf %[[GRAD]] : f16 to f32
+// CHECK:           %[[TERM:.*]] = arith.select %[[WINS]], %[[WIDE]], %[[ZERO:.*]] : f32
+// CHECK:           %[[SUM:.*]] = arith.addf %[[ZERO]], %[[TERM]] : f32
+// CHECK:           %[[NARROW:.*]] = arith.truncf %[[SUM]] : f32 to f16
+// CHECK:           linalg.yield %[[NARROW]] : f16
+// CHECK:         return %[[DX]]
+func.func @max_pool_grad_tiling(%x: tensor<1x2x4x6xf16>, %g: tensor<1x2x2x3xf16>) -> tensor<1x2x4x6xf16> {
+  %0 = gs.max_pool_grad %x, %g <{kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}> : tensor<1x2x4x6xf16>, tensor<1x2x2x3xf16>
+  return %0 : tensor<1x2x4x6xf16>
+}
+
+// -----
+
 // Average pooling's gradient divides each window's gradient by the same
 // compile-time divisors as the forward (here the first window holds one
 // input element and one pad), accumulating f16 in f32.
