@@ -377,8 +377,8 @@ struct CPUKernelSchedulePass
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
     IRRewriter rewriter(context);
-    RegisterBlock block =
-        registerBlockFor(vectorBits ? vectorBits : hostVectorBits());
+    unsigned bits = vectorBits ? vectorBits : hostVectorBits();
+    RegisterBlock block = registerBlockFor(bits);
 
     // Convolutions as GEMMs over an im2col copy of the input. Those it
     // does not take (empty ones) stay loops, which run zero times.
@@ -403,8 +403,7 @@ struct CPUKernelSchedulePass
         op->emitOpError("could not be tiled into register blocks");
         return signalPassFailure();
       }
-    int64_t lanes = std::max<unsigned>(
-        (vectorBits ? vectorBits : hostVectorBits()) / 32, 4);
+    int64_t lanes = std::max<unsigned>(bits / 32, 4);
     SmallVector<linalg::TransposeOp> transposes;
     module.walk([&](linalg::TransposeOp op) { transposes.push_back(op); });
     for (linalg::TransposeOp op : transposes)

@@ -119,18 +119,27 @@ static Value windowDivisors(OpBuilder &b, Location loc, RankedTensorType inType,
       b, loc, DenseElementsAttr::get(divisorType, ArrayRef(divisors)));
 }
 
-/// The row-major position of the kernel element that reduction loops
-/// `first..first+rank-1` of a linalg.generic are at.
+/// The row-major position in the kernel of the element whose offset along
+/// kernel dimension i is `offsetAlong(i)`.
 static Value windowPosition(OpBuilder &b, Location loc,
-                            ArrayRef<int64_t> kernel, int64_t first) {
+                            ArrayRef<int64_t> kernel,
+                            function_ref<Value(int64_t)> offsetAlong) {
   Value flat = scalarConstant(b, loc, b.getIndexType(), 0);
   for (auto [i, k] : llvm::enumerate(kernel)) {
     Value scaled = arith::MulIOp::create(
         b, loc, flat, scalarConstant(b, loc, b.getIndexType(), k));
-    flat = arith::AddIOp::create(b, loc, scaled,
-                                 linalg::IndexOp::create(b, loc, first + i));
+    flat = arith::AddIOp::create(b, loc, scaled, offsetAlong(i));
   }
   return flat;
+}
+
+/// The row-major position of the kernel element that reduction loops
+/// `first..first+rank-1` of a linalg.generic are at.
+static Value windowPosition(OpBuilder &b, Location loc,
+                            ArrayRef<int64_t> kernel, int64_t first) {
+  return windowPosition(b, loc, kernel, [&](int64_t i) -> Value {
+    return linalg::IndexOp::create(b, loc, first + i);
+  });
 }
 
 /// The gradient of a pooling in gather form: each input position sums,
@@ -252,15 +261,13 @@ static Value routeToTilingWindows(OpBuilder &b, Location loc,
              SmallVector<AffineMap>{window, window, identity},
              parallelIterators(2 + rank),
              [&](OpBuilder &nb, Location l, ValueRange args) {
-               Type idx = nb.getIndexType();
-               Value at = scalarConstant(nb, l, idx, 0);
-               for (auto [i, k] : llvm::enumerate(kernel)) {
-                 Value size = scalarConstant(nb, l, idx, k);
-                 Value offset = arith::RemUIOp::create(
-                     nb, l, linalg::IndexOp::create(nb, l, 2 + i), size);
-                 Value scaled = arith::MulIOp::create(nb, l, at, size);
-                 at = arith::AddIOp::create(nb, l, scaled, offset);
-               }
+               // The element's offset in its window along i: i mod k.
+               Value at = windowPosition(nb, l, kernel, [&](int64_t i) {
+                 return arith::RemUIOp::create(
+                            nb, l, linalg::IndexOp::create(nb, l, 2 + i),
+                            scalarConstant(nb, l, nb.getIndexType(), kernel[i]))
+                     .getResult();
+               });
                Value wins = arith::CmpIOp::create(
                    nb, l, arith::CmpIPredicate::eq, args[0], at);
                Value zero = scalarConstant(nb, l, acc, 0.0);
