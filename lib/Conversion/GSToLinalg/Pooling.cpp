@@ -263,10 +263,12 @@ static Value routeToTilingWindows(OpBuilder &b, Location loc,
              [&](OpBuilder &nb, Location l, ValueRange args) {
                // The element's offset in its window along i: i mod k.
                Value at = windowPosition(nb, l, kernel, [&](int64_t i) {
-                 return arith::RemUIOp::create(
-                            nb, l, linalg::IndexOp::create(nb, l, 2 + i),
-                            scalarConstant(nb, l, nb.getIndexType(), kernel[i]))
-                     .getResult();
+                 // Named one by one: argument evaluation order is
+                 // unspecified.
+                 Value index = linalg::IndexOp::create(nb, l, 2 + i);
+                 Value size =
+                     scalarConstant(nb, l, nb.getIndexType(), kernel[i]);
+                 return arith::RemUIOp::create(nb, l, index, size).getResult();
                });
                Value wins = arith::CmpIOp::create(
                    nb, l, arith::CmpIPredicate::eq, args[0], at);
