@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
@@ -50,7 +51,8 @@ void mlir::gs::buildCPUPipeline(OpPassManager &pm,
   }
 
   buildBufferizationPipeline(pm, /*deallocate=*/true);
-  buildLoopsToLLVMPipeline(pm, /*gpuRuntimeCalls=*/false);
+  buildLoopsToLLVMPipeline(pm, /*gpuRuntimeCalls=*/false,
+                           options.outlineKernels);
 }
 
 void mlir::gs::buildBufferizationPipeline(OpPassManager &pm, bool deallocate) {
@@ -71,9 +73,11 @@ void mlir::gs::buildBufferizationPipeline(OpPassManager &pm, bool deallocate) {
   }
 }
 
-void mlir::gs::buildLoopsToLLVMPipeline(OpPassManager &pm,
-                                        bool gpuRuntimeCalls) {
+void mlir::gs::buildLoopsToLLVMPipeline(OpPassManager &pm, bool gpuRuntimeCalls,
+                                        bool outlineKernels) {
   pm.addPass(createConvertStridedCopyToLinalg());
+  if (outlineKernels)
+    pm.addPass(createOutlineKernels());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));
@@ -96,6 +100,8 @@ void mlir::gs::buildLoopsToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
+  if (outlineKernels)
+    pm.addNestedPass<LLVM::LLVMFuncOp>(createMarkDistinctBuffersNoAlias());
   pm.addPass(createConvertIndexToLLVMPass());
   // gpu.alloc, gpu.memcpy and the like to MLIR's GPU runtime calls.
   if (gpuRuntimeCalls)

@@ -51,7 +51,8 @@ void mlir::gs::buildCUDAPipeline(OpPassManager &pm,
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createEmulateGPU());
     pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
-    buildLoopsToLLVMPipeline(pm, /*gpuRuntimeCalls=*/true);
+    buildLoopsToLLVMPipeline(pm, /*gpuRuntimeCalls=*/true,
+                             /*outlineKernels=*/false);
     return;
   }
   // Everything queued on one stream; the runtime waits when it reads the

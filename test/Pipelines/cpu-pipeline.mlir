@@ -13,16 +13,24 @@
 // arguments for a 2-D memref, 5 for the 1-D bias, 33 in all.
 // CHECK-SAME: %arg32: i64) {
 // CHECK-NOT: llvm.return %
+// The transposed weights, the zeroed output, the GEMM, bias and ReLU.
 // CHECK: %[[A:.+]] = llvm.call @aligned_alloc
+// CHECK: llvm.call @forward_kernel_0(
 // CHECK: %[[B:.+]] = llvm.call @aligned_alloc
-// CHECK-COUNT-12: llvm.intr.fmuladd({{.*}}) : (vector<8xf32>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
-// CHECK: llvm.fadd {{.*}} : f32
-// CHECK-NEXT: llvm.intr.maximum({{.*}}) : (f32, f32) -> f32
+// CHECK: llvm.call @forward_kernel_1(
+// CHECK: llvm.call @[[GEMM:forward_kernel_2]](
+// CHECK: llvm.call @[[BIAS_RELU:forward_kernel_3]](
 // CHECK: "llvm.intr.memcpy"
 // CHECK-DAG: llvm.call @free(%[[A]])
 // CHECK-DAG: llvm.call @free(%[[B]])
 // CHECK: llvm.return{{$}}
 // CHECK-NOT: llvm.call @{{(aligned_alloc|malloc)}}
+// Each loop nest a function of its own (gs-outline-kernels).
+// CHECK: llvm.func internal @[[GEMM]](
+// CHECK-COUNT-12: llvm.intr.fmuladd({{.*}}) : (vector<8xf32>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+// CHECK: llvm.func internal @[[BIAS_RELU]](
+// CHECK: llvm.fadd {{.*}} : f32
+// CHECK-NEXT: llvm.intr.maximum({{.*}}) : (f32, f32) -> f32
 
 // Without the kernel schedule: scalar loops, no vectors.
 // LOOPS-LABEL: llvm.func @forward(

@@ -22,8 +22,13 @@ namespace vector {
 class VectorDialect;
 } // namespace vector
 namespace func {
+class FuncDialect;
 class FuncOp;
 } // namespace func
+namespace LLVM {
+class LLVMDialect;
+class LLVMFuncOp;
+} // namespace LLVM
 namespace linalg {
 class LinalgDialect;
 } // namespace linalg
@@ -36,6 +41,10 @@ namespace mlir::gs {
 
 #define GEN_PASS_DECL
 #include "gs/Pipelines/Passes.h.inc"
+
+/// The unit attribute gs-outline-kernels puts on a kernel whose buffers
+/// are distinct allocations, for gs-mark-distinct-buffers-noalias.
+constexpr llvm::StringLiteral kDistinctBuffersAttrName = "gs.distinct_buffers";
 
 #define GEN_PASS_REGISTRATION
 #include "gs/Pipelines/Passes.h.inc"

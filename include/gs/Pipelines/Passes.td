@@ -138,4 +138,45 @@ def CPUKernelSchedule : Pass<"gs-cpu-kernel-schedule", "::mlir::ModuleOp"> {
   ];
 }
 
+def OutlineKernels : Pass<"gs-outline-kernels", "::mlir::ModuleOp"> {
+  let summary = "Give every loop nest of a step a function of its own";
+  let description = [{
+    Moves each outermost loop nest of the module's functions (a linalg op
+    or an `scf` loop, on buffers) into a private function that the step
+    calls, so that LLVM optimizes and compiles many small functions instead
+    of one with thousands of loops: several of its passes (induction
+    variable simplification, loop strength reduction) take time that grows
+    with the size of the function around each loop, which made a ResNet-18
+    step take minutes to compile.
+
+    A kernel takes the buffers and values it uses from outside as
+    arguments; constants and views (subviews, casts, reshapes) are
+    recomputed inside it, so that it takes the buffers they view. Kernels
+    that are the same but for their arguments (the repeated blocks of a
+    network, a forward pass in both the train and the eval step) share one
+    function. Kernels are `noinline` and internal. When every buffer a
+    kernel takes is an allocation or a global of its own, the kernel is
+    marked `gs.distinct_buffers`, which `gs-mark-distinct-buffers-noalias`
+    turns into `noalias` on its pointers after the lowering to LLVM: LLVM
+    then knows, as it did of the allocations when the loops were inline,
+    that a loop's stores do not reach its loads.
+  }];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect", "::mlir::LLVM::LLVMDialect"
+  ];
+}
+
+def MarkDistinctBuffersNoAlias
+    : Pass<"gs-mark-distinct-buffers-noalias", "::mlir::LLVM::LLVMFuncOp"> {
+  let summary = "noalias on the pointers of kernels given distinct buffers";
+  let description = [{
+    On an `llvm.func` marked `gs.distinct_buffers` by `gs-outline-kernels`
+    (every buffer it takes is an allocation or a global no other argument
+    reaches), puts `llvm.noalias` on every pointer argument and drops the
+    mark. The lowering of `func.func` to `llvm.func` drops argument
+    attributes of buffers, whose descriptors become several arguments, so
+    this runs after it.
+  }];
+}
+
 #endif // GS_PIPELINES_PASSES_TD

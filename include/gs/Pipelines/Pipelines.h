@@ -29,6 +29,12 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("SIMD register width in bits that the kernel schedule "
                      "blocks for (0: the host CPU's)"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> outlineKernels{
+      *this, "outline-kernels",
+      llvm::cl::desc("Compile each loop nest as a function of its own (off: "
+                     "one function per step, which LLVM takes far longer "
+                     "to optimize)"),
+      llvm::cl::init(true)};
 };
 
 /// gs (tensors) to linalg on tensors: gs.update expanded, parameters to
@@ -57,8 +63,10 @@ void buildBufferizationPipeline(OpPassManager &pm, bool deallocate);
 
 /// Buffers to the LLVM dialect: linalg to loops, then upstream's
 /// conversions; with `gpuRuntimeCalls`, gpu ops on the host (allocation,
-/// copies) become calls of MLIR's GPU runtime API.
-void buildLoopsToLLVMPipeline(OpPassManager &pm, bool gpuRuntimeCalls);
+/// copies) become calls of MLIR's GPU runtime API; with `outlineKernels`,
+/// each loop nest becomes a function of its own (gs-outline-kernels).
+void buildLoopsToLLVMPipeline(OpPassManager &pm, bool gpuRuntimeCalls,
+                              bool outlineKernels);
 
 /// Options of the CUDA pipeline.
 struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
