@@ -7,14 +7,11 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Export.h"
-#include "llvm/ADT/SmallString.h"
 #include "llvm/ExecutionEngine/Orc/AbsoluteSymbols.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
-#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -198,28 +195,7 @@ FailureOr<LoweredModel> mlir::gs::lowerTrainStep(ModuleOp module,
   lowered.module->setTargetTriple(lowered.machine->getTargetTriple());
   lowered.module->setDataLayout(lowered.machine->createDataLayout());
   options.target.annotate(*lowered.module);
-  startPhase(options, "LLVM optimization");
-  if (llvm::Error err = makeOptimizingTransformer(
-          /*optLevel=*/3, /*sizeLevel=*/0,
-          lowered.machine.get())(lowered.module.get())) {
-    error = "optimizing LLVM IR: " + llvm::toString(std::move(err));
-    return failure();
-  }
   return lowered;
-}
-
-FailureOr<std::string> mlir::gs::emitObjectCode(LoweredModel &lowered,
-                                                std::string &error) {
-  llvm::SmallString<0> bytes;
-  llvm::raw_svector_ostream os(bytes);
-  llvm::legacy::PassManager codegen;
-  if (lowered.machine->addPassesToEmitFile(codegen, os, nullptr,
-                                           llvm::CodeGenFileType::ObjectFile)) {
-    error = "the target cannot emit object files";
-    return failure();
-  }
-  codegen.run(*lowered.module);
-  return std::string(bytes.str());
 }
 
 FailureOr<CompiledModel>
@@ -240,11 +216,11 @@ mlir::gs::compileModel(ModuleOp module, const TrainPipelineOptions &train,
   FailureOr<LoweredModel> lowered = lowerTrainStep(module, *spec, named, error);
   if (failed(lowered))
     return failure();
-  startPhase(options, "code generation");
-  FailureOr<std::string> object = emitObjectCode(*lowered, error);
-  if (failed(object))
+  FailureOr<std::vector<std::string>> objects =
+      emitObjectCode(*lowered, options, error);
+  if (failed(objects))
     return failure();
-  return CompiledModel{std::move(*object), options.prefix, std::move(*spec),
+  return CompiledModel{std::move(*objects), options.prefix, std::move(*spec),
                        std::move(whyNoEvalStep)};
 }
 
@@ -292,9 +268,10 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const CompiledModel &compiled,
   if (llvm::Error err =
           dylib.define(llvm::orc::absoluteSymbols(std::move(gpuRuntime))))
     return fail(std::move(err));
-  if (llvm::Error err = (*jit)->addObjectFile(
-          llvm::MemoryBuffer::getMemBufferCopy(compiled.object, prefix)))
-    return fail(std::move(err));
+  for (const std::string &object : compiled.objects)
+    if (llvm::Error err = (*jit)->addObjectFile(
+            llvm::MemoryBuffer::getMemBufferCopy(object, prefix)))
+      return fail(std::move(err));
   llvm::Expected<llvm::orc::ExecutorAddr> accessor =
       (*jit)->lookup((prefix + "_model").str());
   if (!accessor)

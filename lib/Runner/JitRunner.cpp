@@ -155,10 +155,11 @@ JitFunction::compileForDevice(ModuleOp module, StringRef entry,
       error = "lowering failed";
     return nullptr;
   }
-  FailureOr<std::string> object = emitObjectCode(*lowered, error);
-  if (failed(object))
+  FailureOr<std::vector<std::string>> objects =
+      emitObjectCode(*lowered, forDevice, error);
+  if (failed(objects))
     return nullptr;
-  CompiledModel compiled{std::move(*object), forDevice.prefix, spec, ""};
+  CompiledModel compiled{std::move(*objects), forDevice.prefix, spec, ""};
   jit->loaded = LoadedModel::load(compiled, error);
   if (!jit->loaded)
     return nullptr;

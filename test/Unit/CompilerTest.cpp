@@ -50,11 +50,53 @@ protected:
     EXPECT_FALSE(compile.target.cpu.empty()) << error;
     compile.prefix = "unit";
     compile.modelName = "classifier";
+    compile.threads = 1;
     return compile;
+  }
+
+  /// Three train steps of the classifier `compiled` holds, linked into
+  /// this process: their losses.
+  std::vector<float> trainThreeSteps(const gs::CompiledModel &compiled) {
+    std::string error;
+    std::unique_ptr<gs::LoadedModel> loaded =
+        gs::LoadedModel::load(compiled, error);
+    EXPECT_TRUE(loaded) << error;
+    if (!loaded)
+      return {};
+    const gs_model_info &table = loaded->table();
+    EXPECT_EQ(runtime::validate(table), "");
+    const gs_entry_info *step = runtime::findEntry(table, "train_step");
+    EXPECT_TRUE(step);
+    if (!step)
+      return {};
+    runtime::Tensor x = runtime::tensorFor(step->inputs[0]);
+    runtime::Tensor t = runtime::tensorFor(step->inputs[1]);
+    float xs[8] = {1.0f, -2.0f, 0.5f, 3.0f, -1.0f, 0.25f, 2.0f, -0.5f};
+    std::memcpy(x.data(), xs, sizeof(xs));
+    int64_t labels[2] = {0, 2};
+    std::memcpy(t.data(), labels, sizeof(labels));
+    std::vector<float> losses;
+    for (int i = 0; i < 3; ++i) {
+      std::vector<runtime::Tensor> results;
+      EXPECT_EQ(runtime::run(table, *step, {&x, &t}, results), "");
+      if (results.size() != 1)
+        return {};
+      losses.push_back(*results[0].as<float>());
+    }
+    const gs_param_info *counter = runtime::findParam(table, "gs.step");
+    EXPECT_TRUE(counter);
+    if (counter)
+      EXPECT_EQ(*runtime::readParam(*counter).as<int64_t>(), 3);
+    return losses;
   }
 
   MLIRContext context;
 };
+
+bool isELF(const std::string &object) {
+  return llvm::StringRef(object).starts_with("\x7f"
+                                             "ELF");
+}
 
 TEST_F(CompilerTest, CompilesLoadsAndTrains) {
   OwningOpRef<ModuleOp> module =
@@ -85,40 +127,49 @@ TEST_F(CompilerTest, CompilesLoadsAndTrains) {
   EXPECT_TRUE(hasParam("gs.step"));
   EXPECT_TRUE(hasParam("gs.skipped_steps"));
   EXPECT_EQ(phases.front(), "train step (gs passes)");
+  EXPECT_EQ(phases[phases.size() - 2], "LLVM optimization");
   EXPECT_EQ(phases.back(), "code generation");
-  ASSERT_GT(compiled->object.size(), 4u);
-  EXPECT_EQ(compiled->object.substr(0, 4), "\x7f"
-                                           "ELF");
+  ASSERT_EQ(compiled->objects.size(), 1u);
+  EXPECT_TRUE(isELF(compiled->objects[0]));
 
-  std::unique_ptr<gs::LoadedModel> loaded =
-      gs::LoadedModel::load(*compiled, error);
-  ASSERT_TRUE(loaded) << error;
-  const gs_model_info &table = loaded->table();
-  ASSERT_EQ(runtime::validate(table), "");
-  const gs_entry_info *step = runtime::findEntry(table, "train_step");
-  ASSERT_TRUE(step);
-
-  runtime::Tensor x = runtime::tensorFor(step->inputs[0]);
-  runtime::Tensor t = runtime::tensorFor(step->inputs[1]);
-  float xs[8] = {1.0f, -2.0f, 0.5f, 3.0f, -1.0f, 0.25f, 2.0f, -0.5f};
-  std::memcpy(x.data(), xs, sizeof(xs));
-  int64_t labels[2] = {0, 2};
-  std::memcpy(t.data(), labels, sizeof(labels));
-  std::vector<float> losses;
-  for (int i = 0; i < 3; ++i) {
-    std::vector<runtime::Tensor> results;
-    ASSERT_EQ(runtime::run(table, *step, {&x, &t}, results), "");
-    ASSERT_EQ(results.size(), 1u);
-    losses.push_back(*results[0].as<float>());
-  }
+  std::vector<float> losses = trainThreeSteps(*compiled);
+  ASSERT_EQ(losses.size(), 3u);
   // Equal logits: ln 3, up to the rounding of one f32 log-sum-exp.
   EXPECT_NEAR(losses[0], std::log(3.0), 1e-6);
   // Gradient descent on a convex loss with a small enough step.
   EXPECT_LT(losses[1], losses[0]);
   EXPECT_LT(losses[2], losses[1]);
-  const gs_param_info *counter = runtime::findParam(table, "gs.step");
-  ASSERT_TRUE(counter);
-  EXPECT_EQ(*runtime::readParam(*counter).as<int64_t>(), 3);
+}
+
+TEST_F(CompilerTest, CompilesInPartsOnThreads) {
+  // The module split in three, each part optimized and compiled by a
+  // thread of its own: three objects that link together (the kernels and
+  // weights one part uses from another) and train as one does.
+  auto compile = [&](unsigned threads, std::vector<std::string> &phases) {
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(kClassifier, &context);
+    EXPECT_TRUE(module);
+    gs::CompileOptions compile = options();
+    compile.threads = threads;
+    compile.onPhase = [&](StringRef phase) { phases.push_back(phase.str()); };
+    std::string error;
+    FailureOr<gs::CompiledModel> compiled =
+        gs::compileModel(*module, gs::TrainPipelineOptions(), compile, error);
+    EXPECT_TRUE(succeeded(compiled)) << error;
+    return compiled;
+  };
+  std::vector<std::string> wholePhases, splitPhases;
+  FailureOr<gs::CompiledModel> whole = compile(1, wholePhases);
+  FailureOr<gs::CompiledModel> split = compile(3, splitPhases);
+  ASSERT_TRUE(succeeded(whole) && succeeded(split));
+  EXPECT_EQ(splitPhases.back(), "O3 and code generation (3 threads)");
+  ASSERT_EQ(split->objects.size(), 3u);
+  for (const std::string &object : split->objects)
+    EXPECT_TRUE(isELF(object));
+  std::vector<float> wholeLosses = trainThreeSteps(*whole);
+  std::vector<float> splitLosses = trainThreeSteps(*split);
+  ASSERT_EQ(wholeLosses.size(), 3u);
+  EXPECT_EQ(splitLosses, wholeLosses);
 }
 
 TEST_F(CompilerTest, RecordsTheMethodOfTheTrainPipeline) {
@@ -137,7 +188,7 @@ TEST_F(CompilerTest, RecordsTheMethodOfTheTrainPipeline) {
 
 TEST_F(CompilerTest, ReportsAnObjectItCannotLoad) {
   gs::CompiledModel garbage;
-  garbage.object = "not an object file";
+  garbage.objects = {"not an object file"};
   garbage.prefix = "unit";
   std::string error;
   EXPECT_FALSE(gs::LoadedModel::load(garbage, error));

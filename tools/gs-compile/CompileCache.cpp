@@ -18,7 +18,7 @@
 using namespace mlir::gs;
 
 namespace {
-constexpr llvm::StringLiteral kMagic = "GSCACHE1\n";
+constexpr llvm::StringLiteral kMagic = "GSCACHE2\n";
 constexpr size_t kDigestBytes = 32;
 
 void appendLength(std::string &out, uint64_t value) {
@@ -42,18 +42,31 @@ std::optional<CachedModel> parseEntry(llvm::StringRef bytes) {
   if (digestOf(checked) != bytes.take_back(kDigestBytes))
     return std::nullopt;
   llvm::StringRef payload = checked.drop_front(kMagic.size());
-  CachedModel model;
-  for (std::string *field : {&model.object, &model.header, &model.notes}) {
+  auto readLength = [&](uint64_t &length) {
     if (payload.size() < 8)
-      return std::nullopt;
-    uint64_t length = llvm::support::endian::read64le(payload.data());
+      return false;
+    length = llvm::support::endian::read64le(payload.data());
     payload = payload.drop_front(8);
-    if (length > payload.size())
-      return std::nullopt;
-    *field = payload.take_front(length).str();
+    return true;
+  };
+  auto readField = [&](std::string &field) {
+    uint64_t length;
+    if (!readLength(length) || length > payload.size())
+      return false;
+    field = payload.take_front(length).str();
     payload = payload.drop_front(length);
-  }
-  if (!payload.empty())
+    return true;
+  };
+  CachedModel model;
+  uint64_t objects;
+  // Each object takes at least its length's 8 bytes.
+  if (!readLength(objects) || objects == 0 || objects > payload.size() / 8)
+    return std::nullopt;
+  model.objects.resize(objects);
+  for (std::string &object : model.objects)
+    if (!readField(object))
+      return std::nullopt;
+  if (!readField(model.header) || !readField(model.notes) || !payload.empty())
     return std::nullopt;
   return model;
 }
@@ -125,8 +138,12 @@ void CompileCache::store(llvm::StringRef key, const CachedModel &model,
     return;
   }
   std::string bytes = kMagic.str();
-  for (const std::string *field :
-       {&model.object, &model.header, &model.notes}) {
+  appendLength(bytes, model.objects.size());
+  for (const std::string &object : model.objects) {
+    appendLength(bytes, object.size());
+    bytes += object;
+  }
+  for (const std::string *field : {&model.header, &model.notes}) {
     appendLength(bytes, field->size());
     bytes += *field;
   }

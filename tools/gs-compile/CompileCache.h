@@ -16,13 +16,15 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir::gs {
 
-/// What one compilation wrote: the object file, for --emit=lib its header,
+/// What one compilation wrote: the object files (one, or one per part of
+/// the code compiled on a thread of its own), for --emit=lib its header,
 /// and the notes it printed.
 struct CachedModel {
-  std::string object;
+  std::vector<std::string> objects;
   std::string header;
   std::string notes;
 };
@@ -56,8 +58,9 @@ private:
   uint64_t written = 0;
 };
 
-/// Entries `<dir>/<key>.gsc`: a magic line, three length-prefixed fields and
-/// their BLAKE3 checksum. Stored by runtime::writeFileAtomically, so
+/// Entries `<dir>/<key>.gsc`: a magic line, the number of objects, the
+/// objects, header and notes each length-prefixed, and their BLAKE3
+/// checksum. Stored by runtime::writeFileAtomically, so
 /// that a reader sees a whole entry or none; the least recently used are
 /// removed once the directory holds more than `maxBytes`, and temporary
 /// files an hour old (from compilations that died) as each entry is added.

@@ -173,11 +173,21 @@ static cl::opt<uint64_t> cacheMaxMiB(
     cl::desc("The most MiB the cache keeps; the least recently used models "
              "go first (default 2048)"),
     cl::init(2048), cl::cat(compileCategory));
+static cl::opt<unsigned> jobs(
+    "jobs",
+    cl::desc("How many threads LLVM's optimization and code generation of "
+             "an executable use, each on a part of the model's code "
+             "(default 0: one per core gs-compile may run on); a library "
+             "or object file is compiled on one"),
+    cl::init(0), cl::cat(compileCategory));
 static cl::opt<uint64_t> maxTensorBytes(
     "max-tensor-bytes",
     cl::desc("The most bytes one input, result or parameter of the compiled "
              "model may take (default 2 GiB)"),
     cl::init(gs::runtime::kDefaultTensorByteLimit), cl::cat(compileCategory));
+
+/// The most threads --jobs may ask for.
+constexpr unsigned kMaxJobs = 256;
 
 namespace {
 /// An error for the user: `gs-compile: <message>`, exit status 1.
@@ -200,7 +210,7 @@ public:
       return;
     std::chrono::duration<double> seconds =
         std::chrono::steady_clock::now() - start;
-    llvm::errs() << llvm::format("gs-compile: %-28s %8.2f s\n",
+    llvm::errs() << llvm::format("gs-compile: %-36s %8.2f s\n",
                                  (phase + ":").c_str(), seconds.count());
     phase.clear();
   }
@@ -353,9 +363,9 @@ LogicalResult onnxBytes(std::string &bytes, std::string &error) {
   return success();
 }
 
-/// Links `object` with the runtime's trainer into --o (through a temporary
+/// Links `objects` with the runtime's trainer into --o (through a temporary
 /// file and a rename) with $CXX or c++.
-int linkExecutable(const std::string &object, const char *argv0) {
+int linkExecutable(const std::vector<std::string> &objects, const char *argv0) {
   std::string dir = runtimeDir;
   if (dir.empty()) {
     std::string self = llvm::sys::fs::getMainExecutable(
@@ -383,7 +393,8 @@ int linkExecutable(const std::string &object, const char *argv0) {
                 "' to link with: install one or set CXX");
   std::string temporary =
       outputPath + ".tmp." + std::to_string(llvm::sys::Process::getProcessId());
-  std::vector<llvm::StringRef> args = {*cxx, "-o", temporary, object};
+  std::vector<llvm::StringRef> args = {*cxx, "-o", temporary};
+  args.insert(args.end(), objects.begin(), objects.end());
   args.insert(args.end(), libraries.begin(), libraries.end());
   args.push_back("-lz");
   args.push_back("-ldl");
@@ -415,6 +426,8 @@ gs::CompileOptions compileOptions(const gs::CPUTarget &cpuTarget,
   options.cuda = targetOptions.cuda;
   options.prefix = prefix.str();
   options.internalize = emit == Emit::Library || emit == Emit::Executable;
+  // A library or object file is one object.
+  options.threads = emit == Emit::Executable ? jobs.getValue() : 1;
   options.scaling = scaling;
   options.modelName = modelPath;
   return options;
@@ -489,7 +502,7 @@ std::string cacheKey(ModuleOp module, const gs::TrainPipelineOptions &train,
   llvm::raw_string_ostream os(trainOptions);
   train.print(os);
   gs::CacheKey key;
-  key.add("gs-compile cache 1")
+  key.add("gs-compile cache 2")
       .add(compiler)
       .add(LLVM_VERSION_STRING)
       .add(model.digest())
@@ -509,7 +522,9 @@ std::string cacheKey(ModuleOp module, const gs::TrainPipelineOptions &train,
       .add(compile.cuda.features)
       .add(compile.cuda.format)
       .add(static_cast<uint64_t>(compile.cuda.emulateKernels))
-      .add(static_cast<uint64_t>(maxTensorBytes));
+      .add(static_cast<uint64_t>(maxTensorBytes))
+      // The parts the code is compiled in: objects of their own.
+      .add(static_cast<uint64_t>(compile.threads));
   return key.hex();
 }
 
@@ -518,17 +533,27 @@ std::string cacheKey(ModuleOp module, const gs::TrainPipelineOptions &train,
 int writeCompiled(const gs::CachedModel &compiled, PhaseTimer &timer,
                   const char *argv0) {
   if (emit == Emit::Executable) {
-    llvm::SmallString<128> object;
-    if (std::error_code ec =
-            llvm::sys::fs::createTemporaryFile("gs-compile", "o", object))
-      return fail("cannot create a temporary object file: " + ec.message());
-    llvm::FileRemover removeObject(object);
-    if (int status = writeOutput(compiled.object, object.str().str()))
-      return status;
+    std::vector<std::string> objects;
+    std::vector<llvm::FileRemover> removers;
+    removers.reserve(compiled.objects.size());
+    for (const std::string &bytes : compiled.objects) {
+      llvm::SmallString<128> object;
+      if (std::error_code ec =
+              llvm::sys::fs::createTemporaryFile("gs-compile", "o", object))
+        return fail("cannot create a temporary object file: " + ec.message());
+      removers.emplace_back(object);
+      if (int status = writeOutput(bytes, object.str().str()))
+        return status;
+      objects.push_back(object.str().str());
+    }
     timer.next("link");
-    return linkExecutable(object.str().str(), argv0);
+    return linkExecutable(objects, argv0);
   }
-  if (int status = writeOutput(compiled.object))
+  if (compiled.objects.size() != 1)
+    return fail("the compiled model is in " +
+                std::to_string(compiled.objects.size()) +
+                " objects, not the one file --emit asks for");
+  if (int status = writeOutput(compiled.objects[0]))
     return status;
   if (emit != Emit::Library)
     return 0;
@@ -538,24 +563,28 @@ int writeCompiled(const gs::CachedModel &compiled, PhaseTimer &timer,
 /// Writes what --emit asks for from the optimized LLVM module: its text, or
 /// (through writeCompiled) its object code, which `remember` keeps.
 int writeEmitted(gs::LoweredModel &lowered, const gs::ModelSpec &spec,
-                 llvm::StringRef prefix, std::string notes, PhaseTimer &timer,
-                 const char *argv0,
+                 const gs::CompileOptions &compile, std::string notes,
+                 PhaseTimer &timer, const char *argv0,
                  llvm::function_ref<void(const gs::CachedModel &)> remember) {
+  std::string error;
   if (emit == Emit::LLVM) {
+    timer.next("LLVM optimization");
+    if (failed(gs::optimizeModule(lowered, error)))
+      return fail(error);
     std::string text;
     llvm::raw_string_ostream os(text);
     lowered.module->print(os, nullptr);
     return writeOutput(text);
   }
-  timer.next("code generation");
-  std::string error;
-  FailureOr<std::string> object = gs::emitObjectCode(lowered, error);
-  if (failed(object))
+  FailureOr<std::vector<std::string>> objects =
+      gs::emitObjectCode(lowered, compile, error);
+  if (failed(objects))
     return fail(error);
-  gs::CachedModel compiled{std::move(*object), std::string(), std::move(notes)};
+  gs::CachedModel compiled{std::move(*objects), std::string(),
+                           std::move(notes)};
   if (emit == Emit::Library)
-    compiled.header =
-        gs::renderHeader(spec, prefix, llvm::sys::path::filename(modelPath));
+    compiled.header = gs::renderHeader(spec, compile.prefix,
+                                       llvm::sys::path::filename(modelPath));
   // Kept before linking, so that a failed link (say, a missing $CXX)
   // does not cost the next compilation its code generation.
   remember(compiled);
@@ -585,6 +614,9 @@ int main(int argc, char **argv) {
       "(docs/Runtime.md, docs/GPU.md)\n");
   if (std::string error; failed(gs::targetOptionsFromCL(targetOptions, error)))
     return fail(error);
+  if (jobs > kMaxJobs)
+    return fail("--jobs=" + std::to_string(jobs) + ": at most " +
+                std::to_string(kMaxJobs));
   gs::runtime::setTensorByteLimit(maxTensorBytes);
   gs::TrainPipelineOptions options;
   std::string error;
@@ -686,6 +718,6 @@ int main(int argc, char **argv) {
     if (!warning.empty())
       llvm::errs() << "gs-compile: warning: " << warning << "\n";
   };
-  return writeEmitted(*lowered, *spec, prefix, std::move(notes), timer, argv[0],
-                      remember);
+  return writeEmitted(*lowered, *spec, compile, std::move(notes), timer,
+                      argv[0], remember);
 }

@@ -11,7 +11,7 @@
 //   options.target = mlir::gs::CPUTarget::resolve("native", error);
 //   mlir::FailureOr<mlir::gs::CompiledModel> compiled =
 //       mlir::gs::compileModel(module, trainOptions, options, error);
-//   // compiled->object: a PIC object; compiled->spec: its table.
+//   // compiled->objects: PIC objects; compiled->spec: its table.
 //   auto loaded = mlir::gs::LoadedModel::load(*compiled, error);
 //   // loaded->table(): what gs/Runtime/Model.h runs.
 //
@@ -31,6 +31,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace llvm {
 class LLVMContext;
@@ -72,6 +73,10 @@ struct CompileOptions {
   std::function<LogicalResult(PassManager &)> configurePassManager;
   /// Called as each phase starts, with its name (a phase timer).
   std::function<void(StringRef)> onPhase;
+  /// How many threads optimize and compile a CPU model's LLVM module, each
+  /// a part of it (an object file of its own); 0: one per core this
+  /// process may run on. A GPU model's host code is compiled whole.
+  unsigned threads = 0;
 };
 
 /// Runs the training pipeline `train` (no lowering) on `module`: the train
@@ -89,8 +94,8 @@ FailureOr<ModelSpec> describeTrainStep(ModuleOp module,
                                        std::string &whyNoEvalStep,
                                        std::string &error);
 
-/// A train step lowered for a CPU: an optimized LLVM module with its model
-/// table, the LLVM context it lives in, and the target machine it is for.
+/// A train step lowered for a CPU: an LLVM module with its model table,
+/// the LLVM context it lives in, and the target machine it is for.
 struct LoweredModel {
   LoweredModel();
   LoweredModel(LoweredModel &&);
@@ -98,23 +103,32 @@ struct LoweredModel {
   std::unique_ptr<llvm::LLVMContext> context;
   std::unique_ptr<llvm::TargetMachine> machine;
   std::unique_ptr<llvm::Module> module;
+  /// Whether LLVM's optimizations ran on `module` (optimizeModule).
+  bool optimized = false;
 };
 
 /// Lowers the train-step module `module` (in place) described by `spec`
-/// for `options.target` and optimizes it. On failure, `error` says why, or
-/// is empty where a diagnostic did.
+/// to LLVM IR for `options.target`. On failure, `error` says why, or is
+/// empty where a diagnostic did.
 FailureOr<LoweredModel> lowerTrainStep(ModuleOp module, const ModelSpec &spec,
                                        const CompileOptions &options,
                                        std::string &error);
 
-/// The object code of a lowered model.
-FailureOr<std::string> emitObjectCode(LoweredModel &lowered,
-                                      std::string &error);
+/// Runs LLVM's O3 on a lowered model's module (once).
+LogicalResult optimizeModule(LoweredModel &lowered, std::string &error);
 
-/// A compiled model: PIC object code exporting `<prefix>_model`, and the
-/// table it returns.
+/// The object code of a lowered model, optimized first if it is not yet:
+/// one object, or, with `options.threads` other than 1 on a CPU, one per
+/// thread, each compiling a share of the functions (this thread the data
+/// too). The module is left with this thread's share only.
+FailureOr<std::vector<std::string>>
+emitObjectCode(LoweredModel &lowered, const CompileOptions &options,
+               std::string &error);
+
+/// A compiled model: PIC object code exporting `<prefix>_model` (in one
+/// object or several, linked together), and the table it returns.
 struct CompiledModel {
-  std::string object;
+  std::vector<std::string> objects;
   std::string prefix;
   ModelSpec spec;
   /// Why the model has no eval step; empty when it has one.
@@ -134,8 +148,9 @@ FailureOr<CompiledModel> compileModel(ModuleOp module,
 /// runtime to run: its table stays valid while the object lives.
 class LoadedModel {
 public:
-  /// Links `compiled`'s object; its undefined symbols resolve against this
-  /// process (libc, the gs runtime). Null on failure, with `error` set.
+  /// Links `compiled`'s objects; their undefined symbols resolve against
+  /// this process (libc, the gs runtime). Null on failure, with `error`
+  /// set.
   static std::unique_ptr<LoadedModel> load(const CompiledModel &compiled,
                                            std::string &error);
   ~LoadedModel();
