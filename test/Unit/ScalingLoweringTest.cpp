@@ -166,6 +166,45 @@ TEST_F(ScalingLowering, LogNormalMatchesTheModel) {
   }
 }
 
+TEST_F(ScalingLowering, LogMomentsHoldAcrossTheFloatRange) {
+  // ln|x| is computed inline (from the exponent and mantissa bits), not by
+  // libm: over magnitudes from FP32's subnormals to its largest values,
+  // and enough elements that the sums run in vector lanes, the estimate
+  // still follows Theorem 2 on libm's moments to 1e-9.
+  auto function = compile(R"mlir(
+    func.func @f(%dy: tensor<64x64xf32>) -> (tensor<f32>, tensor<f64>) {
+      %s = gs.grad_stats %dy : tensor<64x64xf32>
+      %beta, %rate = gs.compute_scale %s {model = #gs.scale_model<log_normal>, threshold = 1.0e-4 : f64}
+      %t = tensor.from_elements %beta : tensor<f32>
+      %r = tensor.from_elements %rate : tensor<f64>
+      return %t, %r : tensor<f32>, tensor<f64>
+    })mlir");
+  ASSERT_TRUE(function);
+  std::mt19937_64 random(11);
+  std::uniform_real_distribution<double> mantissa(1.0, 2.0);
+  for (auto [low, high] :
+       {std::pair{-149, 127}, std::pair{-30, -20}, std::pair{-1, 1}}) {
+    std::uniform_int_distribution<int> exponent(low, high);
+    std::vector<Tensor> inputs;
+    Tensor &dy = inputs.emplace_back(DType::F32, std::vector<int64_t>{64, 64});
+    for (int64_t i = 0; i < dy.numElements(); ++i) {
+      double magnitude = std::ldexp(mantissa(random), exponent(random));
+      dy.as<float>()[i] = static_cast<float>(i % 2 ? magnitude : -magnitude);
+    }
+    dy.as<float>()[5] = 0.0f;
+    Moments m = momentsOf(dy);
+    double expected =
+        chooseScale(logNormalUnderflowScale(m.logMean, m.logDeviation, 1e-4),
+                    kHalfMax / m.maxAbs, 1.0, ScaleRules());
+    auto [scale, rate] = runAll(*function, inputs);
+    EXPECT_EQ(scale, static_cast<float>(expected))
+        << "exponents " << low << " to " << high;
+    double model = logNormalUnderflowRate(m.logMean, m.logDeviation, scale);
+    EXPECT_NEAR(rate, model, 1e-9 * model + 1e-300)
+        << "exponents " << low << " to " << high;
+  }
+}
+
 TEST_F(ScalingLowering, PowerOfTwoRoundingIsExactNextToAPowerOfTwo) {
   // An overflow cap one f64 ulp below 2^11 rounds down to 2^10 and one
   // just above 2^-3 up to 2^-2, as the C++ model's frexp does; log2
