@@ -134,7 +134,10 @@ FailureOr<BlockPlan> planBlocks(linalg::LinalgOp op, RegisterBlock block) {
 /// elementwise pass each: CPUs without FP16 arithmetic otherwise convert an
 /// element of A once per register block and of B once per row of blocks.
 /// Exact, as the contraction extends its inputs to f32 before multiplying
-/// anyway. Returns the op computing the result (a generic when widened).
+/// anyway. An input that only a transpose made (a transposed FP16 weight)
+/// is widened as it is transposed, in the same pass, reading the
+/// transpose's input. Returns the op computing the result (a generic when
+/// widened).
 linalg::LinalgOp widenHalfInputs(RewriterBase &rewriter, linalg::LinalgOp op) {
   auto isHalf = [](Value v) {
     return getElementTypeOrSelf(v.getType()).isF16();
@@ -167,9 +170,16 @@ linalg::LinalgOp widenHalfInputs(RewriterBase &rewriter, linalg::LinalgOp op) {
         rewriter, loc, tensor::getMixedSizes(rewriter, loc, input->get()),
         wide);
     AffineMap identity = rewriter.getMultiDimIdentityMap(type.getRank());
+    Value source = input->get();
+    AffineMap read = identity;
+    auto transpose = source.getDefiningOp<linalg::TransposeOp>();
+    if (transpose && transpose->hasOneUse()) {
+      source = transpose.getInput();
+      read = transpose.getIndexingMapsArray().front();
+    }
     auto widen = linalg::GenericOp::create(
-        rewriter, loc, empty.getType(), input->get(), empty,
-        ArrayRef<AffineMap>{identity, identity},
+        rewriter, loc, empty.getType(), source, empty,
+        ArrayRef<AffineMap>{read, identity},
         SmallVector<utils::IteratorType>(type.getRank(),
                                          utils::IteratorType::parallel),
         [&](OpBuilder &b, Location loc, ValueRange args) {
@@ -182,6 +192,8 @@ linalg::LinalgOp widenHalfInputs(RewriterBase &rewriter, linalg::LinalgOp op) {
     });
     for (Operation *ext : llvm::make_early_inc_range(arg.getUsers()))
       rewriter.replaceOp(ext, arg);
+    if (transpose && transpose->use_empty())
+      rewriter.eraseOp(transpose);
   }
   return generic;
 }
@@ -324,21 +336,46 @@ LogicalResult vectorizeBlock(RewriterBase &rewriter, linalg::LinalgOp block,
 /// Marks the blocks of tiled transposes between tiling and vectorization.
 constexpr StringLiteral kTransposeBlockMarker = "gs.transpose_block";
 
+/// Whether `op` copies its one input into its one output with the last two
+/// dimensions swapped: a linalg.transpose, or a generic doing so and
+/// converting each element (the widening transpose of widenHalfInputs).
+bool swapsLastTwoDimensions(linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumParallelLoops() != op.getNumLoops())
+    return false;
+  if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation())) {
+    Block &body = generic.getRegion().front();
+    if (body.getOperations().size() != 2 ||
+        !isa<arith::ExtFOp, arith::TruncFOp>(body.front()))
+      return false;
+  } else if (!isa<linalg::TransposeOp>(op.getOperation())) {
+    return false;
+  }
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  int64_t rank = op.getNumLoops();
+  if (rank < 2 || !maps[1].isIdentity() || !maps[0].isPermutation())
+    return false;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t from = d < rank - 2 ? d : 2 * rank - 3 - d;
+    if (maps[0].getDimPosition(d) != from)
+      return false;
+  }
+  return true;
+}
+
 /// Tiles a transpose that swaps its last two dimensions (the one a GEMM's
-/// transposed operand needs) into `lanes` x `lanes` blocks, the others one
-/// at a time, and peels the block loops so that every block, the edge ones
-/// too, has a static shape, marked for vectorization: a block is then row
-/// loads, register shuffles and row stores, where plain loops read a
-/// column element by element. Transposes of other dimensions, of dynamic
-/// shape, or narrower than a block are left as loops.
+/// transposed operand needs; swapsLastTwoDimensions) into `lanes` x
+/// `lanes` blocks, the others one at a time, and peels the block loops so
+/// that every block, the edge ones too, has a static shape, marked for
+/// vectorization: a block is then row loads, register shuffles and row
+/// stores, where plain loops read a column element by element. Transposes
+/// of dynamic shape or narrower than a block are left as loops.
 LogicalResult tileTransposeIntoBlocks(RewriterBase &rewriter,
-                                      linalg::TransposeOp transpose,
+                                      linalg::LinalgOp transpose,
                                       int64_t lanes) {
-  ArrayRef<int64_t> permutation = transpose.getPermutation();
-  int64_t rank = permutation.size();
-  auto type = cast<ShapedType>(transpose.getInit().getType());
-  if (rank < 2 || !type.hasStaticShape() || permutation[rank - 1] != rank - 2 ||
-      permutation[rank - 2] != rank - 1 || type.getDimSize(rank - 1) < lanes ||
+  int64_t rank = transpose.getNumLoops();
+  auto type = cast<ShapedType>(transpose.getDpsInits().front().getType());
+  if (!type.hasStaticShape() || type.getDimSize(rank - 1) < lanes ||
       type.getDimSize(rank - 2) < lanes)
     return success();
   SmallVector<int64_t> sizes(rank, 1), order;
@@ -404,9 +441,12 @@ struct CPUKernelSchedulePass
         return signalPassFailure();
       }
     int64_t lanes = std::max<unsigned>(bits / 32, 4);
-    SmallVector<linalg::TransposeOp> transposes;
-    module.walk([&](linalg::TransposeOp op) { transposes.push_back(op); });
-    for (linalg::TransposeOp op : transposes)
+    SmallVector<linalg::LinalgOp> transposes;
+    module.walk([&](linalg::LinalgOp op) {
+      if (swapsLastTwoDimensions(op))
+        transposes.push_back(op);
+    });
+    for (linalg::LinalgOp op : transposes)
       if (failed(tileTransposeIntoBlocks(rewriter, op, lanes))) {
         op->emitOpError("could not be tiled into blocks");
         return signalPassFailure();

@@ -203,3 +203,32 @@ func.func @transposes(%x: tensor<20x37xf16>, %y: tensor<3x19x40xf32>, %z: tensor
   %t3 = linalg.transpose ins(%z : tensor<16x16x4xf32>) outs(%e3 : tensor<16x16x4xf32>) permutation = [1, 0, 2]
   return %t, %t2, %t3 : tensor<37x20xf16>, tensor<3x40x19xf32>, tensor<16x16x4xf32>
 }
+
+// -----
+
+// A GEMM's FP16 operand that only a transpose made (a transposed FP16
+// weight) is widened as it is transposed: one pass in blocks, each read
+// as FP16 rows, transposed in registers, widened, written as f32 rows; no
+// FP16 transpose is left for a second pass.
+
+// AVX2-LABEL: func.func @widening_transpose
+// AVX2-NOT: linalg.transpose
+// AVX2: scf.for %{{.*}} = %c0 to %c32 step %c8
+// AVX2: scf.for %{{.*}} = %c0 to %c48 step %c8
+// AVX2: vector.transfer_read %{{.*}} : tensor<8x8xf16>, vector<8x8xf16>
+// AVX2: vector.shuffle
+// AVX2: arith.extf %{{.*}} : vector<8x8xf16> to vector<8x8xf32>
+// AVX2: vector.transfer_write %{{.*}} : vector<8x8xf32>, tensor<8x8xf32>
+// AVX2-NOT: linalg.transpose
+
+// AVX512-LABEL: func.func @widening_transpose
+// AVX512-NOT: linalg.transpose
+// AVX512: vector.transfer_read %{{.*}} : tensor<16x16xf16>, vector<16x16xf16>
+// AVX512: arith.extf %{{.*}} : vector<16x16xf16> to vector<16x16xf32>
+// AVX512-NOT: linalg.transpose
+func.func @widening_transpose(%a: tensor<64x32xf16>, %w: tensor<48x32xf16>, %c: tensor<64x48xf32>) -> tensor<64x48xf32> {
+  %e = tensor.empty() : tensor<32x48xf16>
+  %t = linalg.transpose ins(%w : tensor<48x32xf16>) outs(%e : tensor<32x48xf16>) permutation = [1, 0]
+  %r = linalg.matmul ins(%a, %t : tensor<64x32xf16>, tensor<32x48xf16>) outs(%c : tensor<64x48xf32>) -> tensor<64x48xf32>
+  return %r : tensor<64x48xf32>
+}
