@@ -314,3 +314,26 @@ func.func @cast(%x: tensor<4xf16>) -> tensor<4xf16> {
   %g = gs.backward %l wrt %x : tensor<f32>, tensor<4xf16>
   return %g : tensor<4xf16>
 }
+
+// -----
+
+// Where the stride does not divide the input, the last input rows reach no
+// output; the weight gradient cuts them before correlating, so that the
+// correlation makes exactly the kernel's offsets (a 1x1 stride-2
+// convolution of an 8x8 input: 7x7 of it, a 1x1 correlation, not a 2x2
+// one of which a slice keeps a quarter).
+
+// CHECK-LABEL: func.func @strided_1x1
+// CHECK-SAME: (%[[X:.+]]: tensor<2x4x8x8xf32>, %[[W:.+]]: tensor<6x4x1x1xf32>)
+// CHECK: gs.backward
+// CHECK:   %[[USED:.+]] = gs.slice %[[X]] <{ends = array<i64: 2, 4, 7, 7>, starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>}>
+// CHECK:   %[[GROUPED:.+]] = gs.reshape %[[USED]] : tensor<2x4x7x7xf32> -> tensor<2x1x4x7x7xf32>
+// CHECK:   %[[CORR:.+]] = gs.conv %{{.*}}, %{{.*}} {dilations = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : tensor<4x2x7x7xf32>, tensor<6x2x4x4xf32> -> tensor<4x6x1x1xf32>
+// CHECK-NOT: gs.slice
+// CHECK:   %[[DW:.+]] = gs.transpose %[[CORR]], [1, 0, 2, 3]
+func.func @strided_1x1(%x: tensor<2x4x8x8xf32>, %w: tensor<6x4x1x1xf32>) -> (tensor<2x4x8x8xf32>, tensor<6x4x1x1xf32>) {
+  %y = gs.conv %x, %w {strides = array<i64: 2, 2>} : tensor<2x4x8x8xf32>, tensor<6x4x1x1xf32> -> tensor<2x6x4x4xf32>
+  %l = gs.reduce_sum %y <{axes = array<i64: 0, 1, 2, 3>}> : tensor<2x6x4x4xf32>
+  %g:2 = gs.backward %l wrt %x, %w : tensor<f32>, tensor<2x4x8x8xf32>, tensor<6x4x1x1xf32>
+  return %g#0, %g#1 : tensor<2x4x8x8xf32>, tensor<6x4x1x1xf32>
+}

@@ -12,6 +12,8 @@
 
 #include "gs/Dialect/GS/IR/GSOps.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::gs;
 using namespace mlir::gs::vjp;
@@ -45,8 +47,23 @@ static DenseI64ArrayAttr padsAttr(OpBuilder &b, ArrayRef<int64_t> begin,
 static Value correlationWeightGradient(OpBuilder &b, Location loc, Value in,
                                        Value outGrad, ArrayRef<int64_t> kernel,
                                        const WindowGeometry &g, int64_t group) {
-  RankedTensorType inType = typeOf(in), gradType = typeOf(outGrad);
+  RankedTensorType gradType = typeOf(outGrad);
   int64_t rank = kernel.size();
+  // How far into the padded input the kernel's last offset reaches.
+  SmallVector<int64_t> reach;
+  for (int64_t i = 0; i < rank; ++i)
+    reach.push_back((kernel[i] - 1) * g.dilations[i] +
+                    (gradType.getDimSize(2 + i) - 1) * g.strides[i] + 1);
+  // Input rows past that reach (where the stride does not divide the
+  // input) would only make weight-gradient offsets that the slice below
+  // drops: a 1x1 stride-2 convolution of a 14x14 input would correlate a
+  // 2x2 weight, four times the work. They are cut first.
+  SmallVector<int64_t> used(typeOf(in).getShape());
+  for (int64_t i = 0; i < rank; ++i)
+    used[2 + i] =
+        std::clamp<int64_t>(reach[i] - g.padsBegin[i], 1, used[2 + i]);
+  in = sliceTo(b, loc, in, used);
+  RankedTensorType inType = typeOf(in);
   int64_t n = inType.getDimSize(0), cin = inType.getDimSize(1);
   int64_t cout = gradType.getDimSize(1);
   ArrayRef<int64_t> spatial = inType.getShape().drop_front(2);
@@ -71,12 +88,9 @@ static Value correlationWeightGradient(OpBuilder &b, Location loc, Value in,
 
   // Only as much end padding as the kernel's last offset needs.
   SmallVector<int64_t> padsEnd;
-  for (int64_t i = 0; i < rank; ++i) {
-    int64_t reach = (kernel[i] - 1) * g.dilations[i] +
-                    (gradType.getDimSize(2 + i) - 1) * g.strides[i] + 1;
+  for (int64_t i = 0; i < rank; ++i)
     padsEnd.push_back(
-        std::max<int64_t>(0, reach - spatial[i] - g.padsBegin[i]));
-  }
+        std::max<int64_t>(0, reach[i] - spatial[i] - g.padsBegin[i]));
   Value correlated = ConvOp::create(b, loc, images, filters, /*bias=*/Value(),
                                     b.getDenseI64ArrayAttr(g.dilations),
                                     padsAttr(b, g.padsBegin, padsEnd),
