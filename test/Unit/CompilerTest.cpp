@@ -85,8 +85,9 @@ protected:
     }
     const gs_param_info *counter = runtime::findParam(table, "gs.step");
     EXPECT_TRUE(counter);
-    if (counter)
+    if (counter) {
       EXPECT_EQ(*runtime::readParam(*counter).as<int64_t>(), 3);
+    }
     return losses;
   }
 

@@ -90,9 +90,10 @@ TEST(PassOptions, EveryChoiceHasItsNameInTheParser) {
     for (llvm::StringRef choice :
          {"underflow-rounding=none", "overflow-rounding=up",
           "gemm-model=exponent_histogram", "relu-mask=always", "mode=fixed"})
-      if (llvm::StringRef(text).contains(choice))
+      if (llvm::StringRef(text).contains(choice)) {
         EXPECT_TRUE(llvm::StringRef(printed).contains(choice))
             << printed << " lacks " << choice.str();
+      }
   }
 }
 } // namespace
