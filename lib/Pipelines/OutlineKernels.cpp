@@ -57,10 +57,13 @@ struct Captures {
     recomputed.insert(def);
   }
 
-  /// Whether every buffer argument is an allocation or a global that no
-  /// other argument reaches.
-  bool buffersAreDistinct() const {
+  /// Whether every buffer argument is an allocation or a global that
+  /// nothing else in `kernel` reaches (no other argument, no get_global of
+  /// its own).
+  bool buffersAreDistinct(Operation *kernel) const {
     llvm::StringSet<> globals;
+    kernel->walk(
+        [&](memref::GetGlobalOp global) { globals.insert(global.getName()); });
     for (Value value : arguments) {
       if (!isa<BaseMemRefType>(value.getType()))
         continue;
@@ -165,7 +168,7 @@ private:
     // Else LLVM inlines a function called once, undoing the outlining.
     function->setAttr("passthrough", builder.getArrayAttr(
                                          {builder.getStringAttr("noinline")}));
-    if (captures.buffersAreDistinct())
+    if (captures.buffersAreDistinct(kernel))
       function->setAttr(gs::kDistinctBuffersAttrName, builder.getUnitAttr());
     symbols.insert(function);
 

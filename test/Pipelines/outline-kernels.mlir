@@ -92,9 +92,14 @@ func.func @step(%x: memref<4x8xf32>) {
 // CHECK:         %[[R:.*]] = scf.for
 // CHECK:         return %[[R]] : f32
 // CHECK:       func.func private @[[COPY_KERNEL]](
-// CHECK-NOT:       gs.distinct_buffers
-// CHECK-SAME:      {
+// CHECK-SAME:      attributes {llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline"]} {
 // CHECK-NEXT:    linalg.copy
+
+// A global taken as an argument and reached by a get_global inside the
+// kernel too: not distinct either.
+// CHECK:       func.func private @global_inside_kernel_{{[0-9]+}}(%{{.*}}: memref<4xf32>)
+// CHECK-SAME:      attributes {llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline"]} {
+// CHECK:           memref.get_global @v
 
 memref.global "private" @w : memref<4xf32> = dense<1.0>
 func.func @globals(%flag: i1) -> f32 {
@@ -113,4 +118,18 @@ func.func @globals(%flag: i1) -> f32 {
     linalg.copy ins(%w1 : memref<4xf32>) outs(%w2 : memref<4xf32>)
   }
   return %sum : f32
+}
+
+memref.global "private" @v : memref<4xf32> = dense<0.0>
+func.func @global_inside() {
+  %v = memref.get_global @v : memref<4xf32>
+  %zero = arith.constant 0 : index
+  %one = arith.constant 1 : index
+  %four = arith.constant 4 : index
+  scf.for %i = %zero to %four step %one {
+    %again = memref.get_global @v : memref<4xf32>
+    %x = memref.load %again[%i] : memref<4xf32>
+    memref.store %x, %v[%i] : memref<4xf32>
+  }
+  return
 }
