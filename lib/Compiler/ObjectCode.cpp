@@ -57,6 +57,15 @@ FailureOr<std::string> generateCode(llvm::Module &module,
   return std::string(bytes.str());
 }
 
+/// O3 unless `optimized`, then code generation.
+FailureOr<std::string> compileModule(llvm::Module &module,
+                                     llvm::TargetMachine &machine,
+                                     bool optimized, std::string &error) {
+  if (!optimized && failed(optimize(module, machine, error)))
+    return failure();
+  return generateCode(module, machine, error);
+}
+
 /// One part of a split module, as bitcode, to object code: what a thread
 /// runs, in a context of its own.
 FailureOr<std::string> compilePart(StringRef bitcode, const CPUTarget &target,
@@ -71,9 +80,9 @@ FailureOr<std::string> compilePart(StringRef bitcode, const CPUTarget &target,
   }
   std::unique_ptr<llvm::TargetMachine> machine =
       target.createTargetMachine(llvm::Reloc::PIC_, error);
-  if (!machine || (!optimized && failed(optimize(**module, *machine, error))))
+  if (!machine)
     return failure();
-  return generateCode(**module, *machine, error);
+  return compileModule(**module, *machine, optimized, error);
 }
 
 /// Makes every local symbol external and hidden, so that a part may use
@@ -187,9 +196,8 @@ mlir::gs::emitObjectCode(LoweredModel &lowered, const CompileOptions &options,
         objects[i + 1] = compilePart(bitcode[i], options.target,
                                      lowered.optimized, errors[i + 1]);
       });
-    if (lowered.optimized ||
-        succeeded(optimize(*lowered.module, *lowered.machine, errors[0])))
-      objects[0] = generateCode(*lowered.module, *lowered.machine, errors[0]);
+    objects[0] = compileModule(*lowered.module, *lowered.machine,
+                               lowered.optimized, errors[0]);
     for (std::thread &thread : threads)
       thread.join();
   }

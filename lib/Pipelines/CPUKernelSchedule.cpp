@@ -351,16 +351,14 @@ bool swapsLastTwoDimensions(linalg::LinalgOp op) {
   } else if (!isa<linalg::TransposeOp>(op.getOperation())) {
     return false;
   }
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  int64_t rank = op.getNumLoops();
-  if (rank < 2 || !maps[1].isIdentity() || !maps[0].isPermutation())
+  unsigned rank = op.getNumLoops();
+  if (rank < 2)
     return false;
-  for (int64_t d = 0; d < rank; ++d) {
-    int64_t from = d < rank - 2 ? d : 2 * rank - 3 - d;
-    if (maps[0].getDimPosition(d) != from)
-      return false;
-  }
-  return true;
+  SmallVector<unsigned> swapped = llvm::to_vector(llvm::seq(0u, rank));
+  std::swap(swapped[rank - 2], swapped[rank - 1]);
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  return maps[1].isIdentity() &&
+         maps[0] == AffineMap::getPermutationMap(swapped, op.getContext());
 }
 
 /// Tiles a transpose that swaps its last two dimensions (the one a GEMM's

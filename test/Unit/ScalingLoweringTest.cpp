@@ -14,11 +14,13 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
+#include <string>
 
 using namespace mlir;
 using namespace mlir::gs::scaling;
@@ -136,33 +138,49 @@ TEST_F(ScalingLowering, HalfNormalMatchesTheModel) {
   }
 }
 
+/// @f(%dy) -> (scale, rate): the log-normal model's scale decision for a
+/// gradient of `shape` ("32x10"), threshold 1e-4.
+std::string logNormalScaleFunction(const std::string &shape) {
+  std::string type = "tensor<" + shape + "xf32>";
+  return "func.func @f(%dy: " + type +
+         ") -> (tensor<f32>, tensor<f64>) {\n"
+         "  %s = gs.grad_stats %dy : " +
+         type +
+         "\n"
+         "  %beta, %rate = gs.compute_scale %s {model = "
+         "#gs.scale_model<log_normal>, threshold = 1.0e-4 : f64}\n"
+         "  %t = tensor.from_elements %beta : tensor<f32>\n"
+         "  %r = tensor.from_elements %rate : tensor<f64>\n"
+         "  return %t, %r : tensor<f32>, tensor<f64>\n"
+         "}\n";
+}
+
+/// Checks the scale and rate `function` (logNormalScaleFunction) gives for
+/// `inputs[0]` against the C++ model on its libm moments: the scale
+/// exactly, the rate (Theorem 2 at the chosen scale) to relative accuracy
+/// even where it is tiny (erfc, not 1 - erf).
+void expectLogNormalModel(std::pair<float, double> decision, const Tensor &dy,
+                          const std::string &what) {
+  auto [scale, rate] = decision;
+  Moments m = momentsOf(dy);
+  double expected =
+      chooseScale(logNormalUnderflowScale(m.logMean, m.logDeviation, 1e-4),
+                  kHalfMax / m.maxAbs, 1.0, ScaleRules());
+  EXPECT_EQ(scale, static_cast<float>(expected)) << what;
+  double model = logNormalUnderflowRate(m.logMean, m.logDeviation, scale);
+  EXPECT_NEAR(rate, model, 1e-9 * model + 1e-300) << what;
+}
+
 TEST_F(ScalingLowering, LogNormalMatchesTheModel) {
-  auto function = compile(R"mlir(
-    func.func @f(%dy: tensor<32x10xf32>) -> (tensor<f32>, tensor<f64>) {
-      %s = gs.grad_stats %dy : tensor<32x10xf32>
-      %beta, %rate = gs.compute_scale %s {model = #gs.scale_model<log_normal>, threshold = 1.0e-4 : f64}
-      %t = tensor.from_elements %beta : tensor<f32>
-      %r = tensor.from_elements %rate : tensor<f64>
-      return %t, %r : tensor<f32>, tensor<f64>
-    })mlir");
+  auto function = compile(logNormalScaleFunction("32x10"));
   ASSERT_TRUE(function);
   std::mt19937_64 random(5);
   for (double sigma : {1e-8, 1e-3, 3e4}) {
     std::vector<Tensor> inputs;
     inputs.push_back(normalTensor({32, 10}, sigma, random));
     inputs[0].as<float>()[7] = 0.0f; // zeros do not count
-    Moments dy = momentsOf(inputs[0]);
-    double expected =
-        chooseScale(logNormalUnderflowScale(dy.logMean, dy.logDeviation, 1e-4),
-                    kHalfMax / dy.maxAbs, 1.0, ScaleRules());
-    auto [scale, rate] = runAll(*function, inputs);
-    EXPECT_EQ(scale, static_cast<float>(expected))
-        << "gradient sigma " << sigma;
-    // The estimate is Theorem 2 at the chosen scale, to relative accuracy
-    // even where it is tiny (erfc, not 1 - erf).
-    double model = logNormalUnderflowRate(dy.logMean, dy.logDeviation, scale);
-    EXPECT_NEAR(rate, model, 1e-9 * model + 1e-300)
-        << "gradient sigma " << sigma;
+    expectLogNormalModel(runAll(*function, inputs), inputs[0],
+                         llvm::formatv("gradient sigma {0}", sigma).str());
   }
 }
 
@@ -171,14 +189,7 @@ TEST_F(ScalingLowering, LogMomentsHoldAcrossTheFloatRange) {
   // libm: over magnitudes from FP32's subnormals to its largest values,
   // and enough elements that the sums run in vector lanes, the estimate
   // still follows Theorem 2 on libm's moments to 1e-9.
-  auto function = compile(R"mlir(
-    func.func @f(%dy: tensor<64x64xf32>) -> (tensor<f32>, tensor<f64>) {
-      %s = gs.grad_stats %dy : tensor<64x64xf32>
-      %beta, %rate = gs.compute_scale %s {model = #gs.scale_model<log_normal>, threshold = 1.0e-4 : f64}
-      %t = tensor.from_elements %beta : tensor<f32>
-      %r = tensor.from_elements %rate : tensor<f64>
-      return %t, %r : tensor<f32>, tensor<f64>
-    })mlir");
+  auto function = compile(logNormalScaleFunction("64x64"));
   ASSERT_TRUE(function);
   std::mt19937_64 random(11);
   std::uniform_real_distribution<double> mantissa(1.0, 2.0);
@@ -192,16 +203,9 @@ TEST_F(ScalingLowering, LogMomentsHoldAcrossTheFloatRange) {
       dy.as<float>()[i] = static_cast<float>(i % 2 ? magnitude : -magnitude);
     }
     dy.as<float>()[5] = 0.0f;
-    Moments m = momentsOf(dy);
-    double expected =
-        chooseScale(logNormalUnderflowScale(m.logMean, m.logDeviation, 1e-4),
-                    kHalfMax / m.maxAbs, 1.0, ScaleRules());
-    auto [scale, rate] = runAll(*function, inputs);
-    EXPECT_EQ(scale, static_cast<float>(expected))
-        << "exponents " << low << " to " << high;
-    double model = logNormalUnderflowRate(m.logMean, m.logDeviation, scale);
-    EXPECT_NEAR(rate, model, 1e-9 * model + 1e-300)
-        << "exponents " << low << " to " << high;
+    expectLogNormalModel(
+        runAll(*function, inputs), dy,
+        llvm::formatv("exponents {0} to {1}", low, high).str());
   }
 }
 
