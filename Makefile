@@ -118,6 +118,7 @@ bench: build
 	$(BUILD)/reference-python/bin/python3 bench/cpu_forward.py --build $(BUILD)
 	python3 bench/import_resnet18.py --build $(BUILD)
 	/usr/bin/python3 bench/train_step.py --build $(BUILD)
+	/usr/bin/python3 bench/distributed.py --build $(BUILD)
 
 docs: configure
 	ninja -C $(BUILD) gs-doc

@@ -83,6 +83,16 @@ try:
 except OSError:
     pass
 
+# Open MPI's mpirun (utils/install-deps.sh installs it) runs the
+# data-parallel tests; as root, Open MPI asks for consent. Ranks may
+# outnumber the cores (--oversubscribe).
+gs_mpirun = shutil.which("mpirun")
+if gs_mpirun:
+    config.available_features.add("mpi")
+    config.substitutions.append(("%mpirun", gs_mpirun + " --oversubscribe"))
+    config.environment["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+    config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+
 # A libcuda stand-in for the GPU runtime's host side (test/CMakeLists.txt).
 config.substitutions.append(("%fake_libcuda", os.path.join(
     config.gs_obj_root, "test", "lib", "libgs-fake-cuda.so")))

@@ -27,6 +27,8 @@ packages=(
   python3-dev
   # Training data for the PyTorch trajectory tests.
   dataset-fashion-mnist
+  # Data-parallel training (gs-compile --distributed=mpi): Open MPI.
+  openmpi-bin libopenmpi-dev
 )
 
 missing=()

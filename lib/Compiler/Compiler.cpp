@@ -3,6 +3,7 @@
 #include "gs/Compiler/Compiler.h"
 
 #include "gs/Conversion/GSToGPU/DeviceMemory.h"
+#include "gs/Runtime/Collectives.h"
 #include "gs/Runtime/Cuda/Device.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -113,6 +114,7 @@ FailureOr<ModelSpec> mlir::gs::describeTrainStep(ModuleOp module,
   spec.scaling = options.scaling;
   spec.onnx = options.onnx;
   spec.device = options.device;
+  spec.distributed = options.distributed;
   SmallVector<StringRef> entries = {"train_step"};
   {
     // Not a classifier: a reason, not an error.
@@ -259,14 +261,21 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const CompiledModel &compiled,
   // a static executable need not export.
   llvm::orc::MangleAndInterner mangle((*jit)->getExecutionSession(),
                                       (*jit)->getDataLayout());
-  llvm::orc::SymbolMap gpuRuntime;
+  llvm::orc::SymbolMap runtimeSymbols;
   for (const runtime::cuda::RuntimeAPIFunction &function :
        runtime::cuda::runtimeAPIFunctions())
-    gpuRuntime[mangle(function.name)] = {
+    runtimeSymbols[mangle(function.name)] = {
+        llvm::orc::ExecutorAddr::fromPtr(function.address),
+        llvm::JITSymbolFlags::Exported};
+  // A data-parallel step calls the collectives (one rank unless the
+  // process installed a communicator).
+  for (const runtime::CollectiveFunction &function :
+       runtime::collectiveFunctions())
+    runtimeSymbols[mangle(function.name)] = {
         llvm::orc::ExecutorAddr::fromPtr(function.address),
         llvm::JITSymbolFlags::Exported};
   if (llvm::Error err =
-          dylib.define(llvm::orc::absoluteSymbols(std::move(gpuRuntime))))
+          dylib.define(llvm::orc::absoluteSymbols(std::move(runtimeSymbols))))
     return fail(std::move(err));
   for (const std::string &object : compiled.objects)
     if (llvm::Error err = (*jit)->addObjectFile(

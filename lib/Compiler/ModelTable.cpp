@@ -141,8 +141,8 @@ public:
             llvm::StructType::get(context, {tensorType, i32, ptr, ptr, ptr})),
         entryType(llvm::StructType::get(context,
                                         {ptr, ptr, i32, i32, ptr, ptr, i32})),
-        modelType(llvm::StructType::get(
-            context, {i32, i32, i32, ptr, ptr, ptr, ptr, ptr, i64, i32})) {}
+        modelType(llvm::StructType::get(context, {i32, i32, i32, ptr, ptr, ptr,
+                                                  ptr, ptr, i64, i32, ptr})) {}
 
   llvm::Constant *string(llvm::StringRef value) {
     return privateConstant(llvm::ConstantDataArray::getString(context, value),
@@ -280,7 +280,8 @@ LogicalResult mlir::gs::emitModelTable(llvm::Module &module,
            table.array(table.entryType, entries, "gs.entries"),
            table.bytes(spec.onnx),
            llvm::ConstantInt::get(table.i64, spec.onnx.size()),
-           table.i32Value(spec.device)}),
+           table.i32Value(spec.device),
+           table.optionalString(spec.distributed)}),
       "gs.model");
 
   if (module.getNamedValue(accessor)) {

@@ -71,6 +71,8 @@ void mlir::gs::buildTrainPipeline(OpPassManager &pm,
     pm.addPass(createLossScaling(lossScalingOptions(options)));
     break;
   }
+  if (options.dataParallel)
+    pm.addPass(createDataParallel());
   if (options.lowerToLLVM) {
     CPUPipelineOptions cpu;
     cpu.kernelSchedule = options.kernelSchedule;

@@ -4,6 +4,7 @@
 
 #include "gs/Compiler/ModelTable.h"
 #include "gs/Dialect/GS/IR/GSOps.h"
+#include "gs/Runtime/Collectives.h"
 #include "gs/Runtime/DeviceModel.h"
 #include "gs/Runtime/Model.h"
 
@@ -12,6 +13,7 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
@@ -243,6 +245,16 @@ JitFunction::compile(ModuleOp module, StringRef entry, const CPUTarget &cpu,
     error = "JIT compilation failed: " + llvm::toString(engine.takeError());
     return nullptr;
   }
+  // gs.all_reduce and gs.world_size call the runtime's collectives.
+  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner mangle) {
+    llvm::orc::SymbolMap symbols;
+    for (const runtime::CollectiveFunction &function :
+         runtime::collectiveFunctions())
+      symbols[mangle(function.name)] = {
+          llvm::orc::ExecutorAddr::fromPtr(function.address),
+          llvm::JITSymbolFlags::Exported};
+    return symbols;
+  });
   jit->engine = std::move(*engine);
   jit->symbol = ("_mlir_ciface_" + entry).str();
   return jit;

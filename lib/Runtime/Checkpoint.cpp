@@ -23,6 +23,7 @@ static constexpr const char *kCheckpointExamples = "gs.trainer.examples";
 static constexpr const char *kCheckpointNormalization =
     "gs.trainer.normalization";
 static constexpr const char *kCheckpointBatch = "gs.trainer.batch";
+static constexpr const char *kCheckpointRanks = "gs.trainer.ranks";
 static constexpr const char *kCheckpointScaling = "gs.trainer.scaling";
 static constexpr const char *kCheckpointPrefix = "gs.trainer.";
 
@@ -42,6 +43,7 @@ std::string mlir::gs::runtime::saveCheckpoint(
   trainer.emplace_back(kCheckpointShuffle, scalarI64(data.shuffle));
   trainer.emplace_back(kCheckpointExamples, scalarI64(data.examples));
   trainer.emplace_back(kCheckpointBatch, scalarI64(data.batch));
+  trainer.emplace_back(kCheckpointRanks, scalarI64(data.ranks));
   std::string scaling = model.scaling;
   Tensor scalingName(DType::U8, {static_cast<int64_t>(scaling.size())});
   std::memcpy(scalingName.data(), scaling.data(), scaling.size());
@@ -146,6 +148,23 @@ std::string mlir::gs::runtime::loadCheckpoint(
     return "--resume: '" + path + "' was trained with batches of " +
            std::to_string(batch) + ", this model takes " +
            std::to_string(data.batch);
+  // Checkpoints from before data-parallel runs have no rank count: 1.
+  const Tensor *ranksArray = array(kCheckpointRanks, DType::I64, 1);
+  int64_t savedRanks = ranksArray ? *ranksArray->as<int64_t>() : 1;
+  if (savedRanks < 1)
+    return "'" + path + "' is corrupt: " + std::to_string(savedRanks) +
+           " ranks";
+  std::string otherRanks;
+  if (!checkData)
+    data.ranks = savedRanks;
+  else if (savedRanks != data.ranks)
+    otherRanks =
+        ("'" + path + "' was trained on " + std::to_string(savedRanks) +
+         " ranks (global batches of " +
+         std::to_string(savedRanks * data.batch) + "), this run has " +
+         std::to_string(data.ranks) + ": its steps take global batches of " +
+         std::to_string(data.ranks * data.batch) +
+         ", and the data order goes on from the epoch position of the step");
   auto scalingName = byName.find(kCheckpointScaling);
   if (scalingName == byName.end() || scalingName->second->type() != DType::U8 ||
       scalingName->second->shape().size() != 1)
@@ -165,6 +184,8 @@ std::string mlir::gs::runtime::loadCheckpoint(
   // Check every parameter before changing any.
   bool guarded = findParam(model, telemetry::kSkippedSteps) != nullptr;
   warnings.clear();
+  if (!otherRanks.empty())
+    warnings.push_back(otherRanks);
   int nonFinite = 0;
   std::string firstNonFinite;
   for (int32_t i = 0; i < model.num_params; ++i) {

@@ -104,7 +104,8 @@ std::string mlir::gs::runtime::writeReportJson(const std::string &path,
   os << "  \"run\": {\"seed\": " << r.seed
      << ", \"shuffle\": " << (r.shuffle ? "true" : "false")
      << ", \"start_step\": " << r.startStep << ", \"steps\": " << r.steps
-     << ", \"steps_per_epoch\": " << r.stepsPerEpoch << ", \"epochs\": "
+     << ", \"steps_per_epoch\": " << r.stepsPerEpoch
+     << ", \"ranks\": " << r.ranks << ", \"epochs\": "
      << number(r.stepsPerEpoch ? double(r.steps) / r.stepsPerEpoch : 0)
      << ", \"wall_time_s\": " << number(r.wallSeconds) << ", \"steps_per_s\": "
      << number(r.wallSeconds > 0 ? ran / r.wallSeconds : 0) << "},\n";

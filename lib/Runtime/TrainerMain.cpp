@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gs/Runtime/Checkpoint.h"
+#include "gs/Runtime/Collectives.h"
 #include "gs/Runtime/DataFiles.h"
 #include "gs/Runtime/Dataset.h"
 #include "gs/Runtime/DeviceModel.h"
@@ -42,7 +43,23 @@ extern "C" const gs_model_info *gs_program_model(void);
 namespace {
 const char *program = "train";
 
+/// The ranks of a data-parallel run (Collectives.h); null for a process
+/// alone.
+Communicator *replicas = nullptr;
+
+/// This process's rank, 0 when alone: rank 0 writes every output.
+int rankIndex() { return replicas ? replicas->rank() : 0; }
+int rankCount() { return replicas ? replicas->size() : 1; }
+bool leads() { return rankIndex() == 0; }
+
 [[noreturn]] void die(const std::string &message) {
+  if (rankCount() > 1) {
+    // The other ranks would wait for this one's collectives: end them all.
+    std::fprintf(stderr, "%s: rank %d: error: %s\n", program, rankIndex(),
+                 message.c_str());
+    std::fflush(stderr);
+    replicas->abort(1);
+  }
   std::fprintf(stderr, "%s: error: %s\n", program, message.c_str());
   std::exit(1);
 }
@@ -92,9 +109,10 @@ Training:
                           eval step input or result (rmse needs both;
                           accuracy and miou default to the loss's scores
                           and labels)
-Output:
-  --report=FILE.json      the training report (docs/report.schema.json)
-  --csv=FILE.csv          its curves, one row per step
+Output (of rank 0 in a data-parallel run, launched with mpirun):
+  --report=FILE.json      the training report (docs/report.schema.json);
+                          with {rank} in FILE, every rank writes its own
+  --csv=FILE.csv          its curves, one row per step (also {rank})
   --telemetry-every=N     record scaling telemetry every N steps (default 1)
   --checkpoint=FILE.npz   save weights, optimizer and scale state here
   --checkpoint-every=N    also every N steps (default: at the end only)
@@ -706,7 +724,9 @@ std::string fileName(const std::string &spec) {
 /// --info: the model's entries, their inputs and results, and its
 /// parameters.
 void printModelInfo(const gs_model_info &model) {
-  std::printf("model %s, scaling %s\n", model.name, model.scaling);
+  std::printf("model %s, scaling %s%s%s\n", model.name, model.scaling,
+              model.distributed ? ", data-parallel over " : "",
+              model.distributed ? model.distributed : "");
   for (int32_t e = 0; e < model.num_entries; ++e) {
     const gs_entry_info &entry = model.entries[e];
     std::printf("entry %s\n", entry.name);
@@ -720,6 +740,15 @@ void printModelInfo(const gs_model_info &model) {
                 model.params[i].kind == GS_PARAM_TRAINABLE ? " trainable"
                 : model.params[i].kind == GS_PARAM_BUFFER  ? " buffer"
                                                            : " state");
+}
+
+/// A report path: every rank's when it holds {rank} (that replaced by the
+/// rank), else rank 0's; empty for a rank that writes none.
+std::string reportPathOfRank(const std::string &path) {
+  size_t at = path.find("{rank}");
+  if (at == std::string::npos)
+    return leads() ? path : std::string();
+  return path.substr(0, at) + std::to_string(rankIndex()) + path.substr(at + 6);
 }
 
 /// Dies before training when an output file cannot be written.
@@ -910,6 +939,34 @@ struct ScaleEvents {
   int64_t count = 0;
 };
 
+/// Dies unless every rank holds rank 0's parameters (weights, optimizer,
+/// scaling state and telemetry), bit for bit, after `step`: the replicas of
+/// a data-parallel run must not drift apart.
+void checkReplicasAgree(const gs_model_info &model, int64_t step) {
+  if (rankCount() == 1)
+    return;
+  uint64_t digest = 0xcbf29ce484222325ull; // FNV-1a
+  for (int32_t i = 0; i < model.num_params; ++i) {
+    Tensor value = readParam(model.params[i]);
+    const auto *bytes = reinterpret_cast<const unsigned char *>(value.data());
+    for (size_t b = 0; b < value.byteSize(); ++b)
+      digest = (digest ^ bytes[b]) * 0x100000001b3ull;
+  }
+  uint64_t leader = digest;
+  replicas->broadcast(&leader, sizeof(leader), 0);
+  int64_t differing = leader != digest;
+  replicas->allReduce(&differing, 1, DType::I64, Reduction::Sum);
+  if (differing && leads())
+    die(std::to_string(differing) + " of " + std::to_string(rankCount()) +
+        " ranks hold other parameters than rank 0 after step " +
+        std::to_string(step) + ": the replicas diverged");
+  if (differing) {
+    // Rank 0 prints the message and ends the job; the others wait for it.
+    replicas->broadcast(&leader, sizeof(leader), 0);
+    replicas->abort(1);
+  }
+}
+
 /// --export-onnx: the embedded ONNX model with the trained weights as its
 /// initializers.
 void exportTrainedOnnx(const gs_model_info &model, const std::string &path) {
@@ -978,6 +1035,26 @@ void printSummary(const gs_model_info &model, const TrainingReport &report,
                 series.site.c_str());
   }
 }
+
+/// A data-parallel run's collectives per step on rank 0: their calls,
+/// bytes and time, against the step's.
+void printCollectives(const TrainingReport &report, int64_t ran) {
+  const CollectiveTimes &times = collectiveTimes();
+  double step = report.wallSeconds / ran;
+  auto line = [&](const char *what, const CollectiveTime &time) {
+    double seconds = time.seconds / ran;
+    std::printf("  %-22s %5.1f calls %10.0f bytes %9.3f ms (%.1f%% of the "
+                "step)\n",
+                what, static_cast<double>(time.calls) / ran,
+                static_cast<double>(time.bytes) / ran, seconds * 1e3,
+                step > 0 ? 100 * seconds / step : 0.0);
+  };
+  std::printf("all-reduces per step on rank 0 of %d (%s), waiting "
+              "included:\n",
+              rankCount(), replicas->transport());
+  line("gradients and results", times.values);
+  line("scaling statistics", times.statistics);
+}
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -992,10 +1069,31 @@ int main(int argc, char **argv) {
   keepFreedBuffersInHeap();
   const gs_model_info &model = *gs_program_model();
   check(validate(model));
+  std::unique_ptr<Communicator> communicator;
+  if (model.distributed) {
+    TransportFactory start = findTransport(model.distributed);
+    if (!start)
+      die(std::string("the model was compiled for the '") + model.distributed +
+          "' transport, which this program lacks");
+    std::string error;
+    communicator = start(argc, argv, error);
+    if (!communicator)
+      die(std::string(model.distributed) + ": " + error);
+    replicas = communicator.get();
+    setCommunicator(replicas);
+  }
   Flags flags = parseFlags(argc, argv, model);
   if (flags.info) {
-    printModelInfo(model);
+    if (leads())
+      printModelInfo(model);
     return 0;
+  }
+  // Rank 0 writes the outputs; the others only reports asked of each.
+  flags.report = reportPathOfRank(flags.report);
+  flags.csv = reportPathOfRank(flags.csv);
+  if (!leads()) {
+    flags.checkpoint.clear();
+    flags.exportOnnx.clear();
   }
   Entries entries = findEntries(model, flags.metric);
   // A model for a GPU fails here, before any data is read, where there is
@@ -1009,10 +1107,16 @@ int main(int argc, char **argv) {
   Data loaded = loadData(flags, entries);
   Dataset &train = loaded.train, &held = loaded.held;
   const Normalization &normalization = loaded.normalization;
-  int64_t stepsPerEpoch = train.count / entries.batch;
+  // Each step takes the next global batch of the epoch's order; rank r
+  // trains on its r-th slice of it.
+  int64_t globalBatch = entries.batch * rankCount();
+  int64_t stepsPerEpoch = train.count / globalBatch;
   if (stepsPerEpoch == 0)
     die("'" + train.files[0] + "' has " + std::to_string(train.count) +
-        " examples, fewer than one batch of " + std::to_string(entries.batch));
+        " examples, fewer than one batch of " + std::to_string(globalBatch) +
+        (rankCount() > 1 ? " (" + std::to_string(rankCount()) + " ranks of " +
+                               std::to_string(entries.batch) + ")"
+                         : ""));
 
   // Where the run starts and ends.
   DataIdentity data;
@@ -1020,6 +1124,7 @@ int main(int argc, char **argv) {
   data.shuffle = flags.shuffle;
   data.examples = train.count;
   data.batch = entries.batch;
+  data.ranks = rankCount();
   data.normalization = normalization;
   int64_t start = 0;
   TrainingReport report;
@@ -1028,7 +1133,8 @@ int main(int argc, char **argv) {
     check(loadCheckpoint(flags.resume, model, data, flags.seed.has_value(),
                          report.losses, start, warnings));
     for (const std::string &warning : warnings)
-      std::fprintf(stderr, "%s: warning: %s\n", program, warning.c_str());
+      if (leads())
+        std::fprintf(stderr, "%s: warning: %s\n", program, warning.c_str());
     for (int64_t s = 1; s <= start; ++s)
       report.lossSteps.push_back(s);
   }
@@ -1045,7 +1151,8 @@ int main(int argc, char **argv) {
 
   report.modelName = model.name;
   report.scaling = model.scaling;
-  report.batchSize = entries.batch;
+  report.batchSize = globalBatch;
+  report.ranks = rankCount();
   for (int32_t i = 0; i < model.num_params; ++i)
     if (model.params[i].kind == GS_PARAM_TRAINABLE)
       report.trainableElements += elementCount(model.params[i].tensor);
@@ -1086,18 +1193,26 @@ int main(int argc, char **argv) {
                                    {},
                                    {}});
 
-  bool progressOn = flags.progress == "always" ||
-                    (flags.progress == "auto" && ::isatty(STDERR_FILENO));
+  bool progressOn =
+      leads() && (flags.progress == "always" ||
+                  (flags.progress == "auto" && ::isatty(STDERR_FILENO)));
   Progress progress(progressOn);
-  std::fprintf(
-      stderr,
-      "%s: training %s (scaling %s, batch %lld%s%s) on %lld "
-      "examples from %s, steps %lld to %lld (%lld per epoch)\n",
-      fileName(program).c_str(), model.name, model.scaling,
-      static_cast<long long>(entries.batch), gpu.empty() ? "" : ", on ",
-      gpu.c_str(), static_cast<long long>(train.count),
-      fileName(train.files[0]).c_str(), static_cast<long long>(start + 1),
-      static_cast<long long>(total), static_cast<long long>(stepsPerEpoch));
+  std::string placement =
+      !gpu.empty() ? ", on " + gpu
+      : rankCount() > 1
+          ? ", " + std::to_string(rankCount()) + " ranks of " +
+                std::to_string(entries.batch) + " over " + replicas->transport()
+          : "";
+  if (leads())
+    std::fprintf(
+        stderr,
+        "%s: training %s (scaling %s, batch %lld%s) on %lld "
+        "examples from %s, steps %lld to %lld (%lld per epoch)\n",
+        fileName(program).c_str(), model.name, model.scaling,
+        static_cast<long long>(globalBatch), placement.c_str(),
+        static_cast<long long>(train.count), fileName(train.files[0]).c_str(),
+        static_cast<long long>(start + 1), static_cast<long long>(total),
+        static_cast<long long>(stepsPerEpoch));
 
   Batch batch(*entries.train);
   std::vector<int64_t> order;
@@ -1111,6 +1226,9 @@ int main(int argc, char **argv) {
         .count();
   };
   auto evaluateNow = [&](int64_t step) {
+    // The replicas hold the same weights: rank 0 evaluates.
+    if (!leads())
+      return;
     EvalPoint point = evaluate(entries, held, step);
     report.evaluations.push_back(point);
     progress.clear();
@@ -1129,7 +1247,9 @@ int main(int argc, char **argv) {
       order = epochOrder(train.count, seed, epoch, shuffle);
       orderEpoch = epoch;
     }
-    batch.fill(train, order, ((step - 1) % stepsPerEpoch) * entries.batch);
+    batch.fill(train, order,
+               ((step - 1) % stepsPerEpoch) * globalBatch +
+                   rankIndex() * entries.batch);
     check(run(model, *entries.train, batch.pointers(), results));
     if (step == start + 1)
       afterFirstStep = deviceCalls();
@@ -1150,10 +1270,15 @@ int main(int argc, char **argv) {
     if (entries.eval && held.count &&
         (flags.evalEvery ? step % *flags.evalEvery == 0 : epochEnd))
       evaluateNow(step);
-    if (!flags.checkpoint.empty() && flags.checkpointEvery &&
-        step % *flags.checkpointEvery == 0 && step != total)
-      check(saveCheckpoint(flags.checkpoint, model, step, data, report.losses));
+    if (flags.checkpointEvery && step % *flags.checkpointEvery == 0 &&
+        step != total) {
+      checkReplicasAgree(model, step);
+      if (!flags.checkpoint.empty())
+        check(
+            saveCheckpoint(flags.checkpoint, model, step, data, report.losses));
+    }
   }
+  checkReplicasAgree(model, total);
   report.wallSeconds = elapsed();
   report.steps = total;
   report.skippedSteps = scaling.skippedSteps();
@@ -1170,7 +1295,11 @@ int main(int argc, char **argv) {
     check(writeReportCsv(flags.csv, report));
   if (!flags.exportOnnx.empty())
     exportTrainedOnnx(model, flags.exportOnnx);
+  if (!leads())
+    return 0;
   printSummary(model, report, total - start, held.count, events.count);
+  if (rankCount() > 1 && total > start)
+    printCollectives(report, total - start);
   if (runsOnDevice(model) && total - start > 1) {
     DeviceCalls end = deviceCalls();
     double steps = static_cast<double>(total - start - 1);

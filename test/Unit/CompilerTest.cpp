@@ -8,7 +8,9 @@
 
 #include "gs/Compiler/Compiler.h"
 #include "gs/InitAll.h"
+#include "gs/Runtime/Collectives.h"
 #include "gs/Runtime/Model.h"
+#include "gs/Support/Telemetry.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -185,6 +187,91 @@ TEST_F(CompilerTest, RecordsTheMethodOfTheTrainPipeline) {
       gs::compileModel(*module, train, options(), error);
   ASSERT_TRUE(succeeded(compiled)) << error;
   EXPECT_EQ(compiled->spec.scaling, "fixed=1024");
+}
+
+/// Two ranks that hold the same batch: each all-reduce sums the rank's
+/// values with a copy of themselves (statistics: every count and sum
+/// doubled, the maximum kept).
+class MirroredRanks final : public runtime::Communicator {
+public:
+  const char *transport() const override { return "mirror"; }
+  int rank() const override { return 0; }
+  int size() const override { return 2; }
+  void allReduce(void *data, int64_t count, runtime::DType type,
+                 runtime::Reduction reduction) override {
+    ++calls[static_cast<int>(reduction)];
+    for (int64_t i = 0; i < count; ++i) {
+      if (reduction == runtime::Reduction::Max ||
+          (reduction == runtime::Reduction::Stats &&
+           i % gs::telemetry::NumStatsFields == gs::telemetry::MaxAbs))
+        continue;
+      if (type == runtime::DType::F32)
+        static_cast<float *>(data)[i] *= 2;
+      else if (type == runtime::DType::F64)
+        static_cast<double *>(data)[i] *= 2;
+      else
+        static_cast<int64_t *>(data)[i] *= 2;
+    }
+  }
+  void broadcast(void *, int64_t, int) override {}
+  [[noreturn]] void abort(int status) override { std::exit(status); }
+  int calls[3] = {0, 0, 0};
+};
+
+TEST_F(CompilerTest, DataParallelReplicasTrainAsOne) {
+  // A hidden ReLU layer: a half-normal scale site besides the softmax
+  // cast's log-normal one.
+  constexpr const char *kTwoLayers = R"mlir(
+gs.param trainable @w1 = dense<[[0.5, -0.25, 0.125, 1.0], [-0.5, 0.75, 0.25, -1.0], [0.25, 0.5, -0.75, 0.5], [1.0, -0.5, 0.5, 0.25], [-0.25, 0.25, 1.0, -0.5]]> : tensor<5x4xf32>
+gs.param trainable @w2 = dense<0.25> : tensor<3x5xf32>
+func.func @forward(%x: tensor<2x4xf32>, %t: tensor<2xi64>) -> tensor<f32> {
+  %w1 = gs.param.read @w1 : tensor<5x4xf32>
+  %w2 = gs.param.read @w2 : tensor<3x5xf32>
+  %h = gs.gemm %x, %w1 {transB} : tensor<2x4xf32>, tensor<5x4xf32> -> tensor<2x5xf32>
+  %r = gs.relu %h : tensor<2x5xf32>
+  %y = gs.gemm %r, %w2 {transB} : tensor<2x5xf32>, tensor<3x5xf32> -> tensor<2x3xf32>
+  %l, %lp = gs.softmax_cross_entropy %y, %t <{reduction = #gs.reduction<mean>}> : tensor<2x3xf32>, tensor<2xi64>
+  return %l : tensor<f32>
+}
+gs.training @forward {learning_rate = 0.5 : f32, optimizer = #gs.momentum<>}
+)mlir";
+  auto compile = [&](bool dataParallel) {
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(kTwoLayers, &context);
+    EXPECT_TRUE(module);
+    gs::TrainPipelineOptions train;
+    train.dataParallel = dataParallel;
+    gs::CompileOptions compile = options();
+    compile.distributed = dataParallel ? "mpi" : "";
+    std::string error;
+    FailureOr<gs::CompiledModel> compiled =
+        gs::compileModel(*module, train, compile, error);
+    EXPECT_TRUE(succeeded(compiled)) << error;
+    return compiled;
+  };
+  FailureOr<gs::CompiledModel> alone = compile(false);
+  FailureOr<gs::CompiledModel> replica = compile(true);
+  ASSERT_TRUE(succeeded(alone) && succeeded(replica));
+  EXPECT_EQ(replica->spec.distributed, "mpi");
+  std::vector<float> expected = trainThreeSteps(*alone);
+  ASSERT_EQ(expected.size(), 3u);
+  // No communicator: the replica is the only rank.
+  EXPECT_EQ(trainThreeSteps(*replica), expected);
+  // Two ranks with the same batch are one process with that batch twice:
+  // the same mean loss, gradients, statistics and scales, bit for bit
+  // (every factor is 2 or 1/2).
+  MirroredRanks ranks;
+  runtime::setCommunicator(&ranks);
+  std::vector<float> mirrored = trainThreeSteps(*replica);
+  runtime::setCommunicator(nullptr);
+  EXPECT_EQ(mirrored, expected);
+  // Per step: the two sites' statistics (the half-normal site's gradient
+  // and the softmax cast's), the 2 gradients and the loss, and the cast
+  // counts of the two roundings.
+  EXPECT_EQ(ranks.calls[static_cast<int>(runtime::Reduction::Stats)], 3 * 2);
+  EXPECT_EQ(ranks.calls[static_cast<int>(runtime::Reduction::Sum)],
+            3 * (2 + 1 + 2));
+  EXPECT_EQ(ranks.calls[static_cast<int>(runtime::Reduction::Max)], 0);
 }
 
 TEST_F(CompilerTest, ReportsAnObjectItCannotLoad) {

@@ -114,6 +114,18 @@ static cl::list<std::string> fp32Ops(
              "and the reductions (e.g. gs.sigmoid,gs.exp), as gs-opt's "
              "--gs-train=\"fp32-ops=...\""),
     cl::CommaSeparated, cl::value_desc("op,..."), cl::cat(compileCategory));
+enum class Distributed { None, MPI };
+static cl::opt<Distributed> distributed(
+    "distributed",
+    cl::desc("Compile the train step as a data-parallel replica: ranks "
+             "train on shards of each global batch and sum their gradients "
+             "and scaling statistics (docs/Distributed.md)"),
+    cl::init(Distributed::None),
+    cl::values(clEnumValN(Distributed::None, "none", "one process (default)"),
+               clEnumValN(Distributed::MPI, "mpi",
+                          "the ranks of mpirun, on CPUs (Open MPI); "
+                          "--emit=exe links the MPI transport")),
+    cl::cat(compileCategory));
 enum class Emit { MLIR, LLVM, Object, Library, Executable };
 static cl::opt<Emit> emit(
     "emit", cl::desc("What to write"), cl::init(Emit::Executable),
@@ -279,7 +291,13 @@ LogicalResult trainOptions(gs::TrainPipelineOptions &options,
   }
   std::vector<std::string> ops(fp32Ops.begin(), fp32Ops.end());
   options.fp32Ops = ops;
+  options.dataParallel = distributed != Distributed::None;
   return success();
+}
+
+/// The transport --distributed names, as the model's table records it.
+std::string transportName() {
+  return distributed == Distributed::MPI ? "mpi" : "";
 }
 
 /// The module at `path`: an ONNX model through the importer (with the
@@ -376,15 +394,36 @@ int linkExecutable(const std::vector<std::string> &objects, const char *argv0) {
     dir = lib.str().str();
   }
   std::vector<std::string> libraries;
-  for (const char *name :
-       {"libGSRuntimeMain.a", "libGSRuntime.a", "libGSCudaRuntime.a"}) {
+  auto addLibrary = [&](llvm::StringRef name) {
     llvm::SmallString<256> path(dir);
     llvm::sys::path::append(path, name);
     if (!llvm::sys::fs::exists(path))
-      return fail("the runtime library '" + path +
-                  "' is missing: build GradScale's runtime or pass "
-                  "--runtime-dir");
+      return false;
     libraries.push_back(path.str().str());
+    return true;
+  };
+  auto missing = [&](llvm::StringRef name) {
+    return fail("the runtime library '" + dir + "/" + name +
+                "' is missing: build GradScale's runtime or pass "
+                "--runtime-dir");
+  };
+  if (distributed == Distributed::MPI) {
+    // Whole: the transport registers itself from a static object.
+    libraries.push_back("-Wl,--whole-archive");
+    if (!addLibrary("libGSRuntimeMPI.a") || GS_MPI_LIBRARIES[0] == '\0')
+      return fail("--distributed=mpi: this GradScale was built without MPI "
+                  "(install Open MPI, libopenmpi-dev, and build again)");
+    libraries.push_back("-Wl,--no-whole-archive");
+  }
+  for (const char *name :
+       {"libGSRuntimeMain.a", "libGSRuntime.a", "libGSCudaRuntime.a"})
+    if (!addLibrary(name))
+      return missing(name);
+  if (distributed == Distributed::MPI) {
+    llvm::SmallVector<llvm::StringRef> mpi;
+    llvm::StringRef(GS_MPI_LIBRARIES).split(mpi, ';', -1, false);
+    for (llvm::StringRef library : mpi)
+      libraries.push_back(library.str());
   }
   const char *cxxEnv = std::getenv("CXX");
   std::string cxxName = cxxEnv && *cxxEnv ? cxxEnv : "c++";
@@ -431,6 +470,7 @@ gs::CompileOptions compileOptions(const gs::CPUTarget &cpuTarget,
   options.threads = emit == Emit::Executable ? jobs.getValue() : 1;
   options.scaling = scaling;
   options.modelName = modelPath;
+  options.distributed = transportName();
   return options;
 }
 
@@ -524,6 +564,7 @@ std::string cacheKey(ModuleOp module, const gs::TrainPipelineOptions &train,
       .add(compile.cuda.format)
       .add(static_cast<uint64_t>(compile.cuda.emulateKernels))
       .add(static_cast<uint64_t>(maxTensorBytes))
+      .add(compile.distributed)
       // The parts the code is compiled in: objects of their own.
       .add(static_cast<uint64_t>(compile.threads));
   return key.hex();
@@ -615,6 +656,9 @@ int main(int argc, char **argv) {
       "(docs/Runtime.md, docs/GPU.md)\n");
   if (std::string error; failed(gs::targetOptionsFromCL(targetOptions, error)))
     return fail(error);
+  if (distributed != Distributed::None && targetOptions.device != GS_DEVICE_CPU)
+    return fail("--distributed=mpi: data-parallel train steps run on CPUs "
+                "(--target=cpu)");
   if (jobs > kMaxJobs)
     return fail("--jobs=" + std::to_string(jobs) + ": at most " +
                 std::to_string(kMaxJobs));

@@ -77,6 +77,10 @@ struct CompileOptions {
   /// a part of it (an object file of its own); 0: one per core this
   /// process may run on. A GPU model's host code is compiled whole.
   unsigned threads = 0;
+  /// The transport of a data-parallel train step (TrainPipelineOptions'
+  /// data-parallel) as the table records it: "mpi" or "nccl"; empty for
+  /// none.
+  std::string distributed;
 };
 
 /// Runs the training pipeline `train` (no lowering) on `module`: the train

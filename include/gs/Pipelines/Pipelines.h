@@ -222,6 +222,13 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
                      "scale and what the rounding did (all but fp32)"),
       llvm::cl::init(GradientScalingOptions().telemetry)};
 
+  // gs-data-parallel.
+  PassOptions::Option<bool> dataParallel{
+      *this, "data-parallel",
+      llvm::cl::desc("Run gs-data-parallel last: a replica of a train step "
+                     "that ranks run together on shards of the batch"),
+      llvm::cl::init(false)};
+
   // gs-lower-to-llvm-cpu.
   PassOptions::Option<bool> lowerToLLVM{
       *this, "lower-to-llvm",
@@ -242,8 +249,9 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
 
 /// The train step of an imported model: gs-train-step, (unless
 /// scaling=fp32) gs-mixed-precision, gs-autodiff, (unless scaling=fp32 or
-/// widen-weight-gradients=false) gs-widen-weight-gradients, and the scaling
-/// method, optionally lowered for the CPU.
+/// widen-weight-gradients=false) gs-widen-weight-gradients, the scaling
+/// method and (with data-parallel) gs-data-parallel, optionally lowered for
+/// the CPU.
 void buildTrainPipeline(OpPassManager &pm, const TrainPipelineOptions &options);
 
 /// Adds `eval_step`, a copy of `forward` that also returns the class scores

@@ -28,6 +28,10 @@ struct DataIdentity {
   bool shuffle = true;
   int64_t examples = 0;
   int64_t batch = 0;
+  /// The ranks of a data-parallel run, each with `batch` examples of a
+  /// step. A run may resume on another number (with a warning): its steps
+  /// then take other global batches.
+  int64_t ranks = 1;
   Normalization normalization;
 };
 

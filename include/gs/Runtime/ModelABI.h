@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 /* Bumped when the layout of the structs below changes. */
-#define GS_MODEL_ABI_VERSION 3
+#define GS_MODEL_ABI_VERSION 4
 
 /* Element types. */
 enum gs_dtype {
@@ -101,6 +101,10 @@ typedef struct gs_model_info {
   const uint8_t *onnx;
   int64_t onnx_size;
   int32_t device; /* enum gs_device */
+  /* The transport of a train step compiled as a data-parallel replica
+   * (gs-compile --distributed: "mpi" or "nccl"), which its collectives
+   * run on (Collectives.h); NULL for a step that runs alone. */
+  const char *distributed;
 } gs_model_info;
 
 /* The runtime's C API. Functions return 0 on success and -1 on an error

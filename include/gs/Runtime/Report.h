@@ -57,6 +57,7 @@ struct TrainingReport {
   // The model.
   std::string modelName;
   std::string scaling;
+  /// The examples of one step: with several ranks, all of theirs.
   int64_t batchSize = 0;
   int64_t trainableElements = 0;
   // The data.
@@ -73,6 +74,8 @@ struct TrainingReport {
   int64_t startStep = 0;
   int64_t steps = 0;
   int64_t stepsPerEpoch = 0;
+  /// The ranks of a data-parallel run (each a share of the batch).
+  int64_t ranks = 1;
   double wallSeconds = 0;
   // Curves.
   std::vector<int64_t> lossSteps;

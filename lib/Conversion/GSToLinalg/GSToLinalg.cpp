@@ -31,12 +31,16 @@ void mlir::gs::populateGSToLinalgConversionPatterns(
   to_linalg::populateReductionPatterns(converter, patterns);
   to_linalg::populateOptimizerPatterns(converter, patterns);
   to_linalg::populateScalingPatterns(converter, patterns);
+  to_linalg::populateCollectivePatterns(converter, patterns);
 }
 
 void mlir::gs::configureGSToLinalgTarget(ConversionTarget &target) {
   target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                          math::MathDialect, scf::SCFDialect,
                          tensor::TensorDialect>();
+  // Collectives are calls of the runtime on buffers.
+  target.addLegalDialect<bufferization::BufferizationDialect,
+                         memref::MemRefDialect>();
   target.addIllegalDialect<GSDialect>();
   // Training structure has a pass of its own.
   target.addLegalOp<ParamOp, ParamReadOp, ParamWriteOp, TrainingOp, UpdateOp>();

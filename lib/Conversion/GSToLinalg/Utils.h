@@ -139,6 +139,9 @@ void addStatsTypeConversion(TypeConverter &converter);
 bool isStatsLowering(UnrealizedConversionCastOp op);
 void populateScalingPatterns(TypeConverter &converter,
                              RewritePatternSet &patterns);
+/// gs.all_reduce and gs.world_size: calls of the runtime's collectives.
+void populateCollectivePatterns(TypeConverter &converter,
+                                RewritePatternSet &patterns);
 void populateOptimizerPatterns(TypeConverter &converter,
                                RewritePatternSet &patterns);
 

@@ -1120,3 +1120,11 @@ func.func @avg_pool_grad_window(%g: tensor<1x3x4x4xf32>) {
   %0 = gs.avg_pool_grad %g <{kernel_shape = array<i64: 3, 3>}> : tensor<1x3x4x4xf32> -> tensor<1x3x2x8xf32>
   return
 }
+
+// -----
+
+func.func @all_reduce_stats_max(%s: !gs.stats) -> !gs.stats {
+  // expected-error @+1 {{combines statistics by their sum (counts and sums add, maxima take the largest): the reduction must be sum}}
+  %r = gs.all_reduce max %s : !gs.stats
+  return %r : !gs.stats
+}

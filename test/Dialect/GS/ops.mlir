@@ -304,6 +304,19 @@ func.func @scaled_contraction(%dy: tensor<32x10xf16>, %w: tensor<10x256xf16>, %g
   return %m, %s, %counts, %d : tensor<32x256xf16>, !gs.stats, tensor<4xi64>, tensor<2x3x9x9xf32>
 }
 
+// CHECK-LABEL: func.func @all_reduce
+func.func @all_reduce(%dw: tensor<10x256xf32>, %s: !gs.stats, %h: tensor<256xi64>) -> (tensor<10x256xf32>, !gs.stats, tensor<256xi64>, i64) {
+  // CHECK: gs.all_reduce sum %{{.*}} : tensor<10x256xf32>
+  %g = gs.all_reduce sum %dw : tensor<10x256xf32>
+  // CHECK: gs.all_reduce sum %{{.*}} : !gs.stats
+  %t = gs.all_reduce sum %s : !gs.stats
+  // CHECK: gs.all_reduce max %{{.*}} : tensor<256xi64>
+  %m = gs.all_reduce max %h : tensor<256xi64>
+  // CHECK: gs.world_size : i64
+  %n = gs.world_size : i64
+  return %g, %t, %m, %n : tensor<10x256xf32>, !gs.stats, tensor<256xi64>, i64
+}
+
 {-#
   dialect_resources: {
     builtin: {

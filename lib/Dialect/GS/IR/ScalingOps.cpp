@@ -124,3 +124,12 @@ LogicalResult ScaledContractionOp::verifyRegions() {
              << mask.getType();
   return success();
 }
+
+LogicalResult AllReduceOp::verify() {
+  if (isa<StatsType>(getInput().getType()) &&
+      getReduction() != CollectiveReduction::sum)
+    return emitOpError("combines statistics by their sum (counts and sums "
+                       "add, maxima take the largest): the reduction must be "
+                       "sum");
+  return success();
+}

@@ -66,6 +66,12 @@ def GS_RoundingAttr : EnumAttr<GS_Dialect, GS_Rounding, "rounding"> {
   let assemblyFormat = "`<` $value `>`";
 }
 
+def GS_CollectiveReduction : I32EnumAttr<"CollectiveReduction",
+    "how gs.all_reduce combines the ranks' values", [
+    I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"max", 1>]> {
+  let cppNamespace = "::mlir::gs";
+}
+
 def GS_MomentumMode : I32EnumAttr<"MomentumMode", "momentum update rule", [
     I32EnumAttrCase<"standard", 0>, I32EnumAttrCase<"nesterov", 1>]> {
   let cppNamespace = "::mlir::gs";

@@ -17,5 +17,6 @@ include "mlir/IR/OpAsmInterface.td"
 include "gs/Dialect/GS/IR/GSTensorOps.td"
 include "gs/Dialect/GS/IR/GSTrainingOps.td"
 include "gs/Dialect/GS/IR/GSScalingOps.td"
+include "gs/Dialect/GS/IR/GSDistributedOps.td"
 
 #endif // GS_DIALECT_GS_IR_GSOPS_TD

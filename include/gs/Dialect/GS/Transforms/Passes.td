@@ -175,6 +175,34 @@ def FuseEpilogues : Pass<"gs-fuse-epilogues"> {
   }];
 }
 
+def DataParallel : Pass<"gs-data-parallel", "::mlir::ModuleOp"> {
+  let summary = "Train steps whose replicas on several ranks train as one";
+  let description = [{
+    Makes each train step (a function with a differentiated `gs.backward`)
+    a replica of a data-parallel step over `gs.world_size` ranks, each
+    with its own shard of the global batch, that computes what one process
+    would compute on the whole global batch (docs/Distributed.md):
+
+    * the backward seed is divided by the world size, so that each rank's
+      gradients are its share of the global batch mean;
+    * the statistics every scale decision reads (the incoming gradient's
+      `gs.grad_stats` and `gs.exponent_histogram` at `gs.compute_scale`,
+      the parts' statistics at `gs.unify_scales`) are summed over the
+      ranks (`gs.all_reduce`) just before it, so that every rank chooses
+      the scales the global batch's gradients call for, and the same;
+    * the counts of `gs.cast_stats` (telemetry) are summed likewise;
+    * the parameter gradients are summed over the ranks before the
+      non-finite check and the updates, so every rank skips the same
+      steps and makes the same update;
+    * the step's f32 scalar results (the loss and its parts) and the
+      buffers it writes (batch-norm running statistics) become their mean
+      over the ranks.
+
+    Run after gs-gradient-scaling or gs-loss-scaling.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def GradientScaling : Pass<"gs-gradient-scaling", "::mlir::ModuleOp"> {
   let summary = "Per-tensor power-of-two gradient scales from an underflow model";
   let description = [{

@@ -1,0 +1,113 @@
+//===- Collectives.h - Data-parallel replicas of a train step ---*- C++ -*-===//
+//
+// A train step compiled with gs-compile --distributed calls the C
+// functions below (gs.all_reduce and gs.world_size lower to them): each
+// reduces a rank's one-dimensional buffer in place to the reduction over
+// every rank's. They run on the process's Communicator, which a transport
+// (MPI, NCCL: Distributed/) provides; with none installed the process is
+// the only rank and they change nothing.
+//
+// A compiled buffer arrives as the expanded memref descriptor MLIR's
+// lowering passes: allocated and aligned pointers, offset, size, stride.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GS_RUNTIME_COLLECTIVES_H
+#define GS_RUNTIME_COLLECTIVES_H
+
+#include "gs/Runtime/Tensor.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#define GS_COLLECTIVE_DECLARE(reduction, suffix, T)                            \
+  void gs_all_reduce_##reduction##_##suffix(                                   \
+      T *allocated, T *aligned, int64_t offset, int64_t size, int64_t stride);
+
+extern "C" {
+GS_COLLECTIVE_DECLARE(sum, f32, float)
+GS_COLLECTIVE_DECLARE(sum, f64, double)
+GS_COLLECTIVE_DECLARE(sum, i64, int64_t)
+GS_COLLECTIVE_DECLARE(max, f32, float)
+GS_COLLECTIVE_DECLARE(max, f64, double)
+GS_COLLECTIVE_DECLARE(max, i64, int64_t)
+/// !gs.stats records (telemetry::StatsField, 7 doubles each): every field
+/// summed but the maximum magnitude, whose largest is taken.
+GS_COLLECTIVE_DECLARE(stats, f64, double)
+/// The number of ranks.
+int64_t gs_world_size(void);
+}
+
+#undef GS_COLLECTIVE_DECLARE
+
+namespace mlir::gs::runtime {
+
+/// How a collective combines the ranks' values.
+enum class Reduction { Sum, Max, Stats };
+
+/// The ranks of one job and the collectives among them. Collectives are
+/// called by every rank in the same order; a failure aborts the job (the
+/// transport's rule: no rank may go on alone).
+class Communicator {
+public:
+  virtual ~Communicator();
+  /// "mpi", "nccl".
+  virtual const char *transport() const = 0;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// Reduces `count` elements of `type` at `data` in place over the ranks.
+  /// Stats takes F64 records of seven.
+  virtual void allReduce(void *data, int64_t count, DType type,
+                         Reduction reduction) = 0;
+  /// Copies `bytes` at `data` of rank `root` to every rank's `data`.
+  virtual void broadcast(void *data, int64_t bytes, int root) = 0;
+  /// Ends every rank's process with `status`: after an error on one rank.
+  [[noreturn]] virtual void abort(int status) = 0;
+};
+
+/// The communicator the collectives run on (not owned); null for a
+/// process alone.
+Communicator *communicator();
+void setCommunicator(Communicator *communicator);
+
+/// Starts a transport's communicator for this process (MPI_Init and the
+/// like), from the program's arguments; an error message on failure.
+using TransportFactory = std::unique_ptr<Communicator> (*)(int &argc,
+                                                           char **&argv,
+                                                           std::string &error);
+
+/// Registers a transport under `name` (a static object in its library).
+struct TransportRegistration {
+  TransportRegistration(const char *name, TransportFactory factory);
+};
+
+/// The factory registered as `name`; null if no library linked in has it.
+TransportFactory findTransport(const std::string &name);
+
+/// What the compiled collectives cost this rank (waiting for the other
+/// ranks included), by what they reduced: values (gradients, losses,
+/// buffers: floats) and scaling statistics (moments, histograms, cast
+/// counts).
+struct CollectiveTime {
+  int64_t calls = 0;
+  int64_t bytes = 0;
+  double seconds = 0;
+};
+struct CollectiveTimes {
+  CollectiveTime values, statistics;
+};
+const CollectiveTimes &collectiveTimes();
+
+/// The C functions above by name, for a JIT that links compiled steps
+/// into this process.
+struct CollectiveFunction {
+  const char *name;
+  void *address;
+};
+const std::vector<CollectiveFunction> &collectiveFunctions();
+
+} // namespace mlir::gs::runtime
+
+#endif // GS_RUNTIME_COLLECTIVES_H

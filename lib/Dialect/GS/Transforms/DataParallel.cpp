@@ -1,0 +1,165 @@
+//===- DataParallel.cpp - Replicas of a train step train as one -*- C++ -*-===//
+//
+// Turns each train step into one replica of a data-parallel step: ranks
+// hold shards of the global batch, and the collectives this pass inserts
+// (gs.all_reduce) make every rank compute what one process would on the
+// whole global batch. With gradient scaling that takes more than summing
+// the weight gradients: each scale decision reads statistics of a gradient
+// of the whole batch, so the statistics are summed before every decision,
+// and every rank chooses the same scales and skips the same steps.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gs/Dialect/GS/IR/GSOps.h"
+#include "gs/Dialect/GS/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::gs {
+#define GEN_PASS_DEF_DATAPARALLEL
+#include "gs/Dialect/GS/Transforms/Passes.h.inc"
+} // namespace mlir::gs
+
+using namespace mlir;
+using namespace mlir::gs;
+
+namespace {
+/// The sum of `value` over the ranks.
+Value sumOverRanks(OpBuilder &b, Location loc, Value value) {
+  return AllReduceOp::create(b, loc, value.getType(), value,
+                             CollectiveReduction::sum);
+}
+
+/// 1 / gs.world_size, an f32.
+Value inverseWorldSize(OpBuilder &b, Location loc) {
+  Value size = WorldSizeOp::create(b, loc, b.getI64Type());
+  Value ranks = arith::SIToFPOp::create(b, loc, b.getF32Type(), size);
+  Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
+  return arith::DivFOp::create(b, loc, one, ranks);
+}
+
+/// The mean of `value` over the ranks.
+Value meanOverRanks(OpBuilder &b, Location loc, Value value, Value inverse) {
+  Value sum = sumOverRanks(b, loc, value);
+  return RescaleOp::create(b, loc, sum, inverse);
+}
+
+/// Replaces `operand` by its sum over the ranks, computed just before its
+/// owner; `summed` caches the sums made in the owner's block.
+void sumOperandOverRanks(OpOperand &operand, DenseMap<Value, Value> &summed) {
+  Operation *owner = operand.getOwner();
+  Value value = operand.get();
+  auto [it, inserted] = summed.try_emplace(value);
+  if (inserted || it->second.getParentBlock() != owner->getBlock() ||
+      !it->second.getDefiningOp()->isBeforeInBlock(owner)) {
+    OpBuilder b(owner);
+    it->second = sumOverRanks(b, owner->getLoc(), value);
+  }
+  operand.set(it->second);
+}
+
+/// The statistics the scale decisions of `region` read, summed over the
+/// ranks before each decision; the cast counts (telemetry) after they are
+/// taken.
+void sumScalingStatistics(Region &region) {
+  DenseMap<Value, Value> summed;
+  region.walk([&](Operation *op) {
+    if (auto decision = dyn_cast<ComputeScaleOp>(op)) {
+      // The weight and its statistics are the same on every rank.
+      sumOperandOverRanks(decision.getGradStatsMutable(), summed);
+      if (decision.getHistogram())
+        sumOperandOverRanks(decision.getHistogramMutable()[0], summed);
+    } else if (auto unify = dyn_cast<UnifyScalesOp>(op)) {
+      for (OpOperand &stats : unify.getStatsMutable())
+        sumOperandOverRanks(stats, summed);
+    } else if (auto counts = dyn_cast<CastStatsOp>(op)) {
+      OpBuilder b(op->getContext());
+      b.setInsertionPointAfter(op);
+      Value total = sumOverRanks(b, op->getLoc(), counts.getResult());
+      counts.getResult().replaceAllUsesExcept(total, total.getDefiningOp());
+    }
+  });
+}
+
+LogicalResult makeReplica(func::FuncOp step, SymbolTable &symbols) {
+  SmallVector<BackwardOp> backwards;
+  step.walk([&](BackwardOp backward) {
+    if (!backward.getBody().empty())
+      backwards.push_back(backward);
+  });
+  if (backwards.empty())
+    return success();
+  OpBuilder b(step.getContext());
+  b.setInsertionPointToStart(&step.getBody().front());
+  Location loc = step.getLoc();
+  Value inverse = inverseWorldSize(b, loc);
+
+  for (BackwardOp backward : backwards) {
+    b.setInsertionPoint(backward);
+    Value seed = backward.getSeed();
+    if (!seed) {
+      auto type = cast<RankedTensorType>(backward.getOf().getType());
+      seed = arith::ConstantOp::create(
+          b, backward.getLoc(),
+          DenseElementsAttr::get(type,
+                                 b.getFloatAttr(type.getElementType(), 1.0)));
+    }
+    Value share = RescaleOp::create(b, backward.getLoc(), seed, inverse);
+    backward.getSeedMutable().assign(share);
+    sumScalingStatistics(backward.getBody());
+
+    b.setInsertionPointAfter(backward);
+    for (Value gradient : backward.getGradients()) {
+      if (gradient.use_empty())
+        continue;
+      auto type = cast<RankedTensorType>(gradient.getType());
+      if (!type.getElementType().isF32() || !type.hasStaticShape())
+        return backward.emitOpError("data-parallel training sums FP32 "
+                                    "gradients of a static shape; got ")
+               << type;
+      Value total = sumOverRanks(b, backward.getLoc(), gradient);
+      gradient.replaceAllUsesExcept(total, total.getDefiningOp());
+    }
+  }
+
+  // Buffers the step writes (batch-norm running statistics) and its scalar
+  // results: their mean over the ranks.
+  WalkResult walk = step.walk([&](ParamWriteOp write) -> WalkResult {
+    auto param = symbols.lookup<ParamOp>(write.getParam());
+    if (!param || param.getKind() != ParamKind::buffer)
+      return WalkResult::advance();
+    auto type = cast<RankedTensorType>(write.getValue().getType());
+    if (!type.getElementType().isF32())
+      return write.emitOpError("data-parallel training averages FP32 "
+                               "buffers over the ranks; got ")
+             << type;
+    b.setInsertionPoint(write);
+    write.getValueMutable().assign(
+        meanOverRanks(b, write.getLoc(), write.getValue(), inverse));
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  auto ret = cast<func::ReturnOp>(step.getBody().front().getTerminator());
+  b.setInsertionPoint(ret);
+  for (OpOperand &result : ret->getOpOperands()) {
+    auto type = dyn_cast<RankedTensorType>(result.get().getType());
+    if (type && type.getRank() == 0 && type.getElementType().isF32())
+      result.set(meanOverRanks(b, ret.getLoc(), result.get(), inverse));
+  }
+  return success();
+}
+
+struct DataParallelPass
+    : public mlir::gs::impl::DataParallelBase<DataParallelPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    for (auto step : module.getOps<func::FuncOp>())
+      if (failed(makeReplica(step, symbols)))
+        return signalPassFailure();
+  }
+};
+} // namespace
