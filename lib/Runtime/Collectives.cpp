@@ -2,8 +2,10 @@
 
 #include "gs/Runtime/Collectives.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 
 using namespace mlir::gs::runtime;
@@ -19,34 +21,53 @@ std::map<std::string, TransportFactory> &transports() {
   return registry;
 }
 
-/// Reduces a compiled buffer; alone, the buffer is already the result.
+/// Reduces a compiled buffer into another; alone, a copy.
 template <typename T>
-void reduceBuffer(T *aligned, int64_t offset, int64_t size, int64_t stride,
+void reduceBuffer(const T *input, int64_t inputSize, int64_t inputStride,
+                  T *output, int64_t outputSize, int64_t outputStride,
                   DType type, Reduction reduction) {
-  if (!current || size == 0)
-    return;
-  // gs.all_reduce's lowering passes a fresh contiguous buffer.
-  if (stride != 1) {
-    std::fprintf(stderr, "gs_all_reduce: a buffer of stride %lld\n",
-                 static_cast<long long>(stride));
-    current->abort(1);
+  // gs.all_reduce's lowering passes contiguous buffers alike.
+  if (inputSize != outputSize ||
+      (inputSize > 1 && (inputStride != 1 || outputStride != 1))) {
+    std::fprintf(stderr,
+                 "gs_all_reduce: buffers of %lld elements (stride %lld) and "
+                 "%lld (stride %lld)\n",
+                 static_cast<long long>(inputSize),
+                 static_cast<long long>(inputStride),
+                 static_cast<long long>(outputSize),
+                 static_cast<long long>(outputStride));
+    std::abort();
   }
-  auto start = std::chrono::steady_clock::now();
-  current->allReduce(aligned + offset, size, type, reduction);
+  int64_t size = inputSize;
+  if (!current) {
+    std::copy(input, input + size, output);
+    return;
+  }
+  auto now = [] { return std::chrono::steady_clock::now(); };
+  auto arrived = now();
+  if (times.timedApart) {
+    current->barrier();
+    times.waitingSeconds +=
+        std::chrono::duration<double>(now() - arrived).count();
+  }
+  auto start = now();
+  current->allReduce(input, output, size, type, reduction);
   CollectiveTime &time = reduction == Reduction::Stats || type == DType::I64
                              ? times.statistics
                              : times.values;
   ++time.calls;
   time.bytes += size * static_cast<int64_t>(sizeof(T));
-  time.seconds +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
+  time.seconds += std::chrono::duration<double>(now() - start).count();
 }
 } // namespace
 
 Communicator *mlir::gs::runtime::communicator() { return current; }
 
 const CollectiveTimes &mlir::gs::runtime::collectiveTimes() { return times; }
+
+void mlir::gs::runtime::setCollectivesTimedApart(bool apart) {
+  times.timedApart = apart;
+}
 
 void mlir::gs::runtime::setCommunicator(Communicator *communicator) {
   current = communicator;
@@ -64,8 +85,12 @@ TransportFactory mlir::gs::runtime::findTransport(const std::string &name) {
 
 #define GS_COLLECTIVE_DEFINE(reduction, suffix, T, dtype, kind)                \
   extern "C" void gs_all_reduce_##reduction##_##suffix(                        \
-      T *, T *aligned, int64_t offset, int64_t size, int64_t stride) {         \
-    reduceBuffer(aligned, offset, size, stride, dtype, kind);                  \
+      const T *, const T *input, int64_t inputOffset, int64_t inputSize,       \
+      int64_t inputStride, T *, T *output, int64_t outputOffset,               \
+      int64_t outputSize, int64_t outputStride) {                              \
+    reduceBuffer(input + inputOffset, inputSize, inputStride,                  \
+                 output + outputOffset, outputSize, outputStride, dtype,       \
+                 kind);                                                        \
   }
 
 GS_COLLECTIVE_DEFINE(sum, f32, float, DType::F32, Reduction::Sum)

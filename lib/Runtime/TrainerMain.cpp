@@ -119,6 +119,9 @@ Output (of rank 0 in a data-parallel run, launched with mpirun):
   --resume=FILE.npz       continue from a checkpoint, bit-exactly
   --export-onnx=FILE      the ONNX model with the trained weights
   --progress=WHEN         auto (on a terminal), always, never
+  --time-collectives      data-parallel: the ranks meet before each
+                          collective, so that the summary times the
+                          collectives apart from waiting for ranks
   --info                  print the model's entries and parameters, exit
   --help                  this text
 )";
@@ -140,6 +143,7 @@ struct Flags {
   int64_t telemetryEvery = 1;
   std::string progress = "auto";
   bool info = false;
+  bool timeCollectives = false;
 };
 
 int64_t positiveInteger(const std::string &flag, const std::string &value) {
@@ -196,6 +200,8 @@ Flags parseFlags(int argc, char **argv, const gs_model_info &model) {
       std::exit(0);
     } else if (name == "info") {
       flags.info = true;
+    } else if (name == "time-collectives") {
+      flags.timeCollectives = true;
     } else if (name == "no-shuffle") {
       flags.shuffle = false;
     } else if (name == "train-data") {
@@ -955,7 +961,7 @@ void checkReplicasAgree(const gs_model_info &model, int64_t step) {
   uint64_t leader = digest;
   replicas->broadcast(&leader, sizeof(leader), 0);
   int64_t differing = leader != digest;
-  replicas->allReduce(&differing, 1, DType::I64, Reduction::Sum);
+  replicas->allReduce(&differing, &differing, 1, DType::I64, Reduction::Sum);
   if (differing && leads())
     die(std::to_string(differing) + " of " + std::to_string(rankCount()) +
         " ranks hold other parameters than rank 0 after step " +
@@ -1049,9 +1055,15 @@ void printCollectives(const TrainingReport &report, int64_t ran) {
                 static_cast<double>(time.bytes) / ran, seconds * 1e3,
                 step > 0 ? 100 * seconds / step : 0.0);
   };
-  std::printf("all-reduces per step on rank 0 of %d (%s), waiting "
-              "included:\n",
-              rankCount(), replicas->transport());
+  if (times.timedApart)
+    std::printf("all-reduces per step on rank 0 of %d (%s), after a barrier "
+                "(%.3f ms per step waiting there):\n",
+                rankCount(), replicas->transport(),
+                times.waitingSeconds / ran * 1e3);
+  else
+    std::printf("all-reduces per step on rank 0 of %d (%s), waiting "
+                "included:\n",
+                rankCount(), replicas->transport());
   line("gradients and results", times.values);
   line("scaling statistics", times.statistics);
 }
@@ -1088,6 +1100,7 @@ int main(int argc, char **argv) {
       printModelInfo(model);
     return 0;
   }
+  setCollectivesTimedApart(flags.timeCollectives);
   // Rank 0 writes the outputs; the others only reports asked of each.
   flags.report = reportPathOfRank(flags.report);
   flags.csv = reportPathOfRank(flags.csv);

@@ -87,7 +87,7 @@ gs.training @forward {learning_rate = 0.1 : f32, optimizer = #gs.momentum<>}
 // ALONE-NOT: gs.all_reduce
 // ALONE-NOT: gs.world_size
 
-// LLVM-DAG: llvm.func @gs_all_reduce_stats_f64(!llvm.ptr, !llvm.ptr, i64, i64, i64)
-// LLVM-DAG: llvm.func @gs_all_reduce_sum_f32(!llvm.ptr, !llvm.ptr, i64, i64, i64)
-// LLVM-DAG: llvm.func @gs_all_reduce_sum_i64(!llvm.ptr, !llvm.ptr, i64, i64, i64)
+// LLVM-DAG: llvm.func @gs_all_reduce_stats_f64(!llvm.ptr, !llvm.ptr, i64, i64, i64, !llvm.ptr, !llvm.ptr, i64, i64, i64)
+// LLVM-DAG: llvm.func @gs_all_reduce_sum_f32(!llvm.ptr, !llvm.ptr, i64, i64, i64, !llvm.ptr, !llvm.ptr, i64, i64, i64)
+// LLVM-DAG: llvm.func @gs_all_reduce_sum_i64(!llvm.ptr, !llvm.ptr, i64, i64, i64, !llvm.ptr, !llvm.ptr, i64, i64, i64)
 // LLVM-DAG: llvm.func @gs_world_size() -> i64

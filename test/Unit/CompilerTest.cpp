@@ -197,9 +197,10 @@ public:
   const char *transport() const override { return "mirror"; }
   int rank() const override { return 0; }
   int size() const override { return 2; }
-  void allReduce(void *data, int64_t count, runtime::DType type,
-                 runtime::Reduction reduction) override {
+  void allReduce(const void *input, void *data, int64_t count,
+                 runtime::DType type, runtime::Reduction reduction) override {
     ++calls[static_cast<int>(reduction)];
+    std::memcpy(data, input, count * runtime::sizeOf(type));
     for (int64_t i = 0; i < count; ++i) {
       if (reduction == runtime::Reduction::Max ||
           (reduction == runtime::Reduction::Stats &&
@@ -214,6 +215,7 @@ public:
     }
   }
   void broadcast(void *, int64_t, int) override {}
+  void barrier() override {}
   [[noreturn]] void abort(int status) override { std::exit(status); }
   int calls[3] = {0, 0, 0};
 };

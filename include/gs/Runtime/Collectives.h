@@ -2,13 +2,14 @@
 //
 // A train step compiled with gs-compile --distributed calls the C
 // functions below (gs.all_reduce and gs.world_size lower to them): each
-// reduces a rank's one-dimensional buffer in place to the reduction over
-// every rank's. They run on the process's Communicator, which a transport
-// (MPI, NCCL: Distributed/) provides; with none installed the process is
-// the only rank and they change nothing.
+// writes to a rank's output buffer the reduction of every rank's input
+// buffer (one dimension, as many elements). They run on the process's
+// Communicator, which a transport (MPI: Distributed/) provides; with none
+// installed the process is the only rank and they copy.
 //
 // A compiled buffer arrives as the expanded memref descriptor MLIR's
-// lowering passes: allocated and aligned pointers, offset, size, stride.
+// lowering passes: allocated and aligned pointers, offset, size, stride;
+// the input's, then the output's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,7 +25,9 @@
 
 #define GS_COLLECTIVE_DECLARE(reduction, suffix, T)                            \
   void gs_all_reduce_##reduction##_##suffix(                                   \
-      T *allocated, T *aligned, int64_t offset, int64_t size, int64_t stride);
+      const T *inputAllocated, const T *input, int64_t inputOffset,            \
+      int64_t inputSize, int64_t inputStride, T *outputAllocated, T *output,   \
+      int64_t outputOffset, int64_t outputSize, int64_t outputStride);
 
 extern "C" {
 GS_COLLECTIVE_DECLARE(sum, f32, float)
@@ -57,12 +60,15 @@ public:
   virtual const char *transport() const = 0;
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  /// Reduces `count` elements of `type` at `data` in place over the ranks.
+  /// Writes to `output` the reduction over the ranks of their `count`
+  /// elements of `type` at `input` (which may be `output`: in place).
   /// Stats takes F64 records of seven.
-  virtual void allReduce(void *data, int64_t count, DType type,
-                         Reduction reduction) = 0;
+  virtual void allReduce(const void *input, void *output, int64_t count,
+                         DType type, Reduction reduction) = 0;
   /// Copies `bytes` at `data` of rank `root` to every rank's `data`.
   virtual void broadcast(void *data, int64_t bytes, int root) = 0;
+  /// Returns once every rank has called it.
+  virtual void barrier() = 0;
   /// Ends every rank's process with `status`: after an error on one rank.
   [[noreturn]] virtual void abort(int status) = 0;
 };
@@ -86,10 +92,12 @@ struct TransportRegistration {
 /// The factory registered as `name`; null if no library linked in has it.
 TransportFactory findTransport(const std::string &name);
 
-/// What the compiled collectives cost this rank (waiting for the other
-/// ranks included), by what they reduced: values (gradients, losses,
-/// buffers: floats) and scaling statistics (moments, histograms, cast
-/// counts).
+/// What the compiled collectives cost this rank, by what they reduced:
+/// values (gradients, losses, buffers: floats) and scaling statistics
+/// (moments, histograms, cast counts). Their time includes waiting for the
+/// other ranks to arrive, unless `setCollectivesTimedApart(true)`: then
+/// the ranks meet at a barrier before each collective (a cost of its own),
+/// and `waitingSeconds` is the time spent there.
 struct CollectiveTime {
   int64_t calls = 0;
   int64_t bytes = 0;
@@ -97,8 +105,11 @@ struct CollectiveTime {
 };
 struct CollectiveTimes {
   CollectiveTime values, statistics;
+  double waitingSeconds = 0;
+  bool timedApart = false;
 };
 const CollectiveTimes &collectiveTimes();
+void setCollectivesTimedApart(bool apart);
 
 /// The C functions above by name, for a JIT that links compiled steps
 /// into this process.

@@ -4,11 +4,12 @@
 // include/gs/Runtime/Collectives.h, which the training runtime carries
 // over MPI or NCCL (or, with no communicator, computes for one rank):
 //
-//   void gs_all_reduce_<sum|max|stats>_<f32|f64|i64>(memref<?xT>)  in place
+//   gs_all_reduce_<sum|max|stats>_<f32|f64|i64>(memref<?xT> input,
+//                                               memref<?xT> output)
 //   int64_t gs_world_size(void)
 //
-// An all_reduce reduces a fresh copy of its input, flattened to one
-// dimension, and returns it as the result tensor.
+// An all_reduce passes its input flattened to one dimension and a fresh
+// buffer for the result, which becomes the result tensor.
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,8 +53,7 @@ struct AllReduceLowering : OpConversionPattern<AllReduceOp> {
   matchAndRewrite(AllReduceOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value input = adaptor.getInput();
-    RankedTensorType type = tensorTypeOf(input);
+    RankedTensorType type = tensorTypeOf(adaptor.getInput());
     Type element = type.getElementType();
     StringRef reduction = isa<StatsType>(op.getInput().getType())
                               ? "stats"
@@ -63,16 +63,17 @@ struct AllReduceLowering : OpConversionPattern<AllReduceOp> {
     auto flatTensor = RankedTensorType::get({type.getNumElements()}, element);
     auto flatBuffer = MemRefType::get({type.getNumElements()}, element);
     auto anyLength = MemRefType::get({ShapedType::kDynamic}, element);
-    func::FuncOp callee = runtimeFunction(
-        rewriter, op, name, rewriter.getFunctionType({anyLength}, {}));
+    func::FuncOp callee =
+        runtimeFunction(rewriter, op, name,
+                        rewriter.getFunctionType({anyLength, anyLength}, {}));
 
-    Value flat = reshapeTo(rewriter, loc, input, flatTensor);
+    Value flat = reshapeTo(rewriter, loc, adaptor.getInput(), flatTensor);
     Value source = bufferization::ToBufferOp::create(rewriter, loc, flatBuffer,
                                                      flat, /*read_only=*/true);
     Value buffer = memref::AllocOp::create(rewriter, loc, flatBuffer);
-    memref::CopyOp::create(rewriter, loc, source, buffer);
-    Value argument = memref::CastOp::create(rewriter, loc, anyLength, buffer);
-    func::CallOp::create(rewriter, loc, callee, ValueRange{argument});
+    Value input = memref::CastOp::create(rewriter, loc, anyLength, source);
+    Value output = memref::CastOp::create(rewriter, loc, anyLength, buffer);
+    func::CallOp::create(rewriter, loc, callee, ValueRange{input, output});
     // The deallocation pipeline frees the buffer.
     Value reduced = bufferization::ToTensorOp::create(rewriter, loc, flatTensor,
                                                       buffer, /*restrict=*/true,

@@ -64,7 +64,7 @@ public:
   int rank() const override { return rankIndex; }
   int size() const override { return ranks; }
 
-  void allReduce(void *data, int64_t count, DType type,
+  void allReduce(const void *input, void *output, int64_t count, DType type,
                  Reduction reduction) override {
     MPI_Datatype element = MPI_DOUBLE;
     MPI_Op op = reduction == Reduction::Max ? MPI_MAX : MPI_SUM;
@@ -85,11 +85,12 @@ public:
     int bytes = 0;
     MPI_Type_size(element, &bytes);
     // MPI counts are ints: a larger buffer goes in parts.
-    char *bytePointer = static_cast<char *>(data);
+    const char *from = static_cast<const char *>(input);
+    char *to = static_cast<char *>(output);
     for (int64_t done = 0; done < count;) {
       int part = static_cast<int>(std::min<int64_t>(count - done, INT_MAX));
-      MPI_Allreduce(MPI_IN_PLACE, bytePointer + done * bytes, part, element, op,
-                    MPI_COMM_WORLD);
+      MPI_Allreduce(from == to ? MPI_IN_PLACE : from + done * bytes,
+                    to + done * bytes, part, element, op, MPI_COMM_WORLD);
       done += part;
     }
   }
@@ -102,6 +103,8 @@ public:
       done += part;
     }
   }
+
+  void barrier() override { MPI_Barrier(MPI_COMM_WORLD); }
 
   [[noreturn]] void abort(int status) override {
     MPI_Abort(MPI_COMM_WORLD, status);

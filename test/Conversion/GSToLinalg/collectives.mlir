@@ -1,21 +1,22 @@
 // RUN: gs-opt %s --split-input-file --convert-gs-to-linalg | FileCheck %s
 
-// Collectives.cpp: gs.all_reduce reduces a fresh one-dimensional copy of
-// its input in place through the runtime's gs_all_reduce_<reduction>_<type>
-// (include/gs/Runtime/Collectives.h); gs.world_size asks the runtime.
+// Collectives.cpp: gs.all_reduce passes its input, flattened to one
+// dimension, and a fresh buffer for the result to the runtime's
+// gs_all_reduce_<reduction>_<type> (include/gs/Runtime/Collectives.h);
+// gs.world_size asks the runtime.
 
-// CHECK-DAG: func.func private @gs_all_reduce_sum_f32(memref<?xf32>)
-// CHECK-DAG: func.func private @gs_all_reduce_max_i64(memref<?xi64>)
+// CHECK-DAG: func.func private @gs_all_reduce_sum_f32(memref<?xf32>, memref<?xf32>)
+// CHECK-DAG: func.func private @gs_all_reduce_max_i64(memref<?xi64>, memref<?xi64>)
 // CHECK-DAG: func.func private @gs_world_size() -> i64
 // CHECK-LABEL: func.func @gradient
 // CHECK-SAME: (%[[DW:.+]]: tensor<3x4xf32>)
 // CHECK: %[[FLAT:.+]] = tensor.collapse_shape %[[DW]] {{\[}}[0, 1]] : tensor<3x4xf32> into tensor<12xf32>
 // CHECK: %[[SOURCE:.+]] = bufferization.to_buffer %[[FLAT]] read_only : tensor<12xf32> to memref<12xf32>
-// CHECK: %[[COPY:.+]] = memref.alloc() : memref<12xf32>
-// CHECK: memref.copy %[[SOURCE]], %[[COPY]]
-// CHECK: %[[ANY:.+]] = memref.cast %[[COPY]] : memref<12xf32> to memref<?xf32>
-// CHECK: call @gs_all_reduce_sum_f32(%[[ANY]]) : (memref<?xf32>) -> ()
-// CHECK: %[[SUM:.+]] = bufferization.to_tensor %[[COPY]] restrict writable : memref<12xf32> to tensor<12xf32>
+// CHECK: %[[RESULT:.+]] = memref.alloc() : memref<12xf32>
+// CHECK: %[[IN:.+]] = memref.cast %[[SOURCE]] : memref<12xf32> to memref<?xf32>
+// CHECK: %[[OUT:.+]] = memref.cast %[[RESULT]] : memref<12xf32> to memref<?xf32>
+// CHECK: call @gs_all_reduce_sum_f32(%[[IN]], %[[OUT]]) : (memref<?xf32>, memref<?xf32>) -> ()
+// CHECK: %[[SUM:.+]] = bufferization.to_tensor %[[RESULT]] restrict writable : memref<12xf32> to tensor<12xf32>
 // CHECK: %[[SHAPED:.+]] = tensor.expand_shape %[[SUM]] {{\[}}[0, 1]] output_shape [3, 4] : tensor<12xf32> into tensor<3x4xf32>
 // CHECK: %[[N:.+]] = call @gs_world_size() : () -> i64
 // CHECK: return %[[SHAPED]], %[[N]]
@@ -26,7 +27,7 @@ func.func @gradient(%dw: tensor<3x4xf32>) -> (tensor<3x4xf32>, i64) {
 }
 
 // CHECK-LABEL: func.func @counts
-// CHECK: call @gs_all_reduce_max_i64(%{{.*}}) : (memref<?xi64>) -> ()
+// CHECK: call @gs_all_reduce_max_i64(%{{.*}}, %{{.*}}) : (memref<?xi64>, memref<?xi64>) -> ()
 func.func @counts(%c: tensor<4xi64>) -> tensor<4xi64> {
   %m = gs.all_reduce max %c : tensor<4xi64>
   return %m : tensor<4xi64>
@@ -46,11 +47,11 @@ func.func @loss(%l: tensor<f32>) -> tensor<f32> {
 
 // Statistics: the stats reduction of their lowered tensor<7xf64>, which
 // the scale decision then reads.
-// CHECK: func.func private @gs_all_reduce_stats_f64(memref<?xf64>)
+// CHECK: func.func private @gs_all_reduce_stats_f64(memref<?xf64>, memref<?xf64>)
 // CHECK-LABEL: func.func @statistics
 // CHECK: %[[STATS:.+]] = tensor.from_elements {{.*}} : tensor<7xf64>
 // CHECK: bufferization.to_buffer %[[STATS]] read_only
-// CHECK: call @gs_all_reduce_stats_f64(%{{.*}}) : (memref<?xf64>) -> ()
+// CHECK: call @gs_all_reduce_stats_f64(%{{.*}}, %{{.*}}) : (memref<?xf64>, memref<?xf64>) -> ()
 // CHECK: %[[SUMMED:.+]] = bufferization.to_tensor
 // CHECK: tensor.extract %[[SUMMED]]
 func.func @statistics(%dy: tensor<8x16xf32>) -> f32 {
