@@ -78,11 +78,20 @@ struct BlockPlan {
   SmallVector<int64_t> blockSizes, blockOrder;
   /// The full block's iteration sizes, which vectorization gives it.
   SmallVector<int64_t> vectorSizes;
+  /// The m, n and k loops the blocks are cut along.
+  unsigned m, n, k;
+  /// Whether each panel copies its slice of B into a buffer of its own
+  /// (packPanelOfB).
+  bool packB = false;
 };
 
 /// The reduction steps of a panel: 256 rows of B fill 24 KiB (nr = 24) or
 /// 32 KiB (nr = 32) of the L1 cache.
 constexpr int64_t kPanelDepth = 256;
+
+/// The register blocks, at least, that read each panel of B when it is
+/// packed.
+constexpr int64_t kPackedPanelReuse = 8;
 
 /// The block plan of a GEMM-like op; fails for ops that are not GEMMs
 /// (matrix-vector products, convolutions).
@@ -107,6 +116,13 @@ FailureOr<BlockPlan> planBlocks(linalg::LinalgOp op, RegisterBlock block) {
     return failure();
   unsigned numLoops = op.getNumLoops();
   BlockPlan plan;
+  plan.m = m;
+  plan.n = n;
+  plan.k = k;
+  // Packing pays where B is wider than a panel (its rows then lie apart)
+  // and many register blocks read each panel.
+  plan.packB =
+      ranges[n] > block.nr && ranges[m] >= kPackedPanelReuse * block.mr;
   plan.panelSizes.assign(numLoops, 0);
   plan.blockSizes.assign(numLoops, 0);
   plan.vectorSizes.assign(numLoops, 1);
@@ -247,6 +263,31 @@ FailureOr<scf::SCFTilingResult> tile(RewriterBase &rewriter,
   return tiled;
 }
 
+/// Copies the slice of B that `panel` reads (its input indexed by n and k,
+/// not m) into a tensor of its own, which bufferizes to a contiguous
+/// kc x nr buffer. In B the slice's rows lie a row of B apart: for a wide
+/// B (a power-of-two multiple of 4 KiB apart, say) they fall into a few
+/// sets of the L1 cache and evict each other, while every register block
+/// of the m loop reads the whole panel again.
+void packPanelOfB(RewriterBase &rewriter, linalg::LinalgOp panel,
+                  const BlockPlan &plan) {
+  for (OpOperand *input : panel.getDpsInputOperands()) {
+    AffineMap map = panel.getMatchingIndexingMap(input);
+    auto type = dyn_cast<RankedTensorType>(input->get().getType());
+    if (!type || map.isFunctionOfDim(plan.m) || !map.isFunctionOfDim(plan.n))
+      continue;
+    Location loc = panel.getLoc();
+    rewriter.setInsertionPoint(panel);
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, input->get());
+    Value buffer =
+        tensor::EmptyOp::create(rewriter, loc, sizes, type.getElementType());
+    Value packed = linalg::CopyOp::create(rewriter, loc, input->get(), buffer)
+                       .getResult(0);
+    rewriter.modifyOpInPlace(panel, [&] { input->set(packed); });
+  }
+}
+
 /// Tiles `op` into panels and register blocks and peels the loops, so that
 /// all blocks but those at the edges have static shapes.
 LogicalResult tileIntoBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
@@ -255,9 +296,11 @@ LogicalResult tileIntoBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
       tile(rewriter, op, plan.panelSizes, plan.panelOrder);
   if (failed(panels))
     return failure();
+  auto panel = cast<linalg::LinalgOp>(panels->tiledOps.back());
+  if (plan.packB)
+    packPanelOfB(rewriter, panel, plan);
   FailureOr<scf::SCFTilingResult> blocks =
-      tile(rewriter, cast<linalg::LinalgOp>(panels->tiledOps.back()),
-           plan.blockSizes, plan.blockOrder);
+      tile(rewriter, panel, plan.blockSizes, plan.blockOrder);
   if (failed(blocks))
     return failure();
   blocks->tiledOps.back()->setAttr(

@@ -232,3 +232,30 @@ func.func @widening_transpose(%a: tensor<64x32xf16>, %w: tensor<48x32xf16>, %c: 
   %r = linalg.matmul ins(%a, %t : tensor<64x32xf16>, tensor<32x48xf16>) outs(%c : tensor<64x48xf32>) -> tensor<64x48xf32>
   return %r : tensor<64x48xf32>
 }
+
+// -----
+
+// B wider than a panel and read by at least 8 register blocks: each panel
+// of B is copied into a tensor of its own (a contiguous kc x nr buffer once
+// bufferized) before the m loop reads it block after block. With fewer
+// rows the copy would not pay: none.
+
+// AVX2-LABEL: func.func @packed_panel
+// AVX2: scf.for %[[N:.+]] = %c0 to %c48 step %c24
+// AVX2: %[[PANEL:.+]] = tensor.extract_slice %arg1[0, %[[N]]] [32, 24] [1, 1] : tensor<32x48xf32> to tensor<32x24xf32>
+// AVX2: %[[BUFFER:.+]] = tensor.empty() : tensor<32x24xf32>
+// AVX2: %[[PACKED:.+]] = linalg.copy ins(%[[PANEL]] : tensor<32x24xf32>) outs(%[[BUFFER]] : tensor<32x24xf32>)
+// AVX2: scf.for %{{.*}} = %c0 to %c64 step %c4
+// AVX2: scf.for %[[K:.+]] = %c0 to %c32 step %c1
+// AVX2: tensor.extract_slice %[[PACKED]][%[[K]], 0] [1, 24] [1, 1] : tensor<32x24xf32> to tensor<1x24xf32>
+// AVX2-LABEL: func.func @few_rows
+// AVX2-NOT: linalg.copy
+// AVX2: return
+func.func @packed_panel(%a: tensor<64x32xf32>, %b: tensor<32x48xf32>, %c: tensor<64x48xf32>) -> tensor<64x48xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x48xf32>) outs(%c : tensor<64x48xf32>) -> tensor<64x48xf32>
+  return %r : tensor<64x48xf32>
+}
+func.func @few_rows(%a: tensor<16x32xf32>, %b: tensor<32x48xf32>, %c: tensor<16x48xf32>) -> tensor<16x48xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<16x32xf32>, tensor<32x48xf32>) outs(%c : tensor<16x48xf32>) -> tensor<16x48xf32>
+  return %r : tensor<16x48xf32>
+}
