@@ -44,6 +44,8 @@ namespace {
 /// The outputs a register block computes: `mr` rows times `nr` columns.
 struct RegisterBlock {
   int64_t mr, nr;
+  /// f32 elements per SIMD register.
+  int64_t lanes;
 };
 
 /// The widest SIMD registers of the host CPU, in bits.
@@ -62,8 +64,8 @@ unsigned hostVectorBits() {
 RegisterBlock registerBlockFor(unsigned vectorBits) {
   int64_t lanes = std::max<int64_t>(vectorBits / 32, 4);
   if (vectorBits >= 512)
-    return {8, 2 * lanes}; // 16 accumulators, 2 B vectors.
-  return {4, 3 * lanes};   // 12 accumulators, 3 B vectors.
+    return {8, 2 * lanes, lanes}; // 16 accumulators, 2 B vectors.
+  return {4, 3 * lanes, lanes};   // 12 accumulators, 3 B vectors.
 }
 
 /// How a GEMM-like op is cut into register blocks, in two levels of loops.
@@ -88,6 +90,20 @@ struct BlockPlan {
 /// The reduction steps of a panel: 256 rows of B fill 24 KiB (nr = 24) or
 /// 32 KiB (nr = 32) of the L1 cache.
 constexpr int64_t kPanelDepth = 256;
+
+/// The width of the panels of `columns` columns: the register block's
+/// `nr`, or a narrower multiple of the SIMD width where `nr` would leave an
+/// edge panel wider than a register but not a whole number of registers
+/// (17 columns: a register and one element), whose rows LLVM then loads and
+/// stores in pieces.
+int64_t panelWidth(int64_t columns, RegisterBlock block) {
+  for (int64_t width = block.nr; width > block.lanes; width -= block.lanes) {
+    int64_t edge = columns % width;
+    if (edge <= block.lanes || edge % block.lanes == 0)
+      return width;
+  }
+  return block.lanes;
+}
 
 /// The register blocks, at least, that read each panel of B when it is
 /// packed.
@@ -132,7 +148,7 @@ FailureOr<BlockPlan> planBlocks(linalg::LinalgOp op, RegisterBlock block) {
       plan.panelSizes[d] = 1;
       plan.panelOrder.push_back(d);
     }
-  plan.panelSizes[n] = std::min(block.nr, ranges[n]);
+  plan.panelSizes[n] = std::min(panelWidth(ranges[n], block), ranges[n]);
   plan.panelSizes[k] = std::min(kPanelDepth, ranges[k]);
   plan.panelOrder.append({n, k, m});
   plan.blockSizes[m] = std::min(block.mr, ranges[m]);

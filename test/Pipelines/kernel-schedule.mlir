@@ -36,15 +36,21 @@ func.func @matmul(%a: tensor<64x32xf32>, %b: tensor<32x48xf32>) -> tensor<64x48x
 // -----
 
 // Sizes that are not multiples of the block: the full blocks and the edge
-// rows get static shapes of their own (peeling), so no masks are needed; a
-// row narrower than the panel stays one vector.
+// rows get static shapes of their own (peeling), so no masks are needed.
+// With AVX-512, 32-column panels would leave an edge of 30 columns, a
+// register and 14 elements, which LLVM loads and stores in pieces: the
+// panels are 16 columns instead (a 16 and a 14), each row one register.
 
 // AVX512-LABEL: func.func @ragged
 // AVX512-NOT: vector.mask
-// AVX512: scf.for %{{.*}} = %c0 to %c7 step %c1 iter_args({{.*}}) -> (vector<30xf32>, vector<30xf32>, vector<30xf32>, vector<30xf32>, vector<30xf32>, vector<30xf32>, vector<30xf32>, vector<30xf32>)
-// AVX512-COUNT-8: vector.fma %{{.*}} : vector<30xf32>
-// AVX512: scf.for %{{.*}} = %c0 to %c7 step %c1 iter_args({{.*}}) -> (vector<30xf32>, vector<30xf32>)
-// AVX512-COUNT-2: vector.fma %{{.*}} : vector<30xf32>
+// AVX512: scf.for %{{.*}} = %c0 to %c7 step %c1 iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// AVX512-COUNT-8: vector.fma %{{.*}} : vector<16xf32>
+// AVX512: scf.for %{{.*}} = %c0 to %c7 step %c1 iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>)
+// AVX512-COUNT-2: vector.fma %{{.*}} : vector<16xf32>
+// AVX512: scf.for %{{.*}} = %c0 to %c7 step %c1 iter_args({{.*}}) -> (vector<14xf32>, vector<14xf32>, vector<14xf32>, vector<14xf32>, vector<14xf32>, vector<14xf32>, vector<14xf32>, vector<14xf32>)
+// AVX512-COUNT-8: vector.fma %{{.*}} : vector<14xf32>
+// AVX512: scf.for %{{.*}} = %c0 to %c7 step %c1 iter_args({{.*}}) -> (vector<14xf32>, vector<14xf32>)
+// AVX512-COUNT-2: vector.fma %{{.*}} : vector<14xf32>
 // AVX512-NOT: linalg.matmul
 func.func @ragged(%a: tensor<10x7xf32>, %b: tensor<7x30xf32>, %c: tensor<10x30xf32>) -> tensor<10x30xf32> {
   %r = linalg.matmul ins(%a, %b : tensor<10x7xf32>, tensor<7x30xf32>) outs(%c : tensor<10x30xf32>) -> tensor<10x30xf32>
