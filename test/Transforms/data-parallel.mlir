@@ -50,11 +50,13 @@ gs.training @forward {learning_rate = 0.1 : f32, optimizer = #gs.momentum<>}
 // CHECK-NEXT: %[[C0S:.+]] = gs.all_reduce sum %[[C0]] : tensor<4xi64>
 // CHECK: tensor.extract %[[C0S]]
 // The hidden layer's data gradient (fG): the incoming gradient's statistics
-// summed, the weight's (the same on every rank) not.
+// summed, and the other operand's (here a weight, the same on every rank,
+// whose moments the sum keeps; an activation's would differ).
 // CHECK: %[[D2:.+]] = gs.grad_stats %{{.*}} : tensor<2x3xf16>
 // CHECK-NEXT: %[[W2:.+]] = gs.grad_stats %{{.*}} : tensor<3x8xf16>
 // CHECK-NEXT: %[[D2S:.+]] = gs.all_reduce sum %[[D2]] : !gs.stats
-// CHECK-NEXT: gs.compute_scale %[[D2S]], %[[W2]] {accum_length = 3 : i64, model = #gs.scale_model<half_normal>}
+// CHECK-NEXT: %[[W2S:.+]] = gs.all_reduce sum %[[W2]] : !gs.stats
+// CHECK-NEXT: gs.compute_scale %[[D2S]], %[[W2S]] {accum_length = 3 : i64, model = #gs.scale_model<half_normal>}
 // CHECK: gs.yield
 // The gradients: summed before the non-finite check and the updates.
 // CHECK: %[[DW1:.+]] = gs.all_reduce sum %[[G]]#0 : tensor<8x4xf32>

@@ -267,10 +267,10 @@ gs.training @forward {learning_rate = 0.5 : f32, optimizer = #gs.momentum<>}
   std::vector<float> mirrored = trainThreeSteps(*replica);
   runtime::setCommunicator(nullptr);
   EXPECT_EQ(mirrored, expected);
-  // Per step: the two sites' statistics (the half-normal site's gradient
-  // and the softmax cast's), the 2 gradients and the loss, and the cast
-  // counts of the two roundings.
-  EXPECT_EQ(ranks.calls[static_cast<int>(runtime::Reduction::Stats)], 3 * 2);
+  // Per step: the sites' statistics (the softmax cast's gradient, the
+  // half-normal site's gradient and weight), the 2 gradients and the loss,
+  // and the cast counts of the two roundings.
+  EXPECT_EQ(ranks.calls[static_cast<int>(runtime::Reduction::Stats)], 3 * 3);
   EXPECT_EQ(ranks.calls[static_cast<int>(runtime::Reduction::Sum)],
             3 * (2 + 1 + 2));
   EXPECT_EQ(ranks.calls[static_cast<int>(runtime::Reduction::Max)], 0);

@@ -67,8 +67,12 @@ void sumScalingStatistics(Region &region) {
   DenseMap<Value, Value> summed;
   region.walk([&](Operation *op) {
     if (auto decision = dyn_cast<ComputeScaleOp>(op)) {
-      // The weight and its statistics are the same on every rank.
       sumOperandOverRanks(decision.getGradStatsMutable(), summed);
+      // A contraction's other operand is a weight, the same on every rank
+      // (summing its statistics keeps its moments and maximum), or an
+      // activation, which is not.
+      if (decision.getWeightStats())
+        sumOperandOverRanks(decision.getWeightStatsMutable()[0], summed);
       if (decision.getHistogram())
         sumOperandOverRanks(decision.getHistogramMutable()[0], summed);
     } else if (auto unify = dyn_cast<UnifyScalesOp>(op)) {

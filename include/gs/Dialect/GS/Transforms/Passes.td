@@ -186,8 +186,9 @@ def DataParallel : Pass<"gs-data-parallel", "::mlir::ModuleOp"> {
     * the backward seed is divided by the world size, so that each rank's
       gradients are its share of the global batch mean;
     * the statistics every scale decision reads (the incoming gradient's
-      `gs.grad_stats` and `gs.exponent_histogram` at `gs.compute_scale`,
-      the parts' statistics at `gs.unify_scales`) are summed over the
+      and the other operand's `gs.grad_stats` and the
+      `gs.exponent_histogram` at `gs.compute_scale`, the parts' statistics
+      at `gs.unify_scales`) are summed over the
       ranks (`gs.all_reduce`) just before it, so that every rank chooses
       the scales the global batch's gradients call for, and the same;
     * the counts of `gs.cast_stats` (telemetry) are summed likewise;
