@@ -78,8 +78,7 @@ struct CompileOptions {
   /// process may run on. A GPU model's host code is compiled whole.
   unsigned threads = 0;
   /// The transport of a data-parallel train step (TrainPipelineOptions'
-  /// data-parallel) as the table records it: "mpi" or "nccl"; empty for
-  /// none.
+  /// data-parallel) as the table records it: "mpi"; empty for none.
   std::string distributed;
 };
 

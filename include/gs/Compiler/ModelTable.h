@@ -88,7 +88,7 @@ struct ModelSpec {
   /// Where the entries run (enum gs_device); on a GPU they take the
   /// parameters' device buffers first.
   int32_t device = GS_DEVICE_CPU;
-  /// The transport of a data-parallel train step ("mpi", "nccl"); empty
+  /// The transport of a data-parallel train step ("mpi"); empty
   /// for none.
   std::string distributed;
 };

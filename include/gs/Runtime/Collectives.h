@@ -56,7 +56,7 @@ enum class Reduction { Sum, Max, Stats };
 class Communicator {
 public:
   virtual ~Communicator();
-  /// "mpi", "nccl".
+  /// "mpi".
   virtual const char *transport() const = 0;
   virtual int rank() const = 0;
   virtual int size() const = 0;
