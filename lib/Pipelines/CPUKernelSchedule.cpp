@@ -80,8 +80,8 @@ struct BlockPlan {
   SmallVector<int64_t> blockSizes, blockOrder;
   /// The full block's iteration sizes, which vectorization gives it.
   SmallVector<int64_t> vectorSizes;
-  /// The m, n and k loops the blocks are cut along.
-  unsigned m, n, k;
+  /// The m and n loops the blocks are cut along.
+  unsigned m, n;
   /// Whether each panel copies its slice of B into a buffer of its own
   /// (packPanelOfB).
   bool packB = false;
@@ -134,7 +134,6 @@ FailureOr<BlockPlan> planBlocks(linalg::LinalgOp op, RegisterBlock block) {
   BlockPlan plan;
   plan.m = m;
   plan.n = n;
-  plan.k = k;
   // Packing pays where B is wider than a panel (its rows then lie apart)
   // and many register blocks read each panel.
   plan.packB =
