@@ -97,6 +97,10 @@ if gs_mpirun:
 config.substitutions.append(("%fake_libcuda", os.path.join(
     config.gs_obj_root, "test", "lib", "libgs-fake-cuda.so")))
 
+# Its libnccl stand-in over MPI, where MPI is (test/CMakeLists.txt).
+config.substitutions.append(("%fake_libnccl", os.path.join(
+    config.gs_obj_root, "test", "lib", "libgs-fake-nccl.so")))
+
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%python", sys.executable))
 # Debian's python3-onnx (and python3-torch) belong to the system Python.

@@ -19,15 +19,17 @@
 using namespace mlir;
 using namespace mlir::gs;
 
-void mlir::gs::buildGSToLinalgPipeline(OpPassManager &pm,
-                                       bool paramsToGlobals) {
+void mlir::gs::buildGSToLinalgPipeline(OpPassManager &pm, bool paramsToGlobals,
+                                       bool deviceCollectives) {
   pm.addPass(createCanonicalizerPass());
   ConvertGSParamsToMemRefOptions params;
   params.updatesOnly = !paramsToGlobals;
   pm.addPass(createConvertGSParamsToMemRef(params));
   OpPassManager &toLinalg = pm.nest<func::FuncOp>();
   toLinalg.addPass(createInlineBackward());
-  toLinalg.addPass(createConvertGSToLinalg());
+  ConvertGSToLinalgOptions toLinalgOptions;
+  toLinalgOptions.deviceCollectives = deviceCollectives;
+  toLinalg.addPass(createConvertGSToLinalg(toLinalgOptions));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createFuseElementwise());

@@ -17,8 +17,10 @@ void mlir::gs::buildGPUKernelPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createInlineBackward());
   pm.addNestedPass<func::FuncOp>(createFuseEpilogues());
   pm.addPass(createConvertGSToGPU());
-  // Where parameters live is the runtime's: they stay gs.param.
-  buildGSToLinalgPipeline(pm, /*paramsToGlobals=*/false);
+  // Where parameters live is the runtime's: they stay gs.param. The
+  // collectives reduce device buffers.
+  buildGSToLinalgPipeline(pm, /*paramsToGlobals=*/false,
+                          /*deviceCollectives=*/true);
   // The scalar code on kernel results and the skip guard onto tensors,
   // then everything on tensors into kernels.
   pm.addPass(createDeviceScalars());

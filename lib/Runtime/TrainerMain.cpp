@@ -1055,7 +1055,11 @@ void printCollectives(const TrainingReport &report, int64_t ran) {
                 static_cast<double>(time.bytes) / ran, seconds * 1e3,
                 step > 0 ? 100 * seconds / step : 0.0);
   };
-  if (times.timedApart)
+  if (times.onDevice)
+    std::printf("all-reduces per step on rank 0 of %d (%s), queued on the "
+                "GPU (the host's time to queue them):\n",
+                rankCount(), replicas->transport());
+  else if (times.timedApart)
     std::printf("all-reduces per step on rank 0 of %d (%s), after a barrier "
                 "(%.3f ms per step waiting there):\n",
                 rankCount(), replicas->transport(),
@@ -1210,12 +1214,13 @@ int main(int argc, char **argv) {
       leads() && (flags.progress == "always" ||
                   (flags.progress == "auto" && ::isatty(STDERR_FILENO)));
   Progress progress(progressOn);
-  std::string placement =
-      !gpu.empty() ? ", on " + gpu
-      : rankCount() > 1
-          ? ", " + std::to_string(rankCount()) + " ranks of " +
-                std::to_string(entries.batch) + " over " + replicas->transport()
-          : "";
+  std::string placement;
+  if (rankCount() > 1)
+    placement += ", " + std::to_string(rankCount()) + " ranks of " +
+                 std::to_string(entries.batch) + " over " +
+                 replicas->transport();
+  if (!gpu.empty())
+    placement += (rankCount() > 1 ? " on GPUs like " : ", on ") + gpu;
   if (leads())
     std::fprintf(
         stderr,
@@ -1252,8 +1257,9 @@ int main(int argc, char **argv) {
   };
 
   // The GPU's driver calls after the first step (which loads modules and
-  // fills the allocator's cache) and at the end.
-  DeviceCalls afterFirstStep;
+  // fills the allocator's cache) and after the last (before the replicas'
+  // final check reads every parameter back).
+  DeviceCalls afterFirstStep, afterLastStep;
   for (int64_t step = start + 1; step <= total; ++step) {
     int64_t epoch = (step - 1) / stepsPerEpoch;
     if (epoch != orderEpoch) {
@@ -1291,6 +1297,7 @@ int main(int argc, char **argv) {
             saveCheckpoint(flags.checkpoint, model, step, data, report.losses));
     }
   }
+  afterLastStep = deviceCalls();
   checkReplicasAgree(model, total);
   report.wallSeconds = elapsed();
   report.steps = total;
@@ -1314,7 +1321,7 @@ int main(int argc, char **argv) {
   if (rankCount() > 1 && total > start)
     printCollectives(report, total - start);
   if (runsOnDevice(model) && total - start > 1) {
-    DeviceCalls end = deviceCalls();
+    const DeviceCalls &end = afterLastStep;
     double steps = static_cast<double>(total - start - 1);
     std::printf(
         "GPU calls per step after the first: %.1f kernel launches, "

@@ -114,7 +114,7 @@ static cl::list<std::string> fp32Ops(
              "and the reductions (e.g. gs.sigmoid,gs.exp), as gs-opt's "
              "--gs-train=\"fp32-ops=...\""),
     cl::CommaSeparated, cl::value_desc("op,..."), cl::cat(compileCategory));
-enum class Distributed { None, MPI };
+enum class Distributed { None, MPI, NCCL };
 static cl::opt<Distributed> distributed(
     "distributed",
     cl::desc("Compile the train step as a data-parallel replica: ranks "
@@ -124,7 +124,11 @@ static cl::opt<Distributed> distributed(
     cl::values(clEnumValN(Distributed::None, "none", "one process (default)"),
                clEnumValN(Distributed::MPI, "mpi",
                           "the ranks of mpirun, on CPUs (Open MPI); "
-                          "--emit=exe links the MPI transport")),
+                          "--emit=exe links the MPI transport"),
+               clEnumValN(Distributed::NCCL, "nccl",
+                          "the ranks of mpirun, a GPU each (--target=cuda), "
+                          "reducing on the GPU with NCCL; --emit=exe links "
+                          "the NCCL and MPI transports")),
     cl::cat(compileCategory));
 enum class Emit { MLIR, LLVM, Object, Library, Executable };
 static cl::opt<Emit> emit(
@@ -297,7 +301,15 @@ LogicalResult trainOptions(gs::TrainPipelineOptions &options,
 
 /// The transport --distributed names, as the model's table records it.
 std::string transportName() {
-  return distributed == Distributed::MPI ? "mpi" : "";
+  switch (distributed) {
+  case Distributed::None:
+    return "";
+  case Distributed::MPI:
+    return "mpi";
+  case Distributed::NCCL:
+    return "nccl";
+  }
+  llvm_unreachable("a --distributed value");
 }
 
 /// The module at `path`: an ONNX model through the importer (with the
@@ -407,19 +419,23 @@ int linkExecutable(const std::vector<std::string> &objects, const char *argv0) {
                 "' is missing: build GradScale's runtime or pass "
                 "--runtime-dir");
   };
-  if (distributed == Distributed::MPI) {
-    // Whole: the transport registers itself from a static object.
+  if (distributed != Distributed::None) {
+    // Whole: a transport registers itself from a static object. NCCL's
+    // bootstraps over MPI's.
     libraries.push_back("-Wl,--whole-archive");
     if (!addLibrary("libGSRuntimeMPI.a") || GS_MPI_LIBRARIES[0] == '\0')
-      return fail("--distributed=mpi: this GradScale was built without MPI "
-                  "(install Open MPI, libopenmpi-dev, and build again)");
+      return fail("--distributed=" + transportName() +
+                  ": this GradScale was built without MPI (install Open "
+                  "MPI, libopenmpi-dev, and build again)");
+    if (distributed == Distributed::NCCL && !addLibrary("libGSRuntimeNCCL.a"))
+      return missing("libGSRuntimeNCCL.a");
     libraries.push_back("-Wl,--no-whole-archive");
   }
   for (const char *name :
        {"libGSRuntimeMain.a", "libGSRuntime.a", "libGSCudaRuntime.a"})
     if (!addLibrary(name))
       return missing(name);
-  if (distributed == Distributed::MPI) {
+  if (distributed != Distributed::None) {
     llvm::SmallVector<llvm::StringRef> mpi;
     llvm::StringRef(GS_MPI_LIBRARIES).split(mpi, ';', -1, false);
     for (llvm::StringRef library : mpi)
@@ -656,9 +672,13 @@ int main(int argc, char **argv) {
       "(docs/Runtime.md, docs/GPU.md)\n");
   if (std::string error; failed(gs::targetOptionsFromCL(targetOptions, error)))
     return fail(error);
-  if (distributed != Distributed::None && targetOptions.device != GS_DEVICE_CPU)
-    return fail("--distributed=mpi: data-parallel train steps run on CPUs "
-                "(--target=cpu)");
+  if (distributed == Distributed::MPI && targetOptions.device != GS_DEVICE_CPU)
+    return fail("--distributed=mpi reduces host memory, for steps on CPUs "
+                "(--target=cpu); for a GPU, --distributed=nccl");
+  if (distributed == Distributed::NCCL &&
+      targetOptions.device != GS_DEVICE_CUDA)
+    return fail("--distributed=nccl reduces GPU memory, for steps on NVIDIA "
+                "GPUs (--target=cuda); for CPUs, --distributed=mpi");
   if (jobs > kMaxJobs)
     return fail("--jobs=" + std::to_string(jobs) + ": at most " +
                 std::to_string(kMaxJobs));

@@ -27,6 +27,14 @@ def ConvertGSToLinalg : Pass<"convert-gs-to-linalg"> {
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::memref::MemRefDialect", "::mlir::func::FuncDialect"
   ];
+  let options = [
+    Option<"deviceCollectives", "device-collectives", "bool",
+           /*default=*/"false",
+           "gs.all_reduce reduces device buffers (gs_device_all_reduce_*, "
+           "a GPU transport such as NCCL): statistics records as a sum and "
+           "a max all-reduce merged by a linalg.generic, for lack of "
+           "custom reductions there">
+  ];
 }
 
 def ConvertGSParamsToMemRef

@@ -40,8 +40,10 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
 /// gs (tensors) to linalg on tensors: gs.update expanded, parameters to
 /// globals (or, without `paramsToGlobals`, left gs.param), the backward
 /// regions inlined, gs to linalg, elementwise fusion. The prefix of the
-/// CPU pipeline and of the GPU kernel pipeline.
-void buildGSToLinalgPipeline(OpPassManager &pm, bool paramsToGlobals);
+/// CPU pipeline and of the GPU kernel pipeline; the latter's collectives
+/// reduce device buffers (`deviceCollectives`).
+void buildGSToLinalgPipeline(OpPassManager &pm, bool paramsToGlobals,
+                             bool deviceCollectives = false);
 
 /// A train step's computation in device kernels, on tensors: the FP16
 /// contractions with their scaling epilogues and the scale decisions

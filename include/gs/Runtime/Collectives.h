@@ -11,6 +11,11 @@
 // lowering passes: allocated and aligned pointers, offset, size, stride;
 // the input's, then the output's.
 //
+// A step compiled for a GPU calls the gs_device_* functions instead
+// (DeviceCollectives.cpp): its buffers are device memory, which a GPU
+// transport (NCCL) reduces on the step's stream; with no communicator they
+// copy on the device.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef GS_RUNTIME_COLLECTIVES_H
@@ -23,24 +28,40 @@
 #include <string>
 #include <vector>
 
-#define GS_COLLECTIVE_DECLARE(reduction, suffix, T)                            \
-  void gs_all_reduce_##reduction##_##suffix(                                   \
+#define GS_COLLECTIVE_DECLARE(function, suffix, T)                             \
+  void gs_##function##_##suffix(                                               \
       const T *inputAllocated, const T *input, int64_t inputOffset,            \
       int64_t inputSize, int64_t inputStride, T *outputAllocated, T *output,   \
       int64_t outputOffset, int64_t outputSize, int64_t outputStride);
 
 extern "C" {
-GS_COLLECTIVE_DECLARE(sum, f32, float)
-GS_COLLECTIVE_DECLARE(sum, f64, double)
-GS_COLLECTIVE_DECLARE(sum, i64, int64_t)
-GS_COLLECTIVE_DECLARE(max, f32, float)
-GS_COLLECTIVE_DECLARE(max, f64, double)
-GS_COLLECTIVE_DECLARE(max, i64, int64_t)
+GS_COLLECTIVE_DECLARE(all_reduce_sum, f32, float)
+GS_COLLECTIVE_DECLARE(all_reduce_sum, f64, double)
+GS_COLLECTIVE_DECLARE(all_reduce_sum, i64, int64_t)
+GS_COLLECTIVE_DECLARE(all_reduce_max, f32, float)
+GS_COLLECTIVE_DECLARE(all_reduce_max, f64, double)
+GS_COLLECTIVE_DECLARE(all_reduce_max, i64, int64_t)
 /// !gs.stats records (telemetry::StatsField, 7 doubles each): every field
 /// summed but the maximum magnitude, whose largest is taken.
-GS_COLLECTIVE_DECLARE(stats, f64, double)
+GS_COLLECTIVE_DECLARE(all_reduce_stats, f64, double)
 /// The number of ranks.
 int64_t gs_world_size(void);
+
+/// On device buffers, queued on the GPU's stream: sums and maxima; those
+/// of statistics records, field by field (the compiler merges a record
+/// from one of each); and the number of ranks, written to a one-element
+/// device buffer.
+GS_COLLECTIVE_DECLARE(device_all_reduce_sum, f32, float)
+GS_COLLECTIVE_DECLARE(device_all_reduce_sum, f64, double)
+GS_COLLECTIVE_DECLARE(device_all_reduce_sum, i64, int64_t)
+GS_COLLECTIVE_DECLARE(device_all_reduce_max, f32, float)
+GS_COLLECTIVE_DECLARE(device_all_reduce_max, f64, double)
+GS_COLLECTIVE_DECLARE(device_all_reduce_max, i64, int64_t)
+GS_COLLECTIVE_DECLARE(device_all_reduce_stats_sum, f64, double)
+GS_COLLECTIVE_DECLARE(device_all_reduce_stats_max, f64, double)
+void gs_device_world_size(int64_t *outputAllocated, int64_t *output,
+                          int64_t outputOffset, int64_t outputSize,
+                          int64_t outputStride);
 }
 
 #undef GS_COLLECTIVE_DECLARE
@@ -56,15 +77,23 @@ enum class Reduction { Sum, Max, Stats };
 class Communicator {
 public:
   virtual ~Communicator();
-  /// "mpi".
+  /// "mpi", "nccl".
   virtual const char *transport() const = 0;
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  /// The rank among this machine's ranks (which of its GPUs is this
+  /// rank's).
+  virtual int localRank() const { return rank(); }
   /// Writes to `output` the reduction over the ranks of their `count`
   /// elements of `type` at `input` (which may be `output`: in place).
   /// Stats takes F64 records of seven.
   virtual void allReduce(const void *input, void *output, int64_t count,
                          DType type, Reduction reduction) = 0;
+  /// The same on device memory (a GPU transport), Sum and Max only, queued
+  /// on `stream` (a CUstream) after the work queued there. False if this
+  /// transport reduces host memory only.
+  virtual bool allReduceOnDevice(const void *input, void *output, int64_t count,
+                                 DType type, Reduction reduction, void *stream);
   /// Copies `bytes` at `data` of rank `root` to every rank's `data`.
   virtual void broadcast(void *data, int64_t bytes, int root) = 0;
   /// Returns once every rank has called it.
@@ -107,6 +136,9 @@ struct CollectiveTimes {
   CollectiveTime values, statistics;
   double waitingSeconds = 0;
   bool timedApart = false;
+  /// Whether they reduced device memory: queued on the GPU's stream, their
+  /// time is the host's, to queue them.
+  bool onDevice = false;
 };
 const CollectiveTimes &collectiveTimes();
 void setCollectivesTimedApart(bool apart);

@@ -102,7 +102,7 @@ typedef struct gs_model_info {
   int64_t onnx_size;
   int32_t device; /* enum gs_device */
   /* The transport of a train step compiled as a data-parallel replica
-   * (gs-compile --distributed: "mpi"), which its collectives run on
+   * (gs-compile --distributed: "mpi", "nccl"), which its collectives run on
    * (Collectives.h); NULL for a step that runs alone. */
   const char *distributed;
 } gs_model_info;

@@ -11,12 +11,26 @@
 // An all_reduce passes its input flattened to one dimension and a fresh
 // buffer for the result, which becomes the result tensor.
 //
+// With device collectives (a step for the GPU, its buffers in device
+// memory) the calls are gs_device_all_reduce_<sum|max>_<T>, which a GPU
+// transport queues on the step's stream. Such transports reduce only with
+// their built-in operations, so a statistics record is all-reduced twice,
+// summed and maximized (gs_device_all_reduce_stats_<sum|max>_f64: the same
+// reductions, counted as statistics), and each field taken from the right
+// one. The world
+// size arrives in a device buffer too (gs_device_world_size(memref<?xi64>)),
+// so that the host never waits to read it.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Utils.h"
 
+#include "gs/Support/Telemetry.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -47,58 +61,137 @@ std::string elementName(Type type) {
   return name;
 }
 
+/// All-reduces the one-dimensional `flat` with the runtime's
+/// `<prefix>all_reduce_<reduction>_<T>`: a call on its buffer and a fresh
+/// one, which becomes the result.
+Value callAllReduce(ConversionPatternRewriter &rewriter, Operation *op,
+                    StringRef prefix, StringRef reduction, Value flat) {
+  Location loc = op->getLoc();
+  auto flatTensor = cast<RankedTensorType>(flat.getType());
+  Type element = flatTensor.getElementType();
+  auto flatBuffer = MemRefType::get(flatTensor.getShape(), element);
+  auto anyLength = MemRefType::get({ShapedType::kDynamic}, element);
+  std::string name =
+      (prefix + "all_reduce_" + reduction + "_" + elementName(element)).str();
+  func::FuncOp callee = runtimeFunction(
+      rewriter, op, name, rewriter.getFunctionType({anyLength, anyLength}, {}));
+  Value source = bufferization::ToBufferOp::create(rewriter, loc, flatBuffer,
+                                                   flat, /*read_only=*/true);
+  Value buffer = memref::AllocOp::create(rewriter, loc, flatBuffer);
+  Value input = memref::CastOp::create(rewriter, loc, anyLength, source);
+  Value output = memref::CastOp::create(rewriter, loc, anyLength, buffer);
+  func::CallOp::create(rewriter, loc, callee, ValueRange{input, output});
+  // The deallocation pipeline frees the buffer.
+  return bufferization::ToTensorOp::create(rewriter, loc, flatTensor, buffer,
+                                           /*restrict=*/true,
+                                           /*writable=*/true);
+}
+
+/// Statistics records from their sums and their maxima: the maximum
+/// magnitude field from `maxima`, every other field from `sums`.
+Value mergeStatsRecords(OpBuilder &b, Location loc, Value sums, Value maxima) {
+  auto type = cast<RankedTensorType>(sums.getType());
+  MLIRContext *context = b.getContext();
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(1, context);
+  Value init =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  auto merge = linalg::GenericOp::create(
+      b, loc, type, ValueRange{sums, maxima}, ValueRange{init},
+      SmallVector<AffineMap>(3, identity), {utils::IteratorType::parallel},
+      [&](OpBuilder &nested, Location loc, ValueRange arguments) {
+        Value index = linalg::IndexOp::create(nested, loc, 0);
+        Value fields = arith::ConstantIndexOp::create(
+            nested, loc, telemetry::NumStatsFields);
+        Value field = arith::RemUIOp::create(nested, loc, index, fields);
+        Value maxAbs =
+            arith::ConstantIndexOp::create(nested, loc, telemetry::MaxAbs);
+        Value isMax = arith::CmpIOp::create(
+            nested, loc, arith::CmpIPredicate::eq, field, maxAbs);
+        Value picked = arith::SelectOp::create(nested, loc, isMax, arguments[1],
+                                               arguments[0]);
+        linalg::YieldOp::create(nested, loc, picked);
+      });
+  return merge.getResult(0);
+}
+
 struct AllReduceLowering : OpConversionPattern<AllReduceOp> {
-  using OpConversionPattern::OpConversionPattern;
+  AllReduceLowering(TypeConverter &converter, MLIRContext *context,
+                    bool deviceBuffers)
+      : OpConversionPattern(converter, context), deviceBuffers(deviceBuffers) {}
+
   LogicalResult
   matchAndRewrite(AllReduceOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType type = tensorTypeOf(adaptor.getInput());
-    Type element = type.getElementType();
-    StringRef reduction = isa<StatsType>(op.getInput().getType())
-                              ? "stats"
-                              : stringifyCollectiveReduction(op.getReduction());
-    std::string name =
-        ("gs_all_reduce_" + reduction + "_" + elementName(element)).str();
-    auto flatTensor = RankedTensorType::get({type.getNumElements()}, element);
-    auto flatBuffer = MemRefType::get({type.getNumElements()}, element);
-    auto anyLength = MemRefType::get({ShapedType::kDynamic}, element);
-    func::FuncOp callee =
-        runtimeFunction(rewriter, op, name,
-                        rewriter.getFunctionType({anyLength, anyLength}, {}));
-
+    auto flatTensor =
+        RankedTensorType::get({type.getNumElements()}, type.getElementType());
     Value flat = reshapeTo(rewriter, loc, adaptor.getInput(), flatTensor);
-    Value source = bufferization::ToBufferOp::create(rewriter, loc, flatBuffer,
-                                                     flat, /*read_only=*/true);
-    Value buffer = memref::AllocOp::create(rewriter, loc, flatBuffer);
-    Value input = memref::CastOp::create(rewriter, loc, anyLength, source);
-    Value output = memref::CastOp::create(rewriter, loc, anyLength, buffer);
-    func::CallOp::create(rewriter, loc, callee, ValueRange{input, output});
-    // The deallocation pipeline frees the buffer.
-    Value reduced = bufferization::ToTensorOp::create(rewriter, loc, flatTensor,
-                                                      buffer, /*restrict=*/true,
-                                                      /*writable=*/true);
+    bool stats = isa<StatsType>(op.getInput().getType());
+    StringRef reduction = stringifyCollectiveReduction(op.getReduction());
+    Value reduced;
+    if (!deviceBuffers) {
+      reduced =
+          callAllReduce(rewriter, op, "gs_", stats ? "stats" : reduction, flat);
+    } else if (!stats) {
+      reduced = callAllReduce(rewriter, op, "gs_device_", reduction, flat);
+    } else {
+      Value sums = callAllReduce(rewriter, op, "gs_device_", "stats_sum", flat);
+      Value maxima =
+          callAllReduce(rewriter, op, "gs_device_", "stats_max", flat);
+      reduced = mergeStatsRecords(rewriter, loc, sums, maxima);
+    }
     rewriter.replaceOp(op, reshapeTo(rewriter, loc, reduced, type));
     return success();
   }
+
+private:
+  bool deviceBuffers;
 };
 
 struct WorldSizeLowering : OpConversionPattern<WorldSizeOp> {
-  using OpConversionPattern::OpConversionPattern;
+  WorldSizeLowering(TypeConverter &converter, MLIRContext *context,
+                    bool deviceBuffers)
+      : OpConversionPattern(converter, context), deviceBuffers(deviceBuffers) {}
+
   LogicalResult
   matchAndRewrite(WorldSizeOp op, OpAdaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    Type i64 = rewriter.getI64Type();
+    if (!deviceBuffers) {
+      func::FuncOp callee = runtimeFunction(
+          rewriter, op, "gs_world_size", rewriter.getFunctionType({}, {i64}));
+      rewriter.replaceOpWithNewOp<func::CallOp>(op, callee, ValueRange{});
+      return success();
+    }
+    // Into a device buffer, read where it is used (on the device: the
+    // host never waits for it).
+    Location loc = op.getLoc();
+    auto one = MemRefType::get({1}, i64);
+    auto anyLength = MemRefType::get({ShapedType::kDynamic}, i64);
     func::FuncOp callee =
-        runtimeFunction(rewriter, op, "gs_world_size",
-                        rewriter.getFunctionType({}, {rewriter.getI64Type()}));
-    rewriter.replaceOpWithNewOp<func::CallOp>(op, callee, ValueRange{});
+        runtimeFunction(rewriter, op, "gs_device_world_size",
+                        rewriter.getFunctionType({anyLength}, {}));
+    Value buffer = memref::AllocOp::create(rewriter, loc, one);
+    Value output = memref::CastOp::create(rewriter, loc, anyLength, buffer);
+    func::CallOp::create(rewriter, loc, callee, ValueRange{output});
+    Value tensor = bufferization::ToTensorOp::create(
+        rewriter, loc, RankedTensorType::get({1}, i64), buffer,
+        /*restrict=*/true, /*writable=*/true);
+    Value scalar =
+        reshapeTo(rewriter, loc, tensor, RankedTensorType::get({}, i64));
+    rewriter.replaceOpWithNewOp<tensor::ExtractOp>(op, scalar, ValueRange{});
     return success();
   }
+
+private:
+  bool deviceBuffers;
 };
 } // namespace
 
 void to_linalg::populateCollectivePatterns(TypeConverter &converter,
-                                           RewritePatternSet &patterns) {
-  patterns.add<AllReduceLowering, WorldSizeLowering>(converter,
-                                                     patterns.getContext());
+                                           RewritePatternSet &patterns,
+                                           bool deviceCollectives) {
+  patterns.add<AllReduceLowering, WorldSizeLowering>(
+      converter, patterns.getContext(), deviceCollectives);
 }

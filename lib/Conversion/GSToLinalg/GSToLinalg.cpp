@@ -21,8 +21,9 @@ namespace mlir::gs {
 using namespace mlir;
 using namespace mlir::gs;
 
-void mlir::gs::populateGSToLinalgConversionPatterns(
-    TypeConverter &converter, RewritePatternSet &patterns) {
+void mlir::gs::populateGSToLinalgConversionPatterns(TypeConverter &converter,
+                                                    RewritePatternSet &patterns,
+                                                    bool deviceCollectives) {
   to_linalg::populateElementwisePatterns(converter, patterns);
   to_linalg::populateContractionPatterns(converter, patterns);
   to_linalg::populateNormalizationPatterns(converter, patterns);
@@ -31,7 +32,7 @@ void mlir::gs::populateGSToLinalgConversionPatterns(
   to_linalg::populateReductionPatterns(converter, patterns);
   to_linalg::populateOptimizerPatterns(converter, patterns);
   to_linalg::populateScalingPatterns(converter, patterns);
-  to_linalg::populateCollectivePatterns(converter, patterns);
+  to_linalg::populateCollectivePatterns(converter, patterns, deviceCollectives);
 }
 
 void mlir::gs::configureGSToLinalgTarget(ConversionTarget &target) {
@@ -98,7 +99,8 @@ struct ConvertGSToLinalgPass
     });
     to_linalg::addStatsTypeConversion(converter);
     RewritePatternSet patterns(context);
-    populateGSToLinalgConversionPatterns(converter, patterns);
+    populateGSToLinalgConversionPatterns(converter, patterns,
+                                         deviceCollectives);
     // Function signatures follow (the ABI keeps the unsigned types, read
     // from the gs module before lowering).
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,

@@ -139,9 +139,11 @@ void addStatsTypeConversion(TypeConverter &converter);
 bool isStatsLowering(UnrealizedConversionCastOp op);
 void populateScalingPatterns(TypeConverter &converter,
                              RewritePatternSet &patterns);
-/// gs.all_reduce and gs.world_size: calls of the runtime's collectives.
+/// gs.all_reduce and gs.world_size: calls of the runtime's collectives,
+/// on device buffers with `deviceCollectives`.
 void populateCollectivePatterns(TypeConverter &converter,
-                                RewritePatternSet &patterns);
+                                RewritePatternSet &patterns,
+                                bool deviceCollectives);
 void populateOptimizerPatterns(TypeConverter &converter,
                                RewritePatternSet &patterns);
 

@@ -79,6 +79,10 @@ std::string mlir::gs::runtime::cuda::processDevice(Device *&device) {
   return error;
 }
 
+void mlir::gs::runtime::cuda::setProcessDeviceOrdinal(int ordinal) {
+  defaultOrdinal = ordinal;
+}
+
 static Device &device() {
   Device *opened = nullptr;
   check(processDevice(opened));

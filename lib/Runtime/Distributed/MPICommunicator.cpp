@@ -50,6 +50,11 @@ public:
   MPICommunicator() {
     MPI_Comm_rank(MPI_COMM_WORLD, &rankIndex);
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    MPI_Comm machine;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rankIndex,
+                        MPI_INFO_NULL, &machine);
+    MPI_Comm_rank(machine, &machineRank);
+    MPI_Comm_free(&machine);
     MPI_Type_contiguous(telemetry::NumStatsFields, MPI_DOUBLE, &statsType);
     MPI_Type_commit(&statsType);
     MPI_Op_create(&combineStats, /*commute=*/1, &statsOp);
@@ -63,6 +68,7 @@ public:
   const char *transport() const override { return "mpi"; }
   int rank() const override { return rankIndex; }
   int size() const override { return ranks; }
+  int localRank() const override { return machineRank; }
 
   void allReduce(const void *input, void *output, int64_t count, DType type,
                  Reduction reduction) override {
@@ -120,6 +126,7 @@ private:
 
   int rankIndex = 0;
   int ranks = 1;
+  int machineRank = 0;
   MPI_Datatype statsType;
   MPI_Op statsOp;
 };

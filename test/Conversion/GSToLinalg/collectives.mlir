@@ -1,4 +1,5 @@
 // RUN: gs-opt %s --split-input-file --convert-gs-to-linalg | FileCheck %s
+// RUN: gs-opt %s --split-input-file --convert-gs-to-linalg="device-collectives=true" | FileCheck %s --check-prefix=DEVICE
 
 // Collectives.cpp: gs.all_reduce passes its input, flattened to one
 // dimension, and a fresh buffer for the result to the runtime's
@@ -20,6 +21,22 @@
 // CHECK: %[[SHAPED:.+]] = tensor.expand_shape %[[SUM]] {{\[}}[0, 1]] output_shape [3, 4] : tensor<12xf32> into tensor<3x4xf32>
 // CHECK: %[[N:.+]] = call @gs_world_size() : () -> i64
 // CHECK: return %[[SHAPED]], %[[N]]
+
+// On device buffers the calls are gs_device_*, and the world size comes
+// in a device buffer, read back as a tensor element (which
+// gs-device-scalars moves onto the device with the code using it).
+// DEVICE-DAG: func.func private @gs_device_all_reduce_sum_f32(memref<?xf32>, memref<?xf32>)
+// DEVICE-DAG: func.func private @gs_device_world_size(memref<?xi64>)
+// DEVICE-LABEL: func.func @gradient
+// DEVICE: call @gs_device_all_reduce_sum_f32(%{{.*}}, %{{.*}}) : (memref<?xf32>, memref<?xf32>) -> ()
+// DEVICE: %[[SIZE:.+]] = memref.alloc() : memref<1xi64>
+// DEVICE: %[[SIZE_OUT:.+]] = memref.cast %[[SIZE]] : memref<1xi64> to memref<?xi64>
+// DEVICE: call @gs_device_world_size(%[[SIZE_OUT]]) : (memref<?xi64>) -> ()
+// DEVICE: %[[SIZE_TENSOR:.+]] = bufferization.to_tensor %[[SIZE]] restrict writable : memref<1xi64> to tensor<1xi64>
+// DEVICE: %[[SIZE_0D:.+]] = tensor.collapse_shape %[[SIZE_TENSOR]] [] : tensor<1xi64> into tensor<i64>
+// DEVICE: %[[N:.+]] = tensor.extract %[[SIZE_0D]][] : tensor<i64>
+// DEVICE: return %{{.*}}, %[[N]]
+// DEVICE-NOT: @gs_world_size
 func.func @gradient(%dw: tensor<3x4xf32>) -> (tensor<3x4xf32>, i64) {
   %g = gs.all_reduce sum %dw : tensor<3x4xf32>
   %n = gs.world_size : i64
@@ -54,6 +71,26 @@ func.func @loss(%l: tensor<f32>) -> tensor<f32> {
 // CHECK: call @gs_all_reduce_stats_f64(%{{.*}}, %{{.*}}) : (memref<?xf64>, memref<?xf64>) -> ()
 // CHECK: %[[SUMMED:.+]] = bufferization.to_tensor
 // CHECK: tensor.extract %[[SUMMED]]
+
+// A device transport has no custom reduction: the records are summed and
+// maximized, and the maximum magnitude (field 3) taken from the maxima.
+// DEVICE-LABEL: func.func @statistics
+// DEVICE: %[[RECORD:.+]] = tensor.from_elements {{.*}} : tensor<7xf64>
+// DEVICE: %[[IN1:.+]] = bufferization.to_buffer %[[RECORD]] read_only
+// DEVICE: call @gs_device_all_reduce_stats_sum_f64
+// DEVICE: %[[SUMS:.+]] = bufferization.to_tensor
+// DEVICE: %[[IN2:.+]] = bufferization.to_buffer %[[RECORD]] read_only
+// DEVICE: call @gs_device_all_reduce_stats_max_f64
+// DEVICE: %[[MAXIMA:.+]] = bufferization.to_tensor
+// DEVICE: %[[MERGED:.+]] = linalg.generic {{.*}} ins(%[[SUMS]], %[[MAXIMA]] : tensor<7xf64>, tensor<7xf64>)
+// DEVICE: ^bb0(%[[SUM:.+]]: f64, %[[MAX:.+]]: f64, %{{.+}}: f64):
+// DEVICE: %[[I:.+]] = linalg.index 0 : index
+// DEVICE: %[[FIELD:.+]] = arith.remui %[[I]], %c7
+// DEVICE: %[[IS_MAX:.+]] = arith.cmpi eq, %[[FIELD]], %c3
+// DEVICE: %[[PICK:.+]] = arith.select %[[IS_MAX]], %[[MAX]], %[[SUM]] : f64
+// DEVICE: linalg.yield %[[PICK]]
+// DEVICE: tensor.extract %[[MERGED]]
+// DEVICE-NOT: gs_device_all_reduce_stats
 func.func @statistics(%dy: tensor<8x16xf32>) -> f32 {
   %s = gs.grad_stats %dy : tensor<8x16xf32>
   %t = gs.all_reduce sum %s : !gs.stats

@@ -17,9 +17,12 @@ class TypeConverter;
 namespace mlir::gs {
 
 /// Patterns lowering every gs tensor operation to linalg, tensor, arith and
-/// math; `converter` maps the (tensor) types of their operands.
+/// math; `converter` maps the (tensor) types of their operands. With
+/// `deviceCollectives`, gs.all_reduce reduces device buffers (the
+/// convert-gs-to-linalg option of that name).
 void populateGSToLinalgConversionPatterns(TypeConverter &converter,
-                                          RewritePatternSet &patterns);
+                                          RewritePatternSet &patterns,
+                                          bool deviceCollectives = false);
 
 /// Marks the gs tensor operations illegal and their targets legal.
 void configureGSToLinalgTarget(ConversionTarget &target);

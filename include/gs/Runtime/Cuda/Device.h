@@ -169,6 +169,10 @@ private:
 /// at the first call. Null with an error saying why there is none.
 std::string processDevice(Device *&device);
 
+/// The GPU processDevice opens, chosen before its first call (a rank's GPU
+/// among its machine's); GS_CUDA_DEVICE does not override it.
+void setProcessDeviceOrdinal(int ordinal);
+
 /// A function of MLIR's GPU runtime API (mgpu*) as GSCudaRuntime defines it
 /// (MgpuWrappers.cpp).
 struct RuntimeAPIFunction {
