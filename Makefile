@@ -110,7 +110,7 @@ gpu-check-prepare: build
 	python3 bench/gpu/prepare_kernels.py --gs-opt $(BUILD)/bin/gs-opt \
 	  --out $(BUILD)/gpu-check
 	cp $(BUILD)/bin/gs-gpu-info $(BUILD)/gpu-check/
-	/usr/bin/python3 bench/gpu/prepare_train.py \
+	/usr/bin/python3 bench/gpu/prepare_train.py --bundle-openmpi \
 	  --gs-compile $(BUILD)/bin/gs-compile --out $(BUILD)/gpu-check
 
 bench: build

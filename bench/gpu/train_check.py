@@ -14,7 +14,13 @@ scaling and FP32 (`--timed` steps, batch copied from the host each step,
 the loss read back each step), gs's cost over FP16 without scaling (the
 target: at most 1.05x), and PyTorch's same model with torch.autocast
 FP16 + GradScaler (SGD with momentum 0.9, the batch already on the GPU)
-on the same GPU. Prints PASS/FAIL and PERF lines; exits 1 on a failure.
+on the same GPU. Then, where prepare_train.py built it, the MLP compiled
+as a data-parallel replica over NCCL runs as one rank (NCCL from
+$GS_LIBNCCL, else the one PyTorch loads; MPI from the machine, else the
+libraries prepare_train.py bundled) against the plain GPU executable: a
+replica alone must train bit for bit as the plain step does (the
+all-reduces of one rank copy, the seed scale is 1/1). Prints PASS/FAIL
+and PERF lines; exits 1 on a failure.
 """
 
 import argparse
@@ -35,16 +41,20 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "ImportONNX",
 LOSS_RTOL = 1e-3
 
 
-def train(path, data, steps, work, name, calls=None):
-    """Runs a training executable; its report and steps/s. `calls`, if
-    given, gets the GPU's driver calls per step."""
+def train(path, data, steps, work, name, calls=None, env=None,
+          checkpoint=None):
+    """Runs a training executable (in `env`); its report and steps/s.
+    `calls`, if given, gets the GPU's driver calls per step; `checkpoint`
+    is where it saves its final state, if given."""
     report = os.path.join(work, name + ".json")
     command = [path, "--train-data=" + data["x"],
                "--train-labels=" + data["t"], "--normalize=none",
                f"--steps={steps}", "--no-shuffle", "--progress=never",
                "--report=" + report]
+    if checkpoint:
+        command.append("--checkpoint=" + checkpoint)
     result = subprocess.run(command, capture_output=True, text=True,
-                            timeout=300)
+                            timeout=300, env=env)
     if result.returncode != 0:
         raise RuntimeError(f"{name} failed ({result.returncode}): "
                            f"{result.stderr.strip()[-2000:]}")
@@ -78,6 +88,57 @@ def compare(model, cpu, gpu):
           f"within {worst:.1e} relative (bound {LOSS_RTOL:g}), the same "
           f"scales at {len(site_scales(cpu))} sites, "
           f"{gpu['skipped_steps']} skipped steps"
+          + "".join(f"\n    {p}" for p in problems))
+    return not problems
+
+
+def nccl_environment(executable, root, manifest):
+    """The environment a --distributed=nccl executable runs in here: NCCL
+    from $GS_LIBNCCL, else PyTorch's; MPI's libraries from the machine,
+    else the bundled ones. Also a line saying which."""
+    env = dict(os.environ)
+    if not env.get("GS_LIBNCCL"):
+        try:
+            import torch  # noqa: F401 (its CUDA build maps libnccl)
+            with open("/proc/self/maps") as maps:
+                paths = [line.split()[-1] for line in maps
+                         if "libnccl.so" in line]
+            if paths:
+                env["GS_LIBNCCL"] = paths[0]
+        except ImportError:
+            pass
+    nccl = env.get("GS_LIBNCCL", "libnccl.so.2 (the loader's)")
+    linked = subprocess.run(["ldd", executable], capture_output=True,
+                            text=True).stdout
+    mpi = "the machine's MPI"
+    if re.search(r"libmpi\.so\S* => not found", linked) and \
+            manifest.get("mpi_lib"):
+        lib = os.path.join(root, manifest["mpi_lib"])
+        env["LD_LIBRARY_PATH"] = lib + (
+            ":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+        mpi = "the bundled Open MPI"
+    return env, f"NCCL {nccl}, {mpi}"
+
+
+def compare_replica(model, plain, replica, plain_state, replica_state, how):
+    """A replica alone against the plain step: bit for bit."""
+    problems = []
+    if plain["loss"]["value"] != replica["loss"]["value"]:
+        problems.append("the losses differ")
+    if site_scales(plain) != site_scales(replica):
+        problems.append(f"scales {site_scales(replica)} vs "
+                        f"{site_scales(plain)}")
+    if plain["skipped_steps"] != replica["skipped_steps"]:
+        problems.append("the skipped steps differ")
+    a, b = np.load(plain_state), np.load(replica_state)
+    names = sorted(n for n in a.files if not n.startswith("gs.trainer."))
+    for name in names:
+        if name not in b.files or not np.array_equal(a[name], b[name]):
+            problems.append(f"{name} differs")
+    print(("PASS" if not problems else "FAIL")
+          + f" train {model} nccl: one rank over NCCL vs the plain GPU "
+          f"executable, {len(plain['loss']['value'])} steps: losses, scales, "
+          f"skipped steps and {len(names)} parameters bit for bit ({how})"
           + "".join(f"\n    {p}" for p in problems))
     return not problems
 
@@ -125,7 +186,9 @@ def main():
         manifest = json.load(f)
     data = {k: os.path.join(root, v) for k, v in manifest["data"].items()}
     exes = {(e["model"], e["scaling"], e["target"]):
-            os.path.join(root, e["path"]) for e in manifest["executables"]}
+            os.path.join(root, e["path"]) for e in manifest["executables"]
+            if "distributed" not in e}
+    replicas = [e for e in manifest["executables"] if "distributed" in e]
     ok = True
     with tempfile.TemporaryDirectory() as work:
         for model in sorted({m for m, _, _ in exes}):
@@ -168,6 +231,24 @@ def main():
             if "gs" in rates and "torch" in rates:
                 print(f"PERF train {model}: gs {rates['gs'] / rates['torch']:.2f}x "
                       "PyTorch AMP + GradScaler's steps/s (target > 1)")
+        for entry in replicas:
+            model = entry["model"]
+            path = os.path.join(root, entry["path"])
+            try:
+                env, how = nccl_environment(path, root, manifest)
+                plain_state = os.path.join(work, f"{model}-plain.npz")
+                replica_state = os.path.join(work, f"{model}-replica.npz")
+                plain, _ = train(exes[(model, "gs", "cuda")], data,
+                                 args.steps, work, f"{model}-plain",
+                                 checkpoint=plain_state)
+                replica, _ = train(path, data, args.steps, work,
+                                   f"{model}-replica", env=env,
+                                   checkpoint=replica_state)
+                ok &= compare_replica(model, plain, replica, plain_state,
+                                      replica_state, how)
+            except (RuntimeError, subprocess.TimeoutExpired) as e:
+                print(f"FAIL train {model} nccl: {e}")
+                ok = False
     sys.exit(0 if ok else 1)
 
 
