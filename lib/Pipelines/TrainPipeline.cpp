@@ -71,8 +71,11 @@ void mlir::gs::buildTrainPipeline(OpPassManager &pm,
     pm.addPass(createLossScaling(lossScalingOptions(options)));
     break;
   }
-  if (options.dataParallel)
-    pm.addPass(createDataParallel());
+  if (options.dataParallel) {
+    DataParallelOptions dataParallel;
+    dataParallel.bucketBytes = options.bucketBytes;
+    pm.addPass(createDataParallel(dataParallel));
+  }
   if (options.lowerToLLVM) {
     CPUPipelineOptions cpu;
     cpu.kernelSchedule = options.kernelSchedule;

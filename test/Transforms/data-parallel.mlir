@@ -3,6 +3,8 @@
 // RUN: gs-opt %s --gs-train="scaling=gs interval=4 data-parallel=true" | FileCheck %s --check-prefix=INTERVAL
 // RUN: gs-opt %s --gs-train="scaling=dynamic data-parallel=true" | FileCheck %s --check-prefix=DYNAMIC
 // RUN: gs-opt %s --gs-train="scaling=gs" | FileCheck %s --check-prefix=ALONE
+// RUN: gs-opt %s --gs-train="scaling=gs data-parallel=true bucket-bytes=0" | FileCheck %s --check-prefix=UNBUCKETED
+// RUN: gs-opt %s --gs-train="scaling=gs data-parallel=true bucket-bytes=128" | FileCheck %s --check-prefix=UNBUCKETED
 // The collectives lower to calls of the runtime.
 // RUN: gs-opt %s --gs-train="scaling=gs data-parallel=true lower-to-llvm=true" | FileCheck %s --check-prefix=LLVM
 
@@ -58,12 +60,30 @@ gs.training @forward {learning_rate = 0.1 : f32, optimizer = #gs.momentum<>}
 // CHECK-NEXT: %[[W2S:.+]] = gs.all_reduce sum %[[W2]] : !gs.stats
 // CHECK-NEXT: gs.compute_scale %[[D2S]], %[[W2S]] {accum_length = 3 : i64, model = #gs.scale_model<half_normal>}
 // CHECK: gs.yield
-// The gradients: summed before the non-finite check and the updates.
-// CHECK: %[[DW1:.+]] = gs.all_reduce sum %[[G]]#0 : tensor<8x4xf32>
-// CHECK-NEXT: %[[DW2:.+]] = gs.all_reduce sum %[[G]]#1 : tensor<3x8xf32>
+// The gradients: summed before the non-finite check and the updates,
+// these two small ones (128 and 96 bytes) in one bucket: flattened,
+// joined, summed in one all-reduce and cut apart.
+// CHECK: %[[F1:.+]] = gs.reshape %[[G]]#0 : tensor<8x4xf32> -> tensor<32xf32>
+// CHECK-NEXT: %[[F2:.+]] = gs.reshape %[[G]]#1 : tensor<3x8xf32> -> tensor<24xf32>
+// CHECK-NEXT: %[[BUCKET:.+]] = gs.concat %[[F1]], %[[F2]] <{axis = 0 : i64}> : tensor<32xf32>, tensor<24xf32>
+// CHECK-NEXT: %[[SUMS:.+]] = gs.all_reduce sum %[[BUCKET]] : tensor<56xf32>
+// CHECK-NEXT: %[[PARTS:.+]]:2 = gs.split %[[SUMS]] {axis = 0 : i64} : tensor<56xf32> -> tensor<32xf32>, tensor<24xf32>
+// CHECK-NEXT: %[[DW1:.+]] = gs.reshape %[[PARTS]]#0 : tensor<32xf32> -> tensor<8x4xf32>
+// CHECK-NEXT: %[[DW2:.+]] = gs.reshape %[[PARTS]]#1 : tensor<24xf32> -> tensor<3x8xf32>
 // CHECK-NEXT: gs.all_finite %[[DW1]], %[[DW2]]
 // CHECK: gs.update @w1, %[[DW1]]
 // CHECK: gs.update @w2, %[[DW2]]
+
+// With no buckets, or buckets no larger than the first gradient (which
+// then goes alone, and the second alone after it), one all-reduce each.
+// UNBUCKETED-LABEL: func.func @train_step
+// UNBUCKETED: %[[G:.+]]:2 = gs.backward
+// UNBUCKETED-NOT: gs.concat
+// UNBUCKETED: %[[DW1:.+]] = gs.all_reduce sum %[[G]]#0 : tensor<8x4xf32>
+// UNBUCKETED-NEXT: %[[DW2:.+]] = gs.all_reduce sum %[[G]]#1 : tensor<3x8xf32>
+// UNBUCKETED-NEXT: gs.all_finite %[[DW1]], %[[DW2]]
+// UNBUCKETED: gs.update @w1, %[[DW1]]
+// UNBUCKETED: gs.update @w2, %[[DW2]]
 // The loss: the global batch's.
 // CHECK: %[[LOSSES:.+]] = gs.all_reduce sum %loss : tensor<f32>
 // CHECK-NEXT: %[[LOSS:.+]] = gs.rescale %[[LOSSES]], %[[INV]] : tensor<f32>
@@ -82,8 +102,10 @@ gs.training @forward {learning_rate = 0.1 : f32, optimizer = #gs.momentum<>}
 // DYNAMIC: %[[S:.+]] = gs.param.read @gs.loss_scale
 // DYNAMIC: %[[SEED:.+]] = gs.rescale %{{.*}}, %{{.*}} : tensor<f32>
 // DYNAMIC: gs.backward %{{.*}} seed %[[SEED]]
-// DYNAMIC: %[[DW1:.+]] = gs.all_reduce sum %{{.*}}#0 : tensor<8x4xf32>
-// DYNAMIC-NEXT: %[[DW2:.+]] = gs.all_reduce sum %{{.*}}#1 : tensor<3x8xf32>
+// DYNAMIC: %[[SUMS:.+]] = gs.all_reduce sum %{{.*}} : tensor<56xf32>
+// DYNAMIC-NEXT: %[[PARTS:.+]]:2 = gs.split %[[SUMS]]
+// DYNAMIC-NEXT: %[[DW1:.+]] = gs.reshape %[[PARTS]]#0
+// DYNAMIC-NEXT: %[[DW2:.+]] = gs.reshape %[[PARTS]]#1
 // DYNAMIC: gs.all_finite %[[DW1]], %[[DW2]] :
 
 // ALONE-NOT: gs.all_reduce

@@ -268,11 +268,11 @@ gs.training @forward {learning_rate = 0.5 : f32, optimizer = #gs.momentum<>}
   runtime::setCommunicator(nullptr);
   EXPECT_EQ(mirrored, expected);
   // Per step: the sites' statistics (the softmax cast's gradient, the
-  // half-normal site's gradient and weight), the 2 gradients and the loss,
-  // and the cast counts of the two roundings.
+  // half-normal site's gradient and weight), the 2 small gradients in one
+  // bucket and the loss, and the cast counts of the two roundings.
   EXPECT_EQ(ranks.calls[static_cast<int>(runtime::Reduction::Stats)], 3 * 3);
   EXPECT_EQ(ranks.calls[static_cast<int>(runtime::Reduction::Sum)],
-            3 * (2 + 1 + 2));
+            3 * (1 + 1 + 2));
   EXPECT_EQ(ranks.calls[static_cast<int>(runtime::Reduction::Max)], 0);
 }
 

@@ -230,6 +230,12 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::desc("Run gs-data-parallel last: a replica of a train step "
                      "that ranks run together on shards of the batch"),
       llvm::cl::init(false)};
+  PassOptions::Option<int64_t> bucketBytes{
+      *this, "bucket-bytes",
+      llvm::cl::desc("gs-data-parallel: gradients smaller than this many "
+                     "bytes are summed together in buckets of at most this "
+                     "size (0: each alone)"),
+      llvm::cl::init(1 << 20)};
 
   // gs-lower-to-llvm-cpu.
   PassOptions::Option<bool> lowerToLLVM{

@@ -87,7 +87,66 @@ void sumScalingStatistics(Region &region) {
   });
 }
 
-LogicalResult makeReplica(func::FuncOp step, SymbolTable &symbols) {
+/// `gradients` in buckets, in order: each one as large as `bucketBytes` or
+/// larger alone, the smaller ones together while their bytes fit.
+SmallVector<SmallVector<Value>> bucketGradients(ArrayRef<Value> gradients,
+                                                int64_t bucketBytes) {
+  SmallVector<SmallVector<Value>> buckets;
+  SmallVector<Value> filling;
+  int64_t filled = 0;
+  for (Value gradient : gradients) {
+    auto type = cast<RankedTensorType>(gradient.getType());
+    int64_t bytes = type.getNumElements() * 4;
+    if (bytes >= bucketBytes) {
+      buckets.push_back({gradient});
+      continue;
+    }
+    if (filled + bytes > bucketBytes) {
+      buckets.push_back(std::move(filling));
+      filling.clear();
+      filled = 0;
+    }
+    filling.push_back(gradient);
+    filled += bytes;
+  }
+  if (!filling.empty())
+    buckets.push_back(std::move(filling));
+  return buckets;
+}
+
+/// Replaces each gradient of `bucket` by its sum over the ranks: one
+/// all-reduce of them all, flattened and concatenated.
+void sumBucketOverRanks(OpBuilder &b, Location loc, ArrayRef<Value> bucket) {
+  if (bucket.size() == 1) {
+    Value gradient = bucket.front();
+    Value total = sumOverRanks(b, loc, gradient);
+    gradient.replaceAllUsesExcept(total, total.getDefiningOp());
+    return;
+  }
+  SmallVector<Value> flat;
+  SmallVector<Type> flatTypes;
+  for (Value gradient : bucket) {
+    auto type = cast<RankedTensorType>(gradient.getType());
+    auto flatType =
+        RankedTensorType::get({type.getNumElements()}, type.getElementType());
+    flat.push_back(ReshapeOp::create(b, loc, flatType, gradient));
+    flatTypes.push_back(flatType);
+  }
+  Value joined = ConcatOp::create(b, loc, flat, /*axis=*/0);
+  Value total = sumOverRanks(b, loc, joined);
+  auto pieces = SplitOp::create(b, loc, flatTypes, total, /*axis=*/0);
+  for (auto [i, bucketed] : llvm::enumerate(bucket)) {
+    Value gradient = bucketed;
+    Value shaped =
+        ReshapeOp::create(b, loc, gradient.getType(), pieces.getResult(i));
+    Operation *flattening = flat[i].getDefiningOp();
+    gradient.replaceUsesWithIf(
+        shaped, [&](OpOperand &use) { return use.getOwner() != flattening; });
+  }
+}
+
+LogicalResult makeReplica(func::FuncOp step, SymbolTable &symbols,
+                          int64_t bucketBytes) {
   SmallVector<BackwardOp> backwards;
   step.walk([&](BackwardOp backward) {
     if (!backward.getBody().empty())
@@ -115,6 +174,7 @@ LogicalResult makeReplica(func::FuncOp step, SymbolTable &symbols) {
     sumScalingStatistics(backward.getBody());
 
     b.setInsertionPointAfter(backward);
+    SmallVector<Value> gradients;
     for (Value gradient : backward.getGradients()) {
       if (gradient.use_empty())
         continue;
@@ -123,9 +183,10 @@ LogicalResult makeReplica(func::FuncOp step, SymbolTable &symbols) {
         return backward.emitOpError("data-parallel training sums FP32 "
                                     "gradients of a static shape; got ")
                << type;
-      Value total = sumOverRanks(b, backward.getLoc(), gradient);
-      gradient.replaceAllUsesExcept(total, total.getDefiningOp());
+      gradients.push_back(gradient);
     }
+    for (ArrayRef<Value> bucket : bucketGradients(gradients, bucketBytes))
+      sumBucketOverRanks(b, backward.getLoc(), bucket);
   }
 
   // Buffers the step writes (batch-norm running statistics) and its scalar
@@ -158,11 +219,13 @@ LogicalResult makeReplica(func::FuncOp step, SymbolTable &symbols) {
 
 struct DataParallelPass
     : public mlir::gs::impl::DataParallelBase<DataParallelPass> {
+  using DataParallelBase::DataParallelBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     for (auto step : module.getOps<func::FuncOp>())
-      if (failed(makeReplica(step, symbols)))
+      if (failed(makeReplica(step, symbols, bucketBytes)))
         return signalPassFailure();
   }
 };

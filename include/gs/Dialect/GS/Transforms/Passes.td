@@ -194,13 +194,21 @@ def DataParallel : Pass<"gs-data-parallel", "::mlir::ModuleOp"> {
     * the counts of `gs.cast_stats` (telemetry) are summed likewise;
     * the parameter gradients are summed over the ranks before the
       non-finite check and the updates, so every rank skips the same
-      steps and makes the same update;
+      steps and makes the same update; those smaller than `bucket-bytes`
+      go together, flattened and concatenated into buckets of at most
+      that many bytes, one all-reduce each (the sums, elementwise, are
+      the same);
     * the step's f32 scalar results (the loss and its parts) and the
       buffers it writes (batch-norm running statistics) become their mean
       over the ranks.
 
     Run after gs-gradient-scaling or gs-loss-scaling.
   }];
+  let options = [
+    Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"1 << 20",
+           "Gradients smaller than this many bytes are summed together, "
+           "in buckets of at most this size (0: each alone)">
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
