@@ -438,7 +438,14 @@ std::string mlir::gs::renderHeader(const ModelSpec &spec, llvm::StringRef name,
      << " * Link " << name
      << ".o with the GradScale runtime: libGSRuntime.a -lz (and -lstdc++ "
         "-lm from C).\n"
-     << " * Calls return 0, or -1 with gs_last_error() saying why. */\n"
+     << " * Calls return 0, or -1 with gs_last_error() saying why.";
+  if (!spec.distributed.empty())
+    os << "\n * A data-parallel replica over " << spec.distributed
+       << ": one rank until gs_distributed_start(\"" << spec.distributed
+       << "\", &argc, &argv)\n * joins the job; link libGSRuntimeMPI.a"
+       << (spec.distributed == "nccl" ? " and libGSRuntimeNCCL.a" : "")
+       << " whole\n * (-Wl,--whole-archive) and MPI's libraries.";
+  os << " */\n"
      << "#ifndef " << guard << "\n#define " << guard << "\n\n"
      << "#include \"gs/Runtime/ModelABI.h\"\n\n"
      << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"

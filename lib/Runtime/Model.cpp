@@ -2,6 +2,7 @@
 
 #include "gs/Runtime/Model.h"
 
+#include "gs/Runtime/Collectives.h"
 #include "gs/Runtime/DeviceModel.h"
 
 #include <cstring>
@@ -326,4 +327,49 @@ extern "C" int gs_set_param(const gs_model_info *model, const char *name,
   std::memcpy(param->data, data, bytes);
   hostCopyWritten(*param);
   return 0;
+}
+
+namespace {
+/// The communicator gs_distributed_start started.
+std::unique_ptr<Communicator> &started() {
+  static std::unique_ptr<Communicator> job;
+  return job;
+}
+} // namespace
+
+extern "C" int gs_distributed_start(const char *transport, int *argc,
+                                    char ***argv) {
+  std::string name = transport ? transport : "";
+  if (Communicator *joined = communicator())
+    return failWith("gs_distributed_start: this process is in a '" +
+                    std::string(joined->transport()) + "' job already");
+  TransportFactory start = findTransport(name);
+  if (!start)
+    return failWith("gs_distributed_start: no transport '" + name +
+                    "' in this program (link libGSRuntimeMPI.a, and for "
+                    "nccl libGSRuntimeNCCL.a, whole: -Wl,--whole-archive)");
+  int noArgc = 0;
+  char **noArgv = nullptr;
+  std::string error;
+  started() = start(argc ? *argc : noArgc, argv ? *argv : noArgv, error);
+  if (!started())
+    return failWith("gs_distributed_start: " + name + ": " + error);
+  setCommunicator(started().get());
+  return 0;
+}
+
+extern "C" int gs_distributed_stop(void) {
+  if (!started())
+    return failWith("gs_distributed_stop: no job started");
+  setCommunicator(nullptr);
+  started().reset();
+  return 0;
+}
+
+extern "C" int gs_distributed_rank(void) {
+  return communicator() ? communicator()->rank() : 0;
+}
+
+extern "C" int gs_distributed_size(void) {
+  return communicator() ? communicator()->size() : 1;
 }

@@ -128,6 +128,19 @@ int gs_get_param(const gs_model_info *model, const char *name, void *data,
 int gs_set_param(const gs_model_info *model, const char *name, const void *data,
                  size_t bytes);
 
+/* Data-parallel replicas: a model compiled with --distributed runs as one
+ * rank until the program joins its job. gs_distributed_start starts the
+ * transport `transport` ("mpi", "nccl": libGSRuntimeMPI.a, with
+ * libGSRuntimeNCCL.a for nccl, linked whole) from the program's arguments
+ * (MPI_Init's, which may change them); the collectives of every model then
+ * run over it. gs_distributed_stop leaves the job (MPI_Finalize), after
+ * which the process is one rank again; MPI allows one job per process. */
+int gs_distributed_start(const char *transport, int *argc, char ***argv);
+int gs_distributed_stop(void);
+/* This process's rank and the job's number of ranks (0 and 1 alone). */
+int gs_distributed_rank(void);
+int gs_distributed_size(void);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
