@@ -24,6 +24,7 @@ void mlir::gs::buildGPUKernelPipeline(OpPassManager &pm) {
   // The scalar code on kernel results and the skip guard onto tensors,
   // then everything on tensors into kernels.
   pm.addPass(createDeviceScalars());
+  pm.addPass(createSlicesToLinalg());
   pm.addNestedPass<func::FuncOp>(createFuseElementwise());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvertLinalgToGPU());

@@ -296,11 +296,6 @@ LogicalResult trainOptions(gs::TrainPipelineOptions &options,
   std::vector<std::string> ops(fp32Ops.begin(), fp32Ops.end());
   options.fp32Ops = ops;
   options.dataParallel = distributed != Distributed::None;
-  // The GPU lowering cannot copy gradients into a bucket's slices of device
-  // memory yet (gs-device-memory takes whole buffers): on GPUs each
-  // gradient is summed alone.
-  if (distributed == Distributed::NCCL)
-    options.bucketBytes = 0;
   return success();
 }
 

@@ -226,6 +226,33 @@ def DumpGPUBinaries : Pass<"gs-dump-gpu-binaries", "::mlir::ModuleOp"> {
 }
 
 
+def SlicesToLinalg : Pass<"gs-slices-to-linalg", "::mlir::ModuleOp"> {
+  let summary = "Static tensor slices as linalg.generic, for "
+                "gs-linalg-to-gpu";
+  let description = [{
+    On a GPU, the slices of a tensor (`tensor.extract_slice`, from gs.split
+    and gs.slice) and the updates of one (`tensor.insert_slice`, from
+    gs.concat: a bucket of gradients, a Concat of the model) would
+    bufferize to copies between parts of buffers, which the device's
+    copies (between whole, contiguous buffers) do not do. This pass
+    rewrites those of static offsets, sizes and strides in host code into
+    `linalg.generic` ops, which gs-linalg-to-gpu puts in kernels:
+
+    - an insert_slice becomes a generic over the destination that keeps
+      each element outside the slice and reads the others from the
+      inserted tensor (`tensor.extract` at the index clamped into it, so
+      that no read is out of bounds, then selected);
+    - an extract_slice becomes a generic over the slice that reads each
+      element of the source at offset + index * stride.
+
+    Dropped unit dimensions (rank-reducing slices) are mapped back.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def DeviceScalars : Pass<"gs-device-scalars", "::mlir::ModuleOp"> {
   let summary = "Move a step's scalar code on tensor data, and its skip "
                 "guard, onto tensors for gs-linalg-to-gpu";
