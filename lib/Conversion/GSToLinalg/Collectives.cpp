@@ -17,9 +17,9 @@
 // their built-in operations, so a statistics record is all-reduced twice,
 // summed and maximized (gs_device_all_reduce_stats_<sum|max>_f64: the same
 // reductions, counted as statistics), and each field taken from the right
-// one. The world
-// size arrives in a device buffer too (gs_device_world_size(memref<?xi64>)),
-// so that the host never waits to read it.
+// one. The world size arrives in a device buffer too
+// (gs_device_world_size(memref<?xi64>)), so that the host never waits to
+// read it.
 //
 //===----------------------------------------------------------------------===//
 

@@ -96,7 +96,7 @@ SmallVector<SmallVector<Value>> bucketGradients(ArrayRef<Value> gradients,
   int64_t filled = 0;
   for (Value gradient : gradients) {
     auto type = cast<RankedTensorType>(gradient.getType());
-    int64_t bytes = type.getNumElements() * 4;
+    int64_t bytes = type.getNumElements() * sizeof(float);
     if (bytes >= bucketBytes) {
       buckets.push_back({gradient});
       continue;
