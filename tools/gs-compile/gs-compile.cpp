@@ -130,6 +130,12 @@ static cl::opt<Distributed> distributed(
                           "reducing on the GPU with NCCL; --emit=exe links "
                           "the NCCL and MPI transports")),
     cl::cat(compileCategory));
+static cl::opt<uint64_t> bucketBytes(
+    "bucket-bytes",
+    cl::desc("--distributed: gradients smaller than this many bytes are "
+             "summed together, in buckets of at most this size, one "
+             "all-reduce each (0: each gradient alone)"),
+    cl::init(1 << 20), cl::value_desc("bytes"), cl::cat(compileCategory));
 enum class Emit { MLIR, LLVM, Object, Library, Executable };
 static cl::opt<Emit> emit(
     "emit", cl::desc("What to write"), cl::init(Emit::Executable),
@@ -296,6 +302,15 @@ LogicalResult trainOptions(gs::TrainPipelineOptions &options,
   std::vector<std::string> ops(fp32Ops.begin(), fp32Ops.end());
   options.fp32Ops = ops;
   options.dataParallel = distributed != Distributed::None;
+  if (bucketBytes.getNumOccurrences() && !options.dataParallel) {
+    error = "--bucket-bytes: only for a data-parallel step (--distributed)";
+    return failure();
+  }
+  if (bucketBytes > static_cast<uint64_t>(INT64_MAX)) {
+    error = "--bucket-bytes: at most " + std::to_string(INT64_MAX);
+    return failure();
+  }
+  options.bucketBytes = static_cast<int64_t>(bucketBytes);
   return success();
 }
 
