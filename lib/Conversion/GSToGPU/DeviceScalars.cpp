@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "gs/Conversion/GSToGPU/KernelEntry.h"
 #include "gs/Conversion/Passes.h"
 #include "gs/Dialect/GS/IR/GSOps.h"
 
@@ -37,13 +38,6 @@ using namespace mlir;
 using namespace mlir::gs;
 
 namespace {
-/// Whether `op` is host code of a step: not in a kernel, not in a linalg
-/// op's body.
-bool isHostCode(Operation *op) {
-  return !op->getParentOfType<gpu::LaunchOp>() &&
-         !op->getParentOfType<linalg::LinalgOp>();
-}
-
 /// The 0-d tensor `value` was read from, if it is `tensor.extract %t[]`.
 Value zeroRankSource(Value value) {
   auto extract = value.getDefiningOp<tensor::ExtractOp>();

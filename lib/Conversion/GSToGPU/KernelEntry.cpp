@@ -3,6 +3,8 @@
 #include "gs/Conversion/GSToGPU/KernelEntry.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 using namespace mlir;
@@ -67,4 +69,9 @@ void mlir::gs::addPrivate(SymbolTable &symbols,
     function.setPrivate();
     symbols.insert(function);
   }
+}
+
+bool mlir::gs::isHostCode(Operation *op) {
+  return !op->getParentOfType<gpu::LaunchOp>() &&
+         !op->getParentOfType<linalg::LinalgOp>();
 }

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "gs/Conversion/GSToGPU/KernelEntry.h"
 #include "gs/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -22,16 +23,18 @@ namespace mlir::gs {
 using namespace mlir;
 
 namespace {
-/// Whether `insert` has static offsets, sizes and strides and is host code
-/// (not in a kernel or a linalg body).
-bool isStaticHostInsert(tensor::InsertSliceOp insert) {
-  return !insert->getParentOfType<gpu::LaunchOp>() &&
-         !insert->getParentOfType<linalg::LinalgOp>() &&
-         insert.getDestType().hasStaticShape() &&
-         insert.getSourceType().hasStaticShape() &&
-         !ShapedType::isDynamicShape(insert.getStaticOffsets()) &&
-         !ShapedType::isDynamicShape(insert.getStaticSizes()) &&
-         !ShapedType::isDynamicShape(insert.getStaticStrides());
+/// Whether `slice` (an insert or extract) is host code of static offsets,
+/// sizes and strides, from and to tensors of static shapes (its operand 0,
+/// the source, and its result).
+bool isStaticHostSlice(OffsetSizeAndStrideOpInterface slice) {
+  auto staticShape = [](Value value) {
+    return cast<RankedTensorType>(value.getType()).hasStaticShape();
+  };
+  return gs::isHostCode(slice) && staticShape(slice->getOperand(0)) &&
+         staticShape(slice->getResult(0)) &&
+         !ShapedType::isDynamicShape(slice.getStaticOffsets()) &&
+         !ShapedType::isDynamicShape(slice.getStaticSizes()) &&
+         !ShapedType::isDynamicShape(slice.getStaticStrides());
 }
 
 /// The generic that computes `insert`'s result, element by element.
@@ -103,18 +106,6 @@ Value buildInsertGeneric(OpBuilder &b, tensor::InsertSliceOp insert) {
   return generic.getResult(0);
 }
 
-/// Whether `extract` has static offsets, sizes and strides and is host
-/// code.
-bool isStaticHostExtract(tensor::ExtractSliceOp extract) {
-  return !extract->getParentOfType<gpu::LaunchOp>() &&
-         !extract->getParentOfType<linalg::LinalgOp>() &&
-         extract.getSourceType().hasStaticShape() &&
-         extract.getType().hasStaticShape() &&
-         !ShapedType::isDynamicShape(extract.getStaticOffsets()) &&
-         !ShapedType::isDynamicShape(extract.getStaticSizes()) &&
-         !ShapedType::isDynamicShape(extract.getStaticStrides());
-}
-
 /// The generic that computes `extract`'s result: each element read from
 /// the source at offset + index * stride.
 Value buildExtractGeneric(OpBuilder &b, tensor::ExtractSliceOp extract) {
@@ -159,25 +150,20 @@ Value buildExtractGeneric(OpBuilder &b, tensor::ExtractSliceOp extract) {
 struct SlicesToLinalgPass
     : mlir::gs::impl::SlicesToLinalgBase<SlicesToLinalgPass> {
   void runOnOperation() override {
-    SmallVector<tensor::InsertSliceOp> inserts;
-    getOperation().walk([&](tensor::InsertSliceOp insert) {
-      if (isStaticHostInsert(insert))
-        inserts.push_back(insert);
+    SmallVector<OffsetSizeAndStrideOpInterface> slices;
+    getOperation().walk([&](Operation *op) {
+      if (isa<tensor::InsertSliceOp, tensor::ExtractSliceOp>(op) &&
+          isStaticHostSlice(cast<OffsetSizeAndStrideOpInterface>(op)))
+        slices.push_back(cast<OffsetSizeAndStrideOpInterface>(op));
     });
-    for (tensor::InsertSliceOp insert : inserts) {
-      OpBuilder b(insert);
-      insert.getResult().replaceAllUsesWith(buildInsertGeneric(b, insert));
-      insert.erase();
-    }
-    SmallVector<tensor::ExtractSliceOp> extracts;
-    getOperation().walk([&](tensor::ExtractSliceOp extract) {
-      if (isStaticHostExtract(extract))
-        extracts.push_back(extract);
-    });
-    for (tensor::ExtractSliceOp extract : extracts) {
-      OpBuilder b(extract);
-      extract.getResult().replaceAllUsesWith(buildExtractGeneric(b, extract));
-      extract.erase();
+    for (OffsetSizeAndStrideOpInterface slice : slices) {
+      OpBuilder b(slice);
+      Value computed =
+          isa<tensor::InsertSliceOp>(slice)
+              ? buildInsertGeneric(b, cast<tensor::InsertSliceOp>(slice))
+              : buildExtractGeneric(b, cast<tensor::ExtractSliceOp>(slice));
+      slice->getResult(0).replaceAllUsesWith(computed);
+      slice->erase();
     }
   }
 };

@@ -32,6 +32,10 @@ std::string uniqueKernelName(SymbolTable &symbols, StringRef stem);
 /// `symbols` is the table of.
 void addPrivate(SymbolTable &symbols, ArrayRef<func::FuncOp> functions);
 
+/// Whether `op` is a step's host code: in no kernel (gpu.launch) and no
+/// linalg op's body.
+bool isHostCode(Operation *op);
+
 } // namespace mlir::gs
 
 #endif // GS_CONVERSION_GSTOGPU_KERNELENTRY_H
