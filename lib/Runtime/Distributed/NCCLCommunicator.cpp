@@ -56,7 +56,6 @@ const OpenedNccl &openNccl() {
     };
     api::Api &e = nccl.entries;
     const Entry required[] = {
-        {reinterpret_cast<void **>(&e.getVersion), "ncclGetVersion"},
         {reinterpret_cast<void **>(&e.getUniqueId), "ncclGetUniqueId"},
         {reinterpret_cast<void **>(&e.commInitRank), "ncclCommInitRank"},
         {reinterpret_cast<void **>(&e.allReduce), "ncclAllReduce"},

@@ -26,8 +26,6 @@ static_assert(api::kSum == ncclSum && api::kMax == ncclMax);
 static_assert(NCCL_MAJOR == 2, "NcclApi.h declares NCCL 2's API");
 
 // The signatures, parameter by parameter (enums as their int values).
-static_assert(
-    std::is_same_v<decltype(&ncclGetVersion), ncclResult_t (*)(int *)>);
 static_assert(std::is_same_v<decltype(&ncclGetUniqueId),
                              ncclResult_t (*)(ncclUniqueId *)>);
 static_assert(

@@ -37,7 +37,6 @@ constexpr RedOp kMax = 2;
 
 /// The entry points, by their exported names.
 struct Api {
-  Result (*getVersion)(int *version);
   Result (*getUniqueId)(UniqueId *id);
   Result (*commInitRank)(Comm *comm, int ranks, UniqueId id, int rank);
   Result (*allReduce)(const void *input, void *output, size_t count,

@@ -48,11 +48,6 @@ Result failWith(Result result, const std::string &message) {
 
 #define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
 
-FAKE_EXPORT Result ncclGetVersion(int *version) {
-  *version = 22800;
-  return kSuccess;
-}
-
 FAKE_EXPORT const char *ncclGetErrorString(Result result) {
   switch (result) {
   case kSuccess:
