@@ -13,7 +13,10 @@ momentum 0.9) with gradient scaling at batch 256 per rank and
   (1.0: perfect; the baseline is the same executable on one rank, whose
   collectives reduce nothing but still copy and call);
 - what rank 0's all-reduces cost per step, gradients and scaling
-  statistics apart, as a share of the step: the trainer's summary of a
+  statistics apart, as a share of the step, and how long they were in
+  flight (started where their inputs are made, waited for where their
+  results are read: the step computes in between); the trainer's summary
+  of the N-rank run and of a
   third run with --time-collectives, where the ranks meet at a barrier
   before each all-reduce so that its time is its own, not the time the
   rank waited for the other to arrive (load imbalance, which the first
@@ -80,10 +83,10 @@ def train(executable, ranks, steps, work, flags=()):
     costs = {}
     for what in ("gradients and results", "scaling statistics"):
         match = re.search(
-            what + r"\s+([\d.]+) calls\s+(\d+) bytes\s+([\d.]+) ms \(([\d.]+)%",
-            out.stdout)
+            what + r"\s+([\d.]+) calls\s+(\d+) bytes\s+([\d.]+) ms "
+            r"\(([\d.]+)%[^,\n]*(?:, ([\d.]+) ms in flight)?", out.stdout)
         if match:
-            costs[what] = tuple(float(g) for g in match.groups())
+            costs[what] = tuple(float(g or "nan") for g in match.groups())
     return steps_per_s, costs
 
 
@@ -109,7 +112,7 @@ def main():
              "--distributed=mpi", "--no-cache", "-o", executable],
             check=True)
         one, _ = train(executable, 1, args.steps, work)
-        many, _ = train(executable, args.ranks, args.steps, work)
+        many, overlapped = train(executable, args.ranks, args.steps, work)
         timed, costs = train(executable, args.ranks, args.steps, work,
                              ["--time-collectives"])
     print("784-1024-1024-10 MLP, gs scaling, batch %d per rank, %d steps, "
@@ -120,9 +123,16 @@ def main():
           (args.ranks, many, many * BATCH * args.ranks))
     print("  scaling efficiency %.2f (target >= 0.8): %d ranks' examples/s "
           "over %d x 1 rank's" % (many / one, args.ranks, args.ranks))
+    print("  rank 0's all-reduces per step in the %d-rank run: the time in "
+          "their calls (waiting for the other ranks included) against the "
+          "time in flight, from each start to the end of its wait (the step "
+          "computed the rest):" % args.ranks)
+    for what, (_, _, ms, share, in_flight) in overlapped.items():
+        print("    %-22s %7.3f ms in calls (%.2f%% of the step), %7.3f ms in "
+              "flight" % (what, ms, share, in_flight))
     print("  rank 0's all-reduces per step, timed apart from waiting "
           "(--time-collectives: %.2f steps/s):" % timed)
-    for what, (calls, size, ms, share) in costs.items():
+    for what, (calls, size, ms, share, _) in costs.items():
         print("    %-22s %4.0f calls %9.0f bytes %7.3f ms (%.2f%% of the "
               "step)" % (what, calls, size, ms, share))
 

@@ -27,6 +27,7 @@ void mlir::gs::buildGSToLinalgPipeline(OpPassManager &pm, bool paramsToGlobals,
   pm.addPass(createConvertGSParamsToMemRef(params));
   OpPassManager &toLinalg = pm.nest<func::FuncOp>();
   toLinalg.addPass(createInlineBackward());
+  toLinalg.addPass(createOverlapCollectives());
   ConvertGSToLinalgOptions toLinalgOptions;
   toLinalgOptions.deviceCollectives = deviceCollectives;
   toLinalg.addPass(createConvertGSToLinalg(toLinalgOptions));

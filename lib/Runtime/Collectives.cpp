@@ -8,16 +8,28 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <string>
 
 using namespace mlir::gs::runtime;
 
 Communicator::~Communicator() = default;
 
-bool Communicator::allReduceOnDevice(const void *, void *, int64_t, DType,
-                                     Reduction, void *) {
+int64_t Communicator::startAllReduce(const void *input, void *output,
+                                     int64_t count, DType type,
+                                     Reduction reduction) {
+  allReduce(input, output, count, type, reduction);
+  return 0;
+}
+
+void Communicator::finishAllReduce(int64_t) {}
+
+bool Communicator::startAllReduceOnDevice(const void *, void *, int64_t, DType,
+                                          Reduction, void *, int64_t &) {
   return false;
 }
+
+void Communicator::finishAllReduceOnDevice(int64_t, void *) {}
 
 namespace {
 Communicator *current = nullptr;
@@ -47,43 +59,6 @@ int64_t checkedSize(int64_t inputSize, int64_t inputStride, int64_t outputSize,
   return inputSize;
 }
 
-/// Runs `reduce` (a collective on the communicator), counted and timed as
-/// `statistics` or values: `elements` of `elementBytes`.
-template <typename Reduce>
-void timeCollective(int64_t elements, int64_t elementBytes, bool statistics,
-                    Reduce reduce) {
-  auto now = [] { return std::chrono::steady_clock::now(); };
-  auto arrived = now();
-  if (times.timedApart) {
-    current->barrier();
-    times.waitingSeconds +=
-        std::chrono::duration<double>(now() - arrived).count();
-  }
-  auto start = now();
-  reduce();
-  CollectiveTime &time = statistics ? times.statistics : times.values;
-  ++time.calls;
-  time.bytes += elements * elementBytes;
-  time.seconds += std::chrono::duration<double>(now() - start).count();
-}
-
-/// Reduces a compiled buffer into another; alone, a copy.
-template <typename T>
-void reduceBuffer(const T *input, int64_t inputSize, int64_t inputStride,
-                  T *output, int64_t outputSize, int64_t outputStride,
-                  DType type, Reduction reduction) {
-  int64_t size = checkedSize(inputSize, inputStride, outputSize, outputStride);
-  if (!current) {
-    std::copy(input, input + size, output);
-    return;
-  }
-  // Statistics: the records, and the counts (the only integers reduced).
-  bool statistics = reduction == Reduction::Stats || type == DType::I64;
-  timeCollective(size, sizeof(T), statistics, [&] {
-    current->allReduce(input, output, size, type, reduction);
-  });
-}
-
 /// The process's GPU, which a step's device buffers are on.
 cuda::Device &processDevice() {
   cuda::Device *device = nullptr;
@@ -93,30 +68,104 @@ cuda::Device &processDevice() {
   return *device;
 }
 
-/// Reduces a compiled device buffer into another on the GPU's stream;
-/// alone, a copy there. `statistics`: of records or counts.
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// A compiled step's all-reduce between its start and its wait.
+struct InFlight {
+  const void *input;
+  void *output;
+  int64_t size;
+  bool onDevice;
+  bool statistics;
+  /// The communicator's request; none without one.
+  int64_t request;
+  Clock::time_point started;
+};
+
+/// The all-reduces in flight, by the request the step holds: their index.
+std::vector<std::optional<InFlight>> inFlight;
+
+int64_t remember(const InFlight &flight) {
+  auto free = std::find_if(inFlight.begin(), inFlight.end(),
+                           [](const auto &slot) { return !slot; });
+  if (free == inFlight.end())
+    free = inFlight.emplace(free);
+  *free = flight;
+  return free - inFlight.begin();
+}
+
+/// Starts the all-reduce of a compiled buffer into another: on the
+/// communicator (counted and timed, `statistics` or values), or alone a
+/// copy, made now. Returns the request to wait for.
 template <typename T>
-void reduceDeviceBuffer(const T *input, int64_t inputSize, int64_t inputStride,
-                        T *output, int64_t outputSize, int64_t outputStride,
-                        DType type, Reduction reduction, bool statistics) {
+int64_t startBuffer(const T *input, int64_t inputSize, int64_t inputStride,
+                    T *output, int64_t outputSize, int64_t outputStride,
+                    DType type, Reduction reduction, bool onDevice,
+                    bool statistics) {
   int64_t size = checkedSize(inputSize, inputStride, outputSize, outputStride);
-  cuda::Device &device = processDevice();
+  InFlight flight{input, output, size, onDevice, statistics, -1, Clock::now()};
   if (!current) {
-    if (input != output)
-      if (std::string error = device.copy(output, input, size * sizeof(T));
+    if (!onDevice)
+      std::copy(input, input + size, output);
+    else if (input != output)
+      if (std::string error =
+              processDevice().copy(output, input, size * sizeof(T));
           !error.empty())
         fail(error);
-    return;
+    return remember(flight);
   }
-  times.onDevice = true;
-  timeCollective(size, sizeof(T), statistics, [&] {
-    if (!current->allReduceOnDevice(input, output, size, type, reduction,
-                                    device.stream()))
+  if (times.timedApart) {
+    current->barrier();
+    times.waitingSeconds += secondsSince(flight.started);
+  }
+  flight.started = Clock::now();
+  if (!onDevice) {
+    flight.request =
+        current->startAllReduce(input, output, size, type, reduction);
+  } else {
+    times.onDevice = true;
+    if (!current->startAllReduceOnDevice(input, output, size, type, reduction,
+                                         processDevice().stream(),
+                                         flight.request))
       fail(std::string("the step's buffers are in GPU memory, which the '") +
            current->transport() +
            "' transport does not reduce: compile it for a GPU transport "
            "(gs-compile --distributed=nccl)");
-  });
+  }
+  CollectiveTime &time = statistics ? times.statistics : times.values;
+  ++time.calls;
+  time.bytes += size * static_cast<int64_t>(sizeof(T));
+  time.seconds += secondsSince(flight.started);
+  return remember(flight);
+}
+
+/// Waits for the all-reduce `request` of these buffers (on the device:
+/// queues the GPU's later work after it).
+void waitForBuffer(int64_t request, const void *input, int64_t inputSize,
+                   const void *output, int64_t outputSize) {
+  if (request < 0 || request >= static_cast<int64_t>(inFlight.size()) ||
+      !inFlight[request])
+    fail("no all-reduce in flight has request " + std::to_string(request));
+  InFlight flight = *inFlight[request];
+  inFlight[request].reset();
+  if (flight.input != input || flight.output != output ||
+      flight.size != inputSize || flight.size != outputSize)
+    fail("the wait for request " + std::to_string(request) +
+         " names other buffers than its start");
+  if (!current)
+    return;
+  auto waited = Clock::now();
+  if (flight.onDevice)
+    current->finishAllReduceOnDevice(flight.request, processDevice().stream());
+  else
+    current->finishAllReduce(flight.request);
+  CollectiveTime &time = flight.statistics ? times.statistics : times.values;
+  time.seconds += secondsSince(waited);
+  time.inFlightSeconds += secondsSince(flight.started);
 }
 } // namespace
 
@@ -142,47 +191,62 @@ TransportFactory mlir::gs::runtime::findTransport(const std::string &name) {
   return it == transports().end() ? nullptr : it->second;
 }
 
-#define GS_COLLECTIVE_DEFINE(reduction, suffix, T, dtype, kind)                \
-  extern "C" void gs_all_reduce_##reduction##_##suffix(                        \
-      const T *, const T *input, int64_t inputOffset, int64_t inputSize,       \
+#define GS_BUFFER_PARAMETERS(T)                                                \
+  const T *, const T *input, int64_t inputOffset, int64_t inputSize,           \
       int64_t inputStride, T *, T *output, int64_t outputOffset,               \
-      int64_t outputSize, int64_t outputStride) {                              \
-    reduceBuffer(input + inputOffset, inputSize, inputStride,                  \
-                 output + outputOffset, outputSize, outputStride, dtype,       \
-                 kind);                                                        \
-  }
-
-GS_COLLECTIVE_DEFINE(sum, f32, float, DType::F32, Reduction::Sum)
-GS_COLLECTIVE_DEFINE(sum, f64, double, DType::F64, Reduction::Sum)
-GS_COLLECTIVE_DEFINE(sum, i64, int64_t, DType::I64, Reduction::Sum)
-GS_COLLECTIVE_DEFINE(max, f32, float, DType::F32, Reduction::Max)
-GS_COLLECTIVE_DEFINE(max, f64, double, DType::F64, Reduction::Max)
-GS_COLLECTIVE_DEFINE(max, i64, int64_t, DType::I64, Reduction::Max)
-GS_COLLECTIVE_DEFINE(stats, f64, double, DType::F64, Reduction::Stats)
-
-#define GS_DEVICE_COLLECTIVE_DEFINE(name, T, dtype, kind, statistics)          \
-  extern "C" void gs_device_all_reduce_##name(                                 \
-      const T *, const T *input, int64_t inputOffset, int64_t inputSize,       \
-      int64_t inputStride, T *, T *output, int64_t outputOffset,               \
-      int64_t outputSize, int64_t outputStride) {                              \
-    reduceDeviceBuffer(input + inputOffset, inputSize, inputStride,            \
+      int64_t outputSize, int64_t outputStride
+#define GS_START_DEFINE(prefix, name, T, dtype, kind, onDevice, statistics)    \
+  extern "C" int64_t gs_##prefix##all_reduce_start_##name(                     \
+      GS_BUFFER_PARAMETERS(T)) {                                               \
+    return startBuffer(input + inputOffset, inputSize, inputStride,            \
                        output + outputOffset, outputSize, outputStride, dtype, \
-                       kind, statistics);                                      \
+                       kind, onDevice, statistics);                            \
+  }
+#define GS_WAIT_DEFINE(prefix, suffix, T)                                      \
+  extern "C" void gs_##prefix##all_reduce_wait_##suffix(                       \
+      int64_t request, GS_BUFFER_PARAMETERS(T)) {                              \
+    (void)inputStride;                                                         \
+    (void)outputStride;                                                        \
+    waitForBuffer(request, input + inputOffset, inputSize,                     \
+                  output + outputOffset, outputSize);                          \
   }
 
-GS_DEVICE_COLLECTIVE_DEFINE(sum_f32, float, DType::F32, Reduction::Sum, false)
-GS_DEVICE_COLLECTIVE_DEFINE(sum_f64, double, DType::F64, Reduction::Sum, false)
-GS_DEVICE_COLLECTIVE_DEFINE(sum_i64, int64_t, DType::I64, Reduction::Sum, true)
-GS_DEVICE_COLLECTIVE_DEFINE(max_f32, float, DType::F32, Reduction::Max, false)
-GS_DEVICE_COLLECTIVE_DEFINE(max_f64, double, DType::F64, Reduction::Max, false)
-GS_DEVICE_COLLECTIVE_DEFINE(max_i64, int64_t, DType::I64, Reduction::Max, true)
-GS_DEVICE_COLLECTIVE_DEFINE(stats_sum_f64, double, DType::F64, Reduction::Sum,
-                            true)
-GS_DEVICE_COLLECTIVE_DEFINE(stats_max_f64, double, DType::F64, Reduction::Max,
-                            true)
+// On the host, statistics are the records and the counts (the only
+// integers reduced).
+GS_START_DEFINE(, sum_f32, float, DType::F32, Reduction::Sum, false, false)
+GS_START_DEFINE(, sum_f64, double, DType::F64, Reduction::Sum, false, false)
+GS_START_DEFINE(, sum_i64, int64_t, DType::I64, Reduction::Sum, false, true)
+GS_START_DEFINE(, max_f32, float, DType::F32, Reduction::Max, false, false)
+GS_START_DEFINE(, max_f64, double, DType::F64, Reduction::Max, false, false)
+GS_START_DEFINE(, max_i64, int64_t, DType::I64, Reduction::Max, false, true)
+GS_START_DEFINE(, stats_f64, double, DType::F64, Reduction::Stats, false, true)
+GS_WAIT_DEFINE(, f32, float)
+GS_WAIT_DEFINE(, f64, double)
+GS_WAIT_DEFINE(, i64, int64_t)
 
-#undef GS_COLLECTIVE_DEFINE
-#undef GS_DEVICE_COLLECTIVE_DEFINE
+GS_START_DEFINE(device_, sum_f32, float, DType::F32, Reduction::Sum, true,
+                false)
+GS_START_DEFINE(device_, sum_f64, double, DType::F64, Reduction::Sum, true,
+                false)
+GS_START_DEFINE(device_, sum_i64, int64_t, DType::I64, Reduction::Sum, true,
+                true)
+GS_START_DEFINE(device_, max_f32, float, DType::F32, Reduction::Max, true,
+                false)
+GS_START_DEFINE(device_, max_f64, double, DType::F64, Reduction::Max, true,
+                false)
+GS_START_DEFINE(device_, max_i64, int64_t, DType::I64, Reduction::Max, true,
+                true)
+GS_START_DEFINE(device_, stats_sum_f64, double, DType::F64, Reduction::Sum,
+                true, true)
+GS_START_DEFINE(device_, stats_max_f64, double, DType::F64, Reduction::Max,
+                true, true)
+GS_WAIT_DEFINE(device_, f32, float)
+GS_WAIT_DEFINE(device_, f64, double)
+GS_WAIT_DEFINE(device_, i64, int64_t)
+
+#undef GS_BUFFER_PARAMETERS
+#undef GS_START_DEFINE
+#undef GS_WAIT_DEFINE
 
 extern "C" int64_t gs_world_size(void) { return current ? current->size() : 1; }
 
@@ -218,22 +282,28 @@ mlir::gs::runtime::collectiveFunctions() {
 #define GS_COLLECTIVE_ENTRY(name)                                              \
   { #name, reinterpret_cast < void *>(&name) }
   static const std::vector<CollectiveFunction> functions = {
-      GS_COLLECTIVE_ENTRY(gs_all_reduce_sum_f32),
-      GS_COLLECTIVE_ENTRY(gs_all_reduce_sum_f64),
-      GS_COLLECTIVE_ENTRY(gs_all_reduce_sum_i64),
-      GS_COLLECTIVE_ENTRY(gs_all_reduce_max_f32),
-      GS_COLLECTIVE_ENTRY(gs_all_reduce_max_f64),
-      GS_COLLECTIVE_ENTRY(gs_all_reduce_max_i64),
-      GS_COLLECTIVE_ENTRY(gs_all_reduce_stats_f64),
+      GS_COLLECTIVE_ENTRY(gs_all_reduce_start_sum_f32),
+      GS_COLLECTIVE_ENTRY(gs_all_reduce_start_sum_f64),
+      GS_COLLECTIVE_ENTRY(gs_all_reduce_start_sum_i64),
+      GS_COLLECTIVE_ENTRY(gs_all_reduce_start_max_f32),
+      GS_COLLECTIVE_ENTRY(gs_all_reduce_start_max_f64),
+      GS_COLLECTIVE_ENTRY(gs_all_reduce_start_max_i64),
+      GS_COLLECTIVE_ENTRY(gs_all_reduce_start_stats_f64),
+      GS_COLLECTIVE_ENTRY(gs_all_reduce_wait_f32),
+      GS_COLLECTIVE_ENTRY(gs_all_reduce_wait_f64),
+      GS_COLLECTIVE_ENTRY(gs_all_reduce_wait_i64),
       GS_COLLECTIVE_ENTRY(gs_world_size),
-      GS_COLLECTIVE_ENTRY(gs_device_all_reduce_sum_f32),
-      GS_COLLECTIVE_ENTRY(gs_device_all_reduce_sum_f64),
-      GS_COLLECTIVE_ENTRY(gs_device_all_reduce_sum_i64),
-      GS_COLLECTIVE_ENTRY(gs_device_all_reduce_max_f32),
-      GS_COLLECTIVE_ENTRY(gs_device_all_reduce_max_f64),
-      GS_COLLECTIVE_ENTRY(gs_device_all_reduce_max_i64),
-      GS_COLLECTIVE_ENTRY(gs_device_all_reduce_stats_sum_f64),
-      GS_COLLECTIVE_ENTRY(gs_device_all_reduce_stats_max_f64),
+      GS_COLLECTIVE_ENTRY(gs_device_all_reduce_start_sum_f32),
+      GS_COLLECTIVE_ENTRY(gs_device_all_reduce_start_sum_f64),
+      GS_COLLECTIVE_ENTRY(gs_device_all_reduce_start_sum_i64),
+      GS_COLLECTIVE_ENTRY(gs_device_all_reduce_start_max_f32),
+      GS_COLLECTIVE_ENTRY(gs_device_all_reduce_start_max_f64),
+      GS_COLLECTIVE_ENTRY(gs_device_all_reduce_start_max_i64),
+      GS_COLLECTIVE_ENTRY(gs_device_all_reduce_start_stats_sum_f64),
+      GS_COLLECTIVE_ENTRY(gs_device_all_reduce_start_stats_max_f64),
+      GS_COLLECTIVE_ENTRY(gs_device_all_reduce_wait_f32),
+      GS_COLLECTIVE_ENTRY(gs_device_all_reduce_wait_f64),
+      GS_COLLECTIVE_ENTRY(gs_device_all_reduce_wait_i64),
       GS_COLLECTIVE_ENTRY(gs_device_world_size),
   };
 #undef GS_COLLECTIVE_ENTRY

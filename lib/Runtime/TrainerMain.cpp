@@ -1050,10 +1050,14 @@ void printCollectives(const TrainingReport &report, int64_t ran) {
   auto line = [&](const char *what, const CollectiveTime &time) {
     double seconds = time.seconds / ran;
     std::printf("  %-22s %5.1f calls %10.0f bytes %9.3f ms (%.1f%% of the "
-                "step)\n",
+                "step)",
                 what, static_cast<double>(time.calls) / ran,
                 static_cast<double>(time.bytes) / ran, seconds * 1e3,
                 step > 0 ? 100 * seconds / step : 0.0);
+    // From each start to the end of its wait, the step computing the rest.
+    if (!times.onDevice)
+      std::printf(", %.3f ms in flight", time.inFlightSeconds / ran * 1e3);
+    std::printf("\n");
   };
   if (times.onDevice)
     std::printf("all-reduces per step on rank 0 of %d (%s), queued on the "
@@ -1065,8 +1069,8 @@ void printCollectives(const TrainingReport &report, int64_t ran) {
                 rankCount(), replicas->transport(),
                 times.waitingSeconds / ran * 1e3);
   else
-    std::printf("all-reduces per step on rank 0 of %d (%s), waiting "
-                "included:\n",
+    std::printf("all-reduces per step on rank 0 of %d (%s), the time in "
+                "their calls, waiting included:\n",
                 rankCount(), replicas->transport());
   line("gradients and results", times.values);
   line("scaling statistics", times.statistics);

@@ -60,28 +60,31 @@ gs.training @forward {learning_rate = 0.1 : f32, optimizer = #gs.momentum<>}
 // CHECK-NEXT: %[[W2S:.+]] = gs.all_reduce sum %[[W2]] : !gs.stats
 // CHECK-NEXT: gs.compute_scale %[[D2S]], %[[W2S]] {accum_length = 3 : i64, model = #gs.scale_model<half_normal>}
 // CHECK: gs.yield
-// The gradients: summed before the non-finite check and the updates,
-// these two small ones (128 and 96 bytes) in one bucket: flattened,
+// The gradients: summed before the non-finite check and the updates, in
+// the order the backward pass computes them (the last layer's first, so
+// that gs-overlap-collectives can start each bucket once its layers are
+// done); these two small ones (96 and 128 bytes) in one bucket: flattened,
 // joined, summed in one all-reduce and cut apart.
-// CHECK: %[[F1:.+]] = gs.reshape %[[G]]#0 : tensor<8x4xf32> -> tensor<32xf32>
-// CHECK-NEXT: %[[F2:.+]] = gs.reshape %[[G]]#1 : tensor<3x8xf32> -> tensor<24xf32>
-// CHECK-NEXT: %[[BUCKET:.+]] = gs.concat %[[F1]], %[[F2]] <{axis = 0 : i64}> : tensor<32xf32>, tensor<24xf32>
+// CHECK: %[[F2:.+]] = gs.reshape %[[G]]#1 : tensor<3x8xf32> -> tensor<24xf32>
+// CHECK-NEXT: %[[F1:.+]] = gs.reshape %[[G]]#0 : tensor<8x4xf32> -> tensor<32xf32>
+// CHECK-NEXT: %[[BUCKET:.+]] = gs.concat %[[F2]], %[[F1]] <{axis = 0 : i64}> : tensor<24xf32>, tensor<32xf32>
 // CHECK-NEXT: %[[SUMS:.+]] = gs.all_reduce sum %[[BUCKET]] : tensor<56xf32>
-// CHECK-NEXT: %[[PARTS:.+]]:2 = gs.split %[[SUMS]] {axis = 0 : i64} : tensor<56xf32> -> tensor<32xf32>, tensor<24xf32>
-// CHECK-NEXT: %[[DW1:.+]] = gs.reshape %[[PARTS]]#0 : tensor<32xf32> -> tensor<8x4xf32>
-// CHECK-NEXT: %[[DW2:.+]] = gs.reshape %[[PARTS]]#1 : tensor<24xf32> -> tensor<3x8xf32>
+// CHECK-NEXT: %[[PARTS:.+]]:2 = gs.split %[[SUMS]] {axis = 0 : i64} : tensor<56xf32> -> tensor<24xf32>, tensor<32xf32>
+// CHECK-NEXT: %[[DW2:.+]] = gs.reshape %[[PARTS]]#0 : tensor<24xf32> -> tensor<3x8xf32>
+// CHECK-NEXT: %[[DW1:.+]] = gs.reshape %[[PARTS]]#1 : tensor<32xf32> -> tensor<8x4xf32>
 // CHECK-NEXT: gs.all_finite %[[DW1]], %[[DW2]]
 // CHECK: gs.update @w1, %[[DW1]]
 // CHECK: gs.update @w2, %[[DW2]]
 
-// With no buckets, or buckets no larger than the first gradient (which
-// then goes alone, and the second alone after it), one all-reduce each.
+// With no buckets (in the order the backward pass computes them), or
+// buckets no larger than the second gradient (which then goes alone, and
+// the first, smaller, after it), one all-reduce each.
 // UNBUCKETED-LABEL: func.func @train_step
 // UNBUCKETED: %[[G:.+]]:2 = gs.backward
 // UNBUCKETED-NOT: gs.concat
-// UNBUCKETED: %[[DW1:.+]] = gs.all_reduce sum %[[G]]#0 : tensor<8x4xf32>
-// UNBUCKETED-NEXT: %[[DW2:.+]] = gs.all_reduce sum %[[G]]#1 : tensor<3x8xf32>
-// UNBUCKETED-NEXT: gs.all_finite %[[DW1]], %[[DW2]]
+// UNBUCKETED-DAG: %[[DW2:.+]] = gs.all_reduce sum %[[G]]#1 : tensor<3x8xf32>
+// UNBUCKETED-DAG: %[[DW1:.+]] = gs.all_reduce sum %[[G]]#0 : tensor<8x4xf32>
+// UNBUCKETED: gs.all_finite %[[DW1]], %[[DW2]]
 // UNBUCKETED: gs.update @w1, %[[DW1]]
 // UNBUCKETED: gs.update @w2, %[[DW2]]
 // The loss: the global batch's.
@@ -104,14 +107,17 @@ gs.training @forward {learning_rate = 0.1 : f32, optimizer = #gs.momentum<>}
 // DYNAMIC: gs.backward %{{.*}} seed %[[SEED]]
 // DYNAMIC: %[[SUMS:.+]] = gs.all_reduce sum %{{.*}} : tensor<56xf32>
 // DYNAMIC-NEXT: %[[PARTS:.+]]:2 = gs.split %[[SUMS]]
-// DYNAMIC-NEXT: %[[DW1:.+]] = gs.reshape %[[PARTS]]#0
-// DYNAMIC-NEXT: %[[DW2:.+]] = gs.reshape %[[PARTS]]#1
+// DYNAMIC-NEXT: %[[DW2:.+]] = gs.reshape %[[PARTS]]#0
+// DYNAMIC-NEXT: %[[DW1:.+]] = gs.reshape %[[PARTS]]#1
 // DYNAMIC: gs.all_finite %[[DW1]], %[[DW2]] :
 
 // ALONE-NOT: gs.all_reduce
 // ALONE-NOT: gs.world_size
 
-// LLVM-DAG: llvm.func @gs_all_reduce_stats_f64(!llvm.ptr, !llvm.ptr, i64, i64, i64, !llvm.ptr, !llvm.ptr, i64, i64, i64)
-// LLVM-DAG: llvm.func @gs_all_reduce_sum_f32(!llvm.ptr, !llvm.ptr, i64, i64, i64, !llvm.ptr, !llvm.ptr, i64, i64, i64)
-// LLVM-DAG: llvm.func @gs_all_reduce_sum_i64(!llvm.ptr, !llvm.ptr, i64, i64, i64, !llvm.ptr, !llvm.ptr, i64, i64, i64)
+// LLVM-DAG: llvm.func @gs_all_reduce_start_stats_f64(!llvm.ptr, !llvm.ptr, i64, i64, i64, !llvm.ptr, !llvm.ptr, i64, i64, i64) -> i64
+// LLVM-DAG: llvm.func @gs_all_reduce_start_sum_f32(!llvm.ptr, !llvm.ptr, i64, i64, i64, !llvm.ptr, !llvm.ptr, i64, i64, i64) -> i64
+// LLVM-DAG: llvm.func @gs_all_reduce_start_sum_i64(!llvm.ptr, !llvm.ptr, i64, i64, i64, !llvm.ptr, !llvm.ptr, i64, i64, i64) -> i64
+// LLVM-DAG: llvm.func @gs_all_reduce_wait_f32(i64, !llvm.ptr, !llvm.ptr, i64, i64, i64, !llvm.ptr, !llvm.ptr, i64, i64, i64)
+// LLVM-DAG: llvm.func @gs_all_reduce_wait_f64(i64, !llvm.ptr, !llvm.ptr, i64, i64, i64, !llvm.ptr, !llvm.ptr, i64, i64, i64)
+// LLVM-DAG: llvm.func @gs_all_reduce_wait_i64(i64, !llvm.ptr, !llvm.ptr, i64, i64, i64, !llvm.ptr, !llvm.ptr, i64, i64, i64)
 // LLVM-DAG: llvm.func @gs_world_size() -> i64

@@ -7,14 +7,16 @@
 // Communicator, which a transport (MPI: Distributed/) provides; with none
 // installed the process is the only rank and they copy.
 //
-// A compiled buffer arrives as the expanded memref descriptor MLIR's
-// lowering passes: allocated and aligned pointers, offset, size, stride;
-// the input's, then the output's.
+// Each all-reduce is started, then waited for: the compiled step goes on
+// in between (its input unchanged, its output not read) while the
+// transport reduces. A compiled buffer arrives as the expanded memref
+// descriptor MLIR's lowering passes: allocated and aligned pointers,
+// offset, size, stride; the input's, then the output's.
 //
-// A step compiled for a GPU calls the gs_device_* functions instead
-// (DeviceCollectives.cpp): its buffers are device memory, which a GPU
-// transport (NCCL) reduces on the step's stream; with no communicator they
-// copy on the device.
+// A step compiled for a GPU calls the gs_device_* functions instead: its
+// buffers are device memory, which a GPU transport (NCCL) reduces on the
+// GPU, after the work queued so far and before the work queued after the
+// wait; with no communicator they copy on the device.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,43 +30,59 @@
 #include <string>
 #include <vector>
 
-#define GS_COLLECTIVE_DECLARE(function, suffix, T)                             \
-  void gs_##function##_##suffix(                                               \
-      const T *inputAllocated, const T *input, int64_t inputOffset,            \
+#define GS_BUFFER_PARAMETERS(T)                                                \
+  const T *inputAllocated, const T *input, int64_t inputOffset,                \
       int64_t inputSize, int64_t inputStride, T *outputAllocated, T *output,   \
-      int64_t outputOffset, int64_t outputSize, int64_t outputStride);
+      int64_t outputOffset, int64_t outputSize, int64_t outputStride
+#define GS_COLLECTIVE_DECLARE(prefix, reduction, T, suffix)                    \
+  int64_t gs_##prefix##all_reduce_start_##reduction##_##suffix(                \
+      GS_BUFFER_PARAMETERS(T));
+#define GS_WAIT_DECLARE(prefix, T, suffix)                                     \
+  void gs_##prefix##all_reduce_wait_##suffix(int64_t request,                  \
+                                             GS_BUFFER_PARAMETERS(T));
 
 extern "C" {
-GS_COLLECTIVE_DECLARE(all_reduce_sum, f32, float)
-GS_COLLECTIVE_DECLARE(all_reduce_sum, f64, double)
-GS_COLLECTIVE_DECLARE(all_reduce_sum, i64, int64_t)
-GS_COLLECTIVE_DECLARE(all_reduce_max, f32, float)
-GS_COLLECTIVE_DECLARE(all_reduce_max, f64, double)
-GS_COLLECTIVE_DECLARE(all_reduce_max, i64, int64_t)
+/// Start an all-reduce; its request.
+GS_COLLECTIVE_DECLARE(, sum, float, f32)
+GS_COLLECTIVE_DECLARE(, sum, double, f64)
+GS_COLLECTIVE_DECLARE(, sum, int64_t, i64)
+GS_COLLECTIVE_DECLARE(, max, float, f32)
+GS_COLLECTIVE_DECLARE(, max, double, f64)
+GS_COLLECTIVE_DECLARE(, max, int64_t, i64)
 /// !gs.stats records (telemetry::StatsField, 7 doubles each): every field
 /// summed but the maximum magnitude, whose largest is taken.
-GS_COLLECTIVE_DECLARE(all_reduce_stats, f64, double)
+GS_COLLECTIVE_DECLARE(, stats, double, f64)
+/// Returns once the all-reduce `request` (of these buffers) is done.
+GS_WAIT_DECLARE(, float, f32)
+GS_WAIT_DECLARE(, double, f64)
+GS_WAIT_DECLARE(, int64_t, i64)
 /// The number of ranks.
 int64_t gs_world_size(void);
 
-/// On device buffers, queued on the GPU's stream: sums and maxima; those
-/// of statistics records, field by field (the compiler merges a record
-/// from one of each); and the number of ranks, written to a one-element
-/// device buffer.
-GS_COLLECTIVE_DECLARE(device_all_reduce_sum, f32, float)
-GS_COLLECTIVE_DECLARE(device_all_reduce_sum, f64, double)
-GS_COLLECTIVE_DECLARE(device_all_reduce_sum, i64, int64_t)
-GS_COLLECTIVE_DECLARE(device_all_reduce_max, f32, float)
-GS_COLLECTIVE_DECLARE(device_all_reduce_max, f64, double)
-GS_COLLECTIVE_DECLARE(device_all_reduce_max, i64, int64_t)
-GS_COLLECTIVE_DECLARE(device_all_reduce_stats_sum, f64, double)
-GS_COLLECTIVE_DECLARE(device_all_reduce_stats_max, f64, double)
+/// On device buffers: sums and maxima; those of statistics records, field
+/// by field (the compiler merges a record from one of each); and the
+/// number of ranks, written to a one-element device buffer.
+GS_COLLECTIVE_DECLARE(device_, sum, float, f32)
+GS_COLLECTIVE_DECLARE(device_, sum, double, f64)
+GS_COLLECTIVE_DECLARE(device_, sum, int64_t, i64)
+GS_COLLECTIVE_DECLARE(device_, max, float, f32)
+GS_COLLECTIVE_DECLARE(device_, max, double, f64)
+GS_COLLECTIVE_DECLARE(device_, max, int64_t, i64)
+GS_COLLECTIVE_DECLARE(device_, stats_sum, double, f64)
+GS_COLLECTIVE_DECLARE(device_, stats_max, double, f64)
+/// Queues the GPU's later work after the all-reduce `request`; the host
+/// does not wait.
+GS_WAIT_DECLARE(device_, float, f32)
+GS_WAIT_DECLARE(device_, double, f64)
+GS_WAIT_DECLARE(device_, int64_t, i64)
 void gs_device_world_size(int64_t *outputAllocated, int64_t *output,
                           int64_t outputOffset, int64_t outputSize,
                           int64_t outputStride);
 }
 
+#undef GS_BUFFER_PARAMETERS
 #undef GS_COLLECTIVE_DECLARE
+#undef GS_WAIT_DECLARE
 
 namespace mlir::gs::runtime {
 
@@ -89,11 +107,22 @@ public:
   /// Stats takes F64 records of seven.
   virtual void allReduce(const void *input, void *output, int64_t count,
                          DType type, Reduction reduction) = 0;
-  /// The same on device memory (a GPU transport), Sum and Max only, queued
-  /// on `stream` (a CUstream) after the work queued there. False if this
-  /// transport reduces host memory only.
-  virtual bool allReduceOnDevice(const void *input, void *output, int64_t count,
-                                 DType type, Reduction reduction, void *stream);
+  /// The same, started: `output` holds the reduction once
+  /// `finishAllReduce` of the request returned returns, and `input` must
+  /// not change until then. Every request is finished, in any order. By
+  /// default the reduction is done at once.
+  virtual int64_t startAllReduce(const void *input, void *output, int64_t count,
+                                 DType type, Reduction reduction);
+  virtual void finishAllReduce(int64_t request);
+  /// On device memory (a GPU transport), Sum and Max only: queued after
+  /// the work queued on `stream` (a CUstream) so far; the work queued there
+  /// after `finishAllReduceOnDevice` of `request` runs after it. False if
+  /// this transport reduces host memory only.
+  virtual bool startAllReduceOnDevice(const void *input, void *output,
+                                      int64_t count, DType type,
+                                      Reduction reduction, void *stream,
+                                      int64_t &request);
+  virtual void finishAllReduceOnDevice(int64_t request, void *stream);
   /// Copies `bytes` at `data` of rank `root` to every rank's `data`.
   virtual void broadcast(void *data, int64_t bytes, int root) = 0;
   /// Returns once every rank has called it.
@@ -123,14 +152,18 @@ TransportFactory findTransport(const std::string &name);
 
 /// What the compiled collectives cost this rank, by what they reduced:
 /// values (gradients, losses, buffers: floats) and scaling statistics
-/// (moments, histograms, cast counts). Their time includes waiting for the
-/// other ranks to arrive, unless `setCollectivesTimedApart(true)`: then
-/// the ranks meet at a barrier before each collective (a cost of its own),
-/// and `waitingSeconds` is the time spent there.
+/// (moments, histograms, cast counts). `seconds` is the time the step
+/// spent in their calls, starting them and waiting for them, which
+/// includes waiting for the other ranks to arrive, unless
+/// `setCollectivesTimedApart(true)`: then the ranks meet at a barrier
+/// before each collective (a cost of its own), and `waitingSeconds` is the
+/// time spent there. `inFlightSeconds` runs from each start to the end of
+/// its wait: the step computed the rest of that time.
 struct CollectiveTime {
   int64_t calls = 0;
   int64_t bytes = 0;
   double seconds = 0;
+  double inFlightSeconds = 0;
 };
 struct CollectiveTimes {
   CollectiveTime values, statistics;

@@ -4,20 +4,26 @@
 // include/gs/Runtime/Collectives.h, which the training runtime carries
 // over MPI or NCCL (or, with no communicator, computes for one rank):
 //
-//   gs_all_reduce_<sum|max|stats>_<f32|f64|i64>(memref<?xT> input,
-//                                               memref<?xT> output)
+//   int64_t gs_all_reduce_start_<sum|max|stats>_<f32|f64|i64>(
+//       memref<?xT> input, memref<?xT> output)
+//   gs_all_reduce_wait_<f32|f64|i64>(int64_t request, memref<?xT> input,
+//                                    memref<?xT> output)
 //   int64_t gs_world_size(void)
 //
-// An all_reduce passes its input flattened to one dimension and a fresh
-// buffer for the result, which becomes the result tensor.
+// An all_reduce starts where it stands, on its input flattened to one
+// dimension and a fresh buffer for the result, and is waited for just
+// before its result is first used; the result tensor is the buffer read
+// after the wait.
 //
 // With device collectives (a step for the GPU, its buffers in device
-// memory) the calls are gs_device_all_reduce_<sum|max>_<T>, which a GPU
-// transport queues on the step's stream. Such transports reduce only with
-// their built-in operations, so a statistics record is all-reduced twice,
-// summed and maximized (gs_device_all_reduce_stats_<sum|max>_f64: the same
-// reductions, counted as statistics), and each field taken from the right
-// one. The world size arrives in a device buffer too
+// memory) the calls are gs_device_all_reduce_{start_<sum|max>,wait}_<T>,
+// which a GPU transport queues on the GPU: the start after the work
+// queued so far, the wait making the later work wait for it. Such
+// transports reduce only with their built-in operations, so a statistics
+// record is all-reduced twice, summed and maximized
+// (gs_device_all_reduce_start_stats_<sum|max>_f64: the same reductions,
+// counted as statistics), and each field taken from the right one. The
+// world size arrives in a device buffer too
 // (gs_device_world_size(memref<?xi64>)), so that the host never waits to
 // read it.
 //
@@ -61,30 +67,88 @@ std::string elementName(Type type) {
   return name;
 }
 
-/// All-reduces the one-dimensional `flat` with the runtime's
-/// `<prefix>all_reduce_<reduction>_<T>`: a call on its buffer and a fresh
-/// one, which becomes the result.
-Value callAllReduce(ConversionPatternRewriter &rewriter, Operation *op,
-                    StringRef prefix, StringRef reduction, Value flat) {
+/// The buffer of the one-dimensional tensor `flat`, as the runtime's
+/// functions take it.
+Value runtimeBuffer(OpBuilder &b, Location loc, Value flat) {
+  auto type = cast<RankedTensorType>(flat.getType());
+  auto buffer = MemRefType::get(type.getShape(), type.getElementType());
+  Value source = bufferization::ToBufferOp::create(b, loc, buffer, flat,
+                                                   /*read_only=*/true);
+  return memref::CastOp::create(
+      b, loc, MemRefType::get({ShapedType::kDynamic}, type.getElementType()),
+      source);
+}
+
+/// An all-reduce the runtime has started: its request, input and output.
+struct StartedAllReduce {
+  Value request, input, output;
+};
+
+/// Starts the all-reduce of the one-dimensional `flat` with the runtime's
+/// `<prefix>all_reduce_start_<reduction>_<T>`, from its buffer into a
+/// fresh one.
+StartedAllReduce startAllReduce(ConversionPatternRewriter &rewriter,
+                                Operation *op, StringRef prefix,
+                                StringRef reduction, Value flat) {
   Location loc = op->getLoc();
   auto flatTensor = cast<RankedTensorType>(flat.getType());
   Type element = flatTensor.getElementType();
-  auto flatBuffer = MemRefType::get(flatTensor.getShape(), element);
   auto anyLength = MemRefType::get({ShapedType::kDynamic}, element);
   std::string name =
-      (prefix + "all_reduce_" + reduction + "_" + elementName(element)).str();
-  func::FuncOp callee = runtimeFunction(
-      rewriter, op, name, rewriter.getFunctionType({anyLength, anyLength}, {}));
-  Value source = bufferization::ToBufferOp::create(rewriter, loc, flatBuffer,
-                                                   flat, /*read_only=*/true);
-  Value buffer = memref::AllocOp::create(rewriter, loc, flatBuffer);
-  Value input = memref::CastOp::create(rewriter, loc, anyLength, source);
-  Value output = memref::CastOp::create(rewriter, loc, anyLength, buffer);
-  func::CallOp::create(rewriter, loc, callee, ValueRange{input, output});
+      (prefix + "all_reduce_start_" + reduction + "_" + elementName(element))
+          .str();
+  func::FuncOp callee =
+      runtimeFunction(rewriter, op, name,
+                      rewriter.getFunctionType({anyLength, anyLength},
+                                               {rewriter.getI64Type()}));
+  Value input = runtimeBuffer(rewriter, loc, flat);
+  Value output = memref::AllocOp::create(
+      rewriter, loc, MemRefType::get(flatTensor.getShape(), element));
+  Value outputArgument =
+      memref::CastOp::create(rewriter, loc, anyLength, output);
+  Value request = func::CallOp::create(rewriter, loc, callee,
+                                       ValueRange{input, outputArgument})
+                      .getResult(0);
+  return {request, flat, output};
+}
+
+/// Waits for `started` with the runtime's `<prefix>all_reduce_wait_<T>`,
+/// which takes the buffers again: the input stays alive (and unchanged)
+/// until then. Returns the result.
+Value waitForAllReduce(ConversionPatternRewriter &rewriter, Operation *op,
+                       StringRef prefix, const StartedAllReduce &started) {
+  Location loc = op->getLoc();
+  auto flatTensor = cast<RankedTensorType>(started.input.getType());
+  Type element = flatTensor.getElementType();
+  auto anyLength = MemRefType::get({ShapedType::kDynamic}, element);
+  std::string name = (prefix + "all_reduce_wait_" + elementName(element)).str();
+  func::FuncOp callee =
+      runtimeFunction(rewriter, op, name,
+                      rewriter.getFunctionType(
+                          {rewriter.getI64Type(), anyLength, anyLength}, {}));
+  Value input = runtimeBuffer(rewriter, loc, started.input);
+  Value output =
+      memref::CastOp::create(rewriter, loc, anyLength, started.output);
+  func::CallOp::create(rewriter, loc, callee,
+                       ValueRange{started.request, input, output});
   // The deallocation pipeline frees the buffer.
-  return bufferization::ToTensorOp::create(rewriter, loc, flatTensor, buffer,
+  return bufferization::ToTensorOp::create(rewriter, loc, flatTensor,
+                                           started.output,
                                            /*restrict=*/true,
                                            /*writable=*/true);
+}
+
+/// The op of `op`'s block before which its results are first used; null
+/// if none is.
+Operation *firstUseInBlock(Operation *op) {
+  Block *block = op->getBlock();
+  Operation *first = nullptr;
+  for (Operation *user : op->getUsers()) {
+    Operation *ancestor = block->findAncestorOpInBlock(*user);
+    if (ancestor && (!first || ancestor->isBeforeInBlock(first)))
+      first = ancestor;
+  }
+  return first;
 }
 
 /// Statistics records from their sums and their maxima: the maximum
@@ -114,6 +178,9 @@ Value mergeStatsRecords(OpBuilder &b, Location loc, Value sums, Value maxima) {
   return merge.getResult(0);
 }
 
+/// Starts the all-reduce where the op stands and waits for it just before
+/// the first use of its result (where gs-overlap-collectives left it, the
+/// ops in between run while it is under way).
 struct AllReduceLowering : OpConversionPattern<AllReduceOp> {
   AllReduceLowering(TypeConverter &converter, MLIRContext *context,
                     bool deviceBuffers)
@@ -129,19 +196,31 @@ struct AllReduceLowering : OpConversionPattern<AllReduceOp> {
     Value flat = reshapeTo(rewriter, loc, adaptor.getInput(), flatTensor);
     bool stats = isa<StatsType>(op.getInput().getType());
     StringRef reduction = stringifyCollectiveReduction(op.getReduction());
-    Value reduced;
-    if (!deviceBuffers) {
-      reduced =
-          callAllReduce(rewriter, op, "gs_", stats ? "stats" : reduction, flat);
-    } else if (!stats) {
-      reduced = callAllReduce(rewriter, op, "gs_device_", reduction, flat);
+    StringRef prefix = deviceBuffers ? "gs_device_" : "gs_";
+    // A device transport has no custom reduction: a statistics record is
+    // summed and maximized, and merged.
+    SmallVector<StartedAllReduce, 2> started;
+    if (!stats) {
+      started.push_back(startAllReduce(rewriter, op, prefix, reduction, flat));
+    } else if (!deviceBuffers) {
+      started.push_back(startAllReduce(rewriter, op, prefix, "stats", flat));
     } else {
-      Value sums = callAllReduce(rewriter, op, "gs_device_", "stats_sum", flat);
-      Value maxima =
-          callAllReduce(rewriter, op, "gs_device_", "stats_max", flat);
-      reduced = mergeStatsRecords(rewriter, loc, sums, maxima);
+      started.push_back(
+          startAllReduce(rewriter, op, prefix, "stats_sum", flat));
+      started.push_back(
+          startAllReduce(rewriter, op, prefix, "stats_max", flat));
     }
-    rewriter.replaceOp(op, reshapeTo(rewriter, loc, reduced, type));
+
+    if (Operation *firstUse = firstUseInBlock(op))
+      rewriter.setInsertionPoint(firstUse);
+    SmallVector<Value, 2> reduced;
+    for (const StartedAllReduce &one : started)
+      reduced.push_back(waitForAllReduce(rewriter, op, prefix, one));
+    Value result =
+        reduced.size() == 1
+            ? reduced.front()
+            : mergeStatsRecords(rewriter, loc, reduced[0], reduced[1]);
+    rewriter.replaceOp(op, reshapeTo(rewriter, loc, result, type));
     return success();
   }
 

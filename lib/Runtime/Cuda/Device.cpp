@@ -140,9 +140,13 @@ Device::~Device() {
   // Teardown errors have no one to go to; the context is released last.
   if (queue)
     (void)driver.streamSynchronize(queue);
+  for (CUstream side : sideStreams)
+    (void)driver.streamSynchronize(side);
   memory.reset();
   for (CUevent event : events)
     (void)driver.eventDestroy(event);
+  for (CUstream side : sideStreams)
+    (void)driver.streamDestroy(side);
   if (queue)
     (void)driver.streamDestroy(queue);
   if (context)
@@ -278,7 +282,34 @@ std::string Device::createEvent(CUevent &event) {
 }
 
 std::string Device::recordEvent(CUevent event) {
-  return check(driver.eventRecord(event, queue), "cuEventRecord");
+  return recordEvent(event, queue);
+}
+
+std::string Device::createSideStream(CUstream &stream) {
+  if (std::string error =
+          check(driver.streamCreate(&stream, kStreamNonBlocking),
+                "creating a stream");
+      !error.empty())
+    return error;
+  sideStreams.push_back(stream);
+  return {};
+}
+
+std::string Device::createOrderingEvent(CUevent &event) {
+  if (std::string error = check(driver.eventCreate(&event, kEventDisableTiming),
+                                "cuEventCreate");
+      !error.empty())
+    return error;
+  events.push_back(event);
+  return {};
+}
+
+std::string Device::recordEvent(CUevent event, CUstream stream) {
+  return check(driver.eventRecord(event, stream), "cuEventRecord");
+}
+
+std::string Device::streamWaitEvent(CUstream stream, CUevent event) {
+  return check(driver.streamWaitEvent(stream, event, 0), "cuStreamWaitEvent");
 }
 
 std::string Device::destroyEvent(CUevent event) {

@@ -76,6 +76,7 @@ static OpenedDriver open() {
       {reinterpret_cast<void **>(&api.streamDestroy), "cuStreamDestroy_v2"},
       {reinterpret_cast<void **>(&api.streamSynchronize),
        "cuStreamSynchronize"},
+      {reinterpret_cast<void **>(&api.streamWaitEvent), "cuStreamWaitEvent"},
       {reinterpret_cast<void **>(&api.memAlloc), "cuMemAlloc_v2"},
       {reinterpret_cast<void **>(&api.memFree), "cuMemFree_v2"},
       {reinterpret_cast<void **>(&api.memcpyHtoDAsync), "cuMemcpyHtoDAsync_v2"},

@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 using namespace mlir::gs;
 using namespace mlir::gs::runtime;
@@ -72,6 +73,13 @@ public:
 
   void allReduce(const void *input, void *output, int64_t count, DType type,
                  Reduction reduction) override {
+    finishAllReduce(startAllReduce(input, output, count, type, reduction));
+  }
+
+  /// MPI_Iallreduce: the reduction goes on inside the MPI calls this rank
+  /// makes until it is finished (other collectives, MPI_Waitall).
+  int64_t startAllReduce(const void *input, void *output, int64_t count,
+                         DType type, Reduction reduction) override {
     MPI_Datatype element = MPI_DOUBLE;
     MPI_Op op = reduction == Reduction::Max ? MPI_MAX : MPI_SUM;
     if (reduction == Reduction::Stats) {
@@ -90,15 +98,36 @@ public:
     }
     int bytes = 0;
     MPI_Type_size(element, &bytes);
+    auto free =
+        std::find_if(pending.begin(), pending.end(),
+                     [](const auto &requests) { return requests.empty(); });
+    if (free == pending.end())
+      free = pending.emplace(free);
     // MPI counts are ints: a larger buffer goes in parts.
     const char *from = static_cast<const char *>(input);
     char *to = static_cast<char *>(output);
     for (int64_t done = 0; done < count;) {
       int part = static_cast<int>(std::min<int64_t>(count - done, INT_MAX));
-      MPI_Allreduce(from == to ? MPI_IN_PLACE : from + done * bytes,
-                    to + done * bytes, part, element, op, MPI_COMM_WORLD);
+      MPI_Request &request = free->emplace_back();
+      MPI_Iallreduce(from == to ? MPI_IN_PLACE : from + done * bytes,
+                     to + done * bytes, part, element, op, MPI_COMM_WORLD,
+                     &request);
       done += part;
     }
+    if (free->empty())
+      free->push_back(MPI_REQUEST_NULL);
+    return free - pending.begin();
+  }
+
+  void finishAllReduce(int64_t request) override {
+    if (request < 0 || request >= static_cast<int64_t>(pending.size()) ||
+        pending[request].empty())
+      fail("finishing an all-reduce not started: request " +
+           std::to_string(request));
+    std::vector<MPI_Request> &requests = pending[request];
+    MPI_Waitall(static_cast<int>(requests.size()), requests.data(),
+                MPI_STATUSES_IGNORE);
+    requests.clear();
   }
 
   void broadcast(void *data, int64_t bytes, int root) override {
@@ -127,6 +156,9 @@ private:
   int rankIndex = 0;
   int ranks = 1;
   int machineRank = 0;
+  /// The MPI requests of each all-reduce started and not yet finished, by
+  /// its request; empty: a free slot.
+  std::vector<std::vector<MPI_Request>> pending;
   MPI_Datatype statsType;
   MPI_Op statsOp;
 };

@@ -2,8 +2,10 @@
 //
 // The "nccl" transport: the ranks of an MPI job (mpirun -np N), a GPU each
 // (the rank's index among its machine's ranks, modulo their GPUs), whose
-// steps' device buffers NCCL reduces on the GPU's one stream, after the
-// kernels queued there and without the host waiting. MPI bootstraps it
+// steps' device buffers NCCL reduces on a side stream of the GPU: each
+// after the kernels queued before it on the step's stream, beside those
+// queued after, until the step's stream waits for it (an event; the host
+// never waits). MPI bootstraps it
 // (rank 0's NCCL id broadcast to every rank) and carries the host-memory
 // collectives of the trainer: the "mpi" transport must be linked in too
 // (gs-compile --distributed=nccl links both). NCCL itself, libnccl.so.2
@@ -20,9 +22,11 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 using namespace mlir::gs::runtime;
 namespace api = mlir::gs::runtime::nccl;
@@ -86,10 +90,15 @@ public:
       nccl.commDestroy(comm);
   }
 
-  /// Opens this rank's GPU and joins the ranks' NCCL communicator.
+  /// Opens this rank's GPU and its side stream, and joins the ranks' NCCL
+  /// communicator.
   std::string start() {
-    cuda::Device *device = nullptr;
     if (std::string error = openRankDevice(device); !error.empty())
+      return error;
+    if (std::string error = device->createSideStream(side); !error.empty())
+      return error;
+    if (std::string error = device->createOrderingEvent(inputsReady);
+        !error.empty())
       return error;
     api::UniqueId id{};
     if (rank() == 0)
@@ -112,9 +121,11 @@ public:
     bootstrap->allReduce(input, output, count, type, reduction);
   }
 
-  bool allReduceOnDevice(const void *input, void *output, int64_t count,
-                         DType type, Reduction reduction,
-                         void *stream) override {
+  /// On the side stream, after the work queued on `stream` so far; the
+  /// request is the event recorded after it there.
+  bool startAllReduceOnDevice(const void *input, void *output, int64_t count,
+                              DType type, Reduction reduction, void *stream,
+                              int64_t &request) override {
     api::DataType element = type == DType::F32   ? api::kFloat32
                             : type == DType::F64 ? api::kFloat64
                             : type == DType::I64 ? api::kInt64
@@ -123,13 +134,40 @@ public:
       fail(std::string("an all-reduce of ") + nameOf(type) +
            (reduction == Reduction::Stats ? " statistics records" : ""));
     api::RedOp op = reduction == Reduction::Max ? api::kMax : api::kSum;
+    auto free = std::find(done.begin(), done.end(), nullptr);
+    if (free == done.end())
+      free = done.emplace(free, nullptr);
+    if (spareEvents.empty()) {
+      cuda::CUevent event = nullptr;
+      check(device->createOrderingEvent(event));
+      spareEvents.push_back(event);
+    }
+    *free = spareEvents.back();
+    spareEvents.pop_back();
+    check(
+        device->recordEvent(inputsReady, static_cast<cuda::CUstream>(stream)));
+    check(device->streamWaitEvent(side, inputsReady));
     if (std::string error =
             describe(nccl.allReduce(input, output, static_cast<size_t>(count),
-                                    element, op, comm, stream),
+                                    element, op, comm, side),
                      "ncclAllReduce");
         !error.empty())
       fail(error);
+    check(device->recordEvent(*free, side));
+    request = free - done.begin();
     return true;
+  }
+
+  void finishAllReduceOnDevice(int64_t request, void *stream) override {
+    if (request < 0 || request >= static_cast<int64_t>(done.size()) ||
+        !done[request])
+      fail("finishing an all-reduce not started: request " +
+           std::to_string(request));
+    check(device->streamWaitEvent(static_cast<cuda::CUstream>(stream),
+                                  done[request]));
+    // Recorded again by a later start, the event leaves this wait as it is.
+    spareEvents.push_back(done[request]);
+    done[request] = nullptr;
   }
 
   void broadcast(void *data, int64_t bytes, int root) override {
@@ -182,9 +220,24 @@ private:
     abort(1);
   }
 
+  /// Fails on a driver call's error.
+  void check(const std::string &error) {
+    if (!error.empty())
+      fail(error);
+  }
+
   std::unique_ptr<Communicator> bootstrap;
   const api::Api &nccl;
   api::Comm comm = nullptr;
+  cuda::Device *device = nullptr;
+  /// The stream NCCL's reductions run on, beside the step's kernels.
+  cuda::CUstream side = nullptr;
+  /// Recorded on the step's stream before each reduction, which the side
+  /// stream waits for.
+  cuda::CUevent inputsReady = nullptr;
+  /// The event recorded after each reduction started and not finished, by
+  /// request (null: a free request); events free for the next.
+  std::vector<cuda::CUevent> done, spareEvents;
 };
 
 std::unique_ptr<Communicator> createNCCLCommunicator(int &argc, char **&argv,

@@ -30,7 +30,12 @@ constexpr Result kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2,
 
 struct Event {
   std::chrono::steady_clock::time_point time;
+  bool recorded = false;
 };
+
+/// Each stream its own, so that a library checking which stream it is
+/// given (the stand-in NCCL) tells them apart.
+struct Stream {};
 
 size_t capacity() {
   const char *text = std::getenv("GS_FAKE_CUDA_MEMORY");
@@ -95,7 +100,7 @@ std::map<DevicePointer, size_t> &blocks() {
   return live;
 }
 size_t used = 0;
-int functionToken, contextToken, streamToken;
+int functionToken, contextToken;
 } // namespace
 
 #define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
@@ -160,10 +165,13 @@ FAKE_EXPORT Result cuDevicePrimaryCtxRetain(void **context, int) {
 FAKE_EXPORT Result cuDevicePrimaryCtxRelease_v2(int) { return kSuccess; }
 FAKE_EXPORT Result cuCtxSetCurrent(void *) { return kSuccess; }
 FAKE_EXPORT Result cuStreamCreate(void **stream, unsigned) {
-  *stream = &streamToken;
+  *stream = new Stream();
   return kSuccess;
 }
-FAKE_EXPORT Result cuStreamDestroy_v2(void *) { return kSuccess; }
+FAKE_EXPORT Result cuStreamDestroy_v2(void *stream) {
+  delete static_cast<Stream *>(stream);
+  return kSuccess;
+}
 FAKE_EXPORT Result cuStreamSynchronize(void *) { return kSuccess; }
 FAKE_EXPORT Result cuMemAlloc_v2(DevicePointer *pointer, size_t bytes) {
   if (used + bytes > capacity())
@@ -267,9 +275,16 @@ FAKE_EXPORT Result cuEventDestroy_v2(void *event) {
 }
 FAKE_EXPORT Result cuEventRecord(void *event, void *) {
   static_cast<Event *>(event)->time = std::chrono::steady_clock::now();
+  static_cast<Event *>(event)->recorded = true;
   return kSuccess;
 }
 FAKE_EXPORT Result cuEventSynchronize(void *) { return kSuccess; }
+// Every call completes before it returns: each stream's work is ordered
+// after every other's already. Stricter than the driver (for which it is
+// a no-op), waiting for an event never recorded is an error.
+FAKE_EXPORT Result cuStreamWaitEvent(void *, void *event, unsigned) {
+  return static_cast<Event *>(event)->recorded ? kSuccess : kInvalidValue;
+}
 FAKE_EXPORT Result cuEventElapsedTime(float *milliseconds, void *start,
                                       void *end) {
   *milliseconds =

@@ -1,7 +1,8 @@
 //===- Device.h - One GPU: context, stream, memory, kernels -----*- C++ -*-===//
 //
-// The host side of GPU execution: a device's primary context, the one
-// stream everything is queued on (copies, launches, timing events), its
+// The host side of GPU execution: a device's primary context, the stream
+// everything is queued on (copies, launches, timing events) and side
+// streams whose work runs beside it (collectives), its
 // caching allocator, and kernel modules loaded from the images an
 // executable embeds (cubins per architecture, PTX the driver compiles for
 // newer GPUs). Every call returns an error message, empty on success.
@@ -137,6 +138,15 @@ public:
   std::string waitForEvent(CUevent event);
   std::string destroyEvent(CUevent event);
 
+  /// Ordering across streams, the host not waiting: a stream the device
+  /// owns, whose work may run beside the main stream's; an event without
+  /// timing, recorded on `stream`; and `stream`'s later work made to wait
+  /// for the work queued before `event`'s last record.
+  std::string createSideStream(CUstream &stream);
+  std::string createOrderingEvent(CUevent &event);
+  std::string recordEvent(CUevent event, CUstream stream);
+  std::string streamWaitEvent(CUstream stream, CUevent event);
+
   /// What this device's calls have cost so far: a train step's count is
   /// the difference over it (the target is no host synchronization).
   const CallCounts &callCounts() const { return counts; }
@@ -161,6 +171,7 @@ private:
   /// 48 KiB it may use unasked.
   std::map<CUfunction, unsigned> sharedLimits;
   std::vector<CUevent> events;
+  std::vector<CUstream> sideStreams;
 };
 
 /// The process's GPU, which compiled host code (MLIR's GPU runtime calls,

@@ -44,6 +44,7 @@ enum : int {
   kAttributeComputeCapabilityMinor = 76,
   kFuncAttributeMaxDynamicSharedBytes = 8,
   kStreamNonBlocking = 1,
+  kEventDisableTiming = 2,
 };
 
 /// The resolved entry points.
@@ -63,6 +64,7 @@ struct DriverApi {
   CUresult (*streamCreate)(CUstream *stream, unsigned flags);
   CUresult (*streamDestroy)(CUstream stream);
   CUresult (*streamSynchronize)(CUstream stream);
+  CUresult (*streamWaitEvent)(CUstream stream, CUevent event, unsigned flags);
   CUresult (*memAlloc)(CUdeviceptr *pointer, size_t bytes);
   CUresult (*memFree)(CUdeviceptr pointer);
   CUresult (*memcpyHtoDAsync)(CUdeviceptr to, const void *from, size_t bytes,

@@ -17,6 +17,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <functional>
+
 namespace mlir::gs {
 #define GEN_PASS_DEF_DATAPARALLEL
 #include "gs/Dialect/GS/Transforms/Passes.h.inc"
@@ -87,8 +89,38 @@ void sumScalingStatistics(Region &region) {
   });
 }
 
-/// `gradients` in buckets, in order: each one as large as `bucketBytes` or
-/// larger alone, the smaller ones together while their bytes fit.
+/// Orders `gradients`, results of `backward`, by where its body computes
+/// them (an unscaling or cast of a gradient is ready with its operands):
+/// the last layer's first, as the backward pass makes them, so that a
+/// bucket's all-reduce can start once its own layers are done
+/// (gs-overlap-collectives).
+void sortByReadiness(BackwardOp backward, SmallVector<Value> &gradients) {
+  Block &body = backward.getBody().front();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  DenseMap<Operation *, unsigned> position;
+  for (auto [i, op] : llvm::enumerate(body))
+    position[&op] = i;
+  std::function<unsigned(Value)> readyAt = [&](Value value) -> unsigned {
+    Operation *definition = value.getDefiningOp();
+    if (!definition || !(definition = body.findAncestorOpInBlock(*definition)))
+      return 0;
+    if (!isa<UnscaleOp, RescaleOp, CastOp, ReshapeOp>(definition))
+      return position.lookup(definition);
+    unsigned ready = 0;
+    for (Value operand : definition->getOperands())
+      ready = std::max(ready, readyAt(operand));
+    return ready;
+  };
+  DenseMap<Value, unsigned> ready;
+  for (Value gradient : gradients)
+    ready[gradient] = readyAt(
+        yield.getGradients()[cast<OpResult>(gradient).getResultNumber()]);
+  llvm::stable_sort(gradients,
+                    [&](Value a, Value b) { return ready[a] < ready[b]; });
+}
+
+/// `gradients` in buckets: each one as large as `bucketBytes` or larger
+/// alone, the smaller ones in order together while their bytes fit.
 SmallVector<SmallVector<Value>> bucketGradients(ArrayRef<Value> gradients,
                                                 int64_t bucketBytes) {
   SmallVector<SmallVector<Value>> buckets;
@@ -185,6 +217,7 @@ LogicalResult makeReplica(func::FuncOp step, SymbolTable &symbols,
                << type;
       gradients.push_back(gradient);
     }
+    sortByReadiness(backward, gradients);
     for (ArrayRef<Value> bucket : bucketGradients(gradients, bucketBytes))
       sumBucketOverRanks(b, backward.getLoc(), bucket);
   }

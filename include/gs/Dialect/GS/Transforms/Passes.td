@@ -156,6 +156,21 @@ def InlineBackward : Pass<"gs-inline-backward"> {
   }];
 }
 
+def OverlapCollectives : Pass<"gs-overlap-collectives"> {
+  let summary = "Start each all-reduce as soon as its input is computed";
+  let description = [{
+    Moves every `gs.all_reduce` (with the unscaling, casts, reshapes and
+    concatenations that only build its input) up its block, to just after
+    the op computing the last of its operands. Its lowering starts the
+    collective there and waits for it only before the first use of its
+    result (docs/Distributed.md): a gradient's all-reduce then runs while
+    the backward pass computes the gradients of earlier layers, and those
+    of the scaling statistics while the rest of the step goes on. The
+    all-reduces move alike on every rank, so every rank still issues them
+    in the same order. Run after gs-inline-backward.
+  }];
+}
+
 def FuseEpilogues : Pass<"gs-fuse-epilogues"> {
   let summary = "Fuse each backward contraction with its scale, cast, "
                 "statistics and ReLU mask";
@@ -194,10 +209,12 @@ def DataParallel : Pass<"gs-data-parallel", "::mlir::ModuleOp"> {
     * the counts of `gs.cast_stats` (telemetry) are summed likewise;
     * the parameter gradients are summed over the ranks before the
       non-finite check and the updates, so every rank skips the same
-      steps and makes the same update; those smaller than `bucket-bytes`
-      go together, flattened and concatenated into buckets of at most
-      that many bytes, one all-reduce each (the sums, elementwise, are
-      the same);
+      steps and makes the same update. In the order the backward pass
+      computes them (the last layer's first), those smaller than
+      `bucket-bytes` go together, flattened and concatenated into buckets
+      of at most that many bytes, one all-reduce each (the sums,
+      elementwise, are the same), so that gs-overlap-collectives can start
+      each bucket as soon as its gradients are computed;
     * the step's f32 scalar results (the loss and its parts) and the
       buffers it writes (batch-norm running statistics) become their mean
       over the ranks.
