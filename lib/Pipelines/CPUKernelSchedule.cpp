@@ -68,8 +68,16 @@ RegisterBlock registerBlockFor(unsigned vectorBits) {
   return {4, 3 * lanes, lanes};   // 12 accumulators, 3 B vectors.
 }
 
-/// How a GEMM-like op is cut into register blocks, in two levels of loops.
+/// How a GEMM-like op is cut into register blocks, in two or three levels
+/// of loops.
 struct BlockPlan {
+  /// For large GEMMs (empty otherwise), two levels above the panels:
+  /// slabs of `kc` reduction steps (and `nc` columns, one batch index),
+  /// whose rows of B are packed panel by panel, each panel contiguous, once
+  /// per slab (packPanelsOfB); and chunks of a slab, `mc` rows of A, whose
+  /// slice of A is packed into a buffer of its own that stays in the L2 cache
+  /// while every panel reads it. Panels then cut a chunk along n only.
+  SmallVector<int64_t> slabSizes, slabOrder, chunkSizes, chunkOrder;
   /// Panels: `nr` columns of the n dimension the output is contiguous
   /// along and `kc` steps of the reduction, so that a kc x nr panel of B
   /// stays in the L1 cache; 1 on batch dimensions. Loop order: batch, n, k
@@ -80,10 +88,10 @@ struct BlockPlan {
   SmallVector<int64_t> blockSizes, blockOrder;
   /// The full block's iteration sizes, which vectorization gives it.
   SmallVector<int64_t> vectorSizes;
-  /// The m and n loops the blocks are cut along.
-  unsigned m, n;
-  /// Whether each panel copies its slice of B into a buffer of its own
-  /// (packPanelOfB).
+  /// The m and n loops the blocks are cut along, and the reduction.
+  unsigned m, n, k;
+  /// Whether each panel copies its slice of B into a buffer of its own,
+  /// and each chunk its slice of A (packSlice).
   bool packB = false;
 };
 
@@ -108,6 +116,20 @@ int64_t panelWidth(int64_t columns, RegisterBlock block) {
 /// The register blocks, at least, that read each panel of B when it is
 /// packed.
 constexpr int64_t kPackedPanelReuse = 8;
+
+/// The rows of A in a chunk: 64 rows of 256 reduction steps fill 64 KiB of
+/// the L2 cache, beside a slab of packed B panels streaming through it.
+/// Measured (bench/README.md): 64 rows beat 128 and 256 by a few percent at
+/// 1024^3 and 2048^3 on an AVX-512 Xeon, and 256 steps beat 128 and 384.
+constexpr int64_t kChunkRows = 64;
+
+/// The packed B of a slab at most: 1 MiB (1024 columns of 256 steps), half
+/// the L2 cache of an AVX-512 Xeon; wider B goes in slabs of as many
+/// columns, so that the chunks' panels read it from L2.
+constexpr int64_t kSlabBytes = 1 << 20;
+
+/// The panels, at least, that read each chunk of A when it is packed.
+constexpr int64_t kPackedChunkReuse = 4;
 
 /// The block plan of a GEMM-like op; fails for ops that are not GEMMs
 /// (matrix-vector products, convolutions).
@@ -134,6 +156,7 @@ FailureOr<BlockPlan> planBlocks(linalg::LinalgOp op, RegisterBlock block) {
   BlockPlan plan;
   plan.m = m;
   plan.n = n;
+  plan.k = k;
   // Packing pays where B is wider than a panel (its rows then lie apart)
   // and many register blocks read each panel.
   plan.packB =
@@ -147,9 +170,44 @@ FailureOr<BlockPlan> planBlocks(linalg::LinalgOp op, RegisterBlock block) {
       plan.panelSizes[d] = 1;
       plan.panelOrder.push_back(d);
     }
-  plan.panelSizes[n] = std::min(panelWidth(ranges[n], block), ranges[n]);
+  int64_t width = std::min(panelWidth(ranges[n], block), ranges[n]);
+  plan.panelSizes[n] = width;
   plan.panelSizes[k] = std::min(kPanelDepth, ranges[k]);
   plan.panelOrder.append({n, k, m});
+  // Slabs and chunks pay where A is large enough to leave the L1 cache
+  // (its rows then lie apart, and the register blocks read them anew for
+  // every panel) and many panels read each chunk: packing A once per chunk
+  // and B once per slab, where the panels alone packed B once per chunk.
+  if (plan.packB && ranges[m] > kChunkRows &&
+      ranges[n] >= kPackedChunkReuse * width) {
+    plan.slabSizes.assign(numLoops, 0);
+    for (unsigned d = 0; d < numLoops; ++d)
+      if (d != m && d != n && d != k) {
+        plan.slabSizes[d] = 1;
+        plan.slabOrder.push_back(d);
+        plan.panelSizes[d] = 0;
+      }
+    plan.slabSizes[k] = plan.panelSizes[k];
+    int64_t slabColumns =
+        std::max<int64_t>(kSlabBytes / (4 * plan.slabSizes[k]) / width, 1) *
+        width;
+    // Only in whole slabs: a partial one would leave every slab's columns
+    // dynamic until peeling, and packPanelsOfB needs them static.
+    if (slabColumns < ranges[n] && ranges[n] % slabColumns == 0)
+      plan.slabSizes[n] = slabColumns;
+    plan.slabOrder.append({n, k, m});
+    plan.chunkSizes.assign(numLoops, 0);
+    plan.chunkSizes[m] = kChunkRows;
+    plan.chunkOrder.append({m, k, n});
+    for (unsigned d = 0; d < numLoops; ++d)
+      if (d != m && d != n && d != k)
+        plan.chunkOrder.push_back(d);
+    plan.panelSizes[k] = 0;
+    plan.panelOrder.assign({n, k, m});
+    for (unsigned d = 0; d < numLoops; ++d)
+      if (d != m && d != n && d != k)
+        plan.panelOrder.push_back(d);
+  }
   plan.blockSizes[m] = std::min(block.mr, ranges[m]);
   plan.blockSizes[k] = 1;
   plan.blockOrder = {m, k};
@@ -278,14 +336,89 @@ FailureOr<scf::SCFTilingResult> tile(RewriterBase &rewriter,
   return tiled;
 }
 
-/// Copies the slice of B that `panel` reads (its input indexed by n and k,
-/// not m) into a tensor of its own, which bufferizes to a contiguous
-/// kc x nr buffer. In B the slice's rows lie a row of B apart: for a wide
-/// B (a power-of-two multiple of 4 KiB apart, say) they fall into a few
-/// sets of the L1 cache and evict each other, while every register block
-/// of the m loop reads the whole panel again.
-void packPanelOfB(RewriterBase &rewriter, linalg::LinalgOp panel,
-                  const BlockPlan &plan) {
+/// Copies the slices of A (`m` set: the inputs indexed by m and not n) or
+/// of B (the inputs indexed by n and not m) that `tile` reads into tensors
+/// of their own, which bufferize to contiguous buffers. In A and B a
+/// slice's rows lie a row of the operand apart: for a wide operand (a
+/// power-of-two multiple of 4 KiB apart, say) they fall into a few sets of
+/// the L1 cache and evict each other, and pages apart they each need a TLB
+/// entry, while the register blocks read the whole slice again and again.
+void packSlice(RewriterBase &rewriter, linalg::LinalgOp tile,
+               const BlockPlan &plan, bool ofA) {
+  unsigned along = ofA ? plan.m : plan.n, across = ofA ? plan.n : plan.m;
+  for (OpOperand *input : tile.getDpsInputOperands()) {
+    AffineMap map = tile.getMatchingIndexingMap(input);
+    auto type = dyn_cast<RankedTensorType>(input->get().getType());
+    if (!type || map.isFunctionOfDim(across) || !map.isFunctionOfDim(along))
+      continue;
+    Location loc = tile.getLoc();
+    rewriter.setInsertionPoint(tile);
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, input->get());
+    Value buffer =
+        tensor::EmptyOp::create(rewriter, loc, sizes, type.getElementType());
+    Value packed = linalg::CopyOp::create(rewriter, loc, input->get(), buffer)
+                       .getResult(0);
+    rewriter.modifyOpInPlace(tile, [&] { input->set(packed); });
+  }
+}
+
+/// Packs the rows of B that `slab` reads, panel by panel: a tensor of
+/// (columns / width) x kc x width, each panel's rows one after another, so
+/// that a panel reads one contiguous buffer and the slab packs B once for
+/// all its chunks. Only for a B indexed by (batch..., k, n) whose columns
+/// are whole panels; returns null otherwise.
+Value packPanelsOfB(RewriterBase &rewriter, linalg::LinalgOp slab,
+                    const BlockPlan &plan, int64_t width) {
+  for (OpOperand *input : slab.getDpsInputOperands()) {
+    AffineMap map = slab.getMatchingIndexingMap(input);
+    auto type = dyn_cast<RankedTensorType>(input->get().getType());
+    unsigned rank = map.getNumResults();
+    if (!type || map.isFunctionOfDim(plan.m) || rank < 2 ||
+        map.getResult(rank - 1) != rewriter.getAffineDimExpr(plan.n) ||
+        map.getResult(rank - 2) != rewriter.getAffineDimExpr(plan.k))
+      continue;
+    // The depth is dynamic in the last slab until peeling.
+    int64_t columns = type.getDimSize(rank - 1);
+    if (ShapedType::isDynamic(columns) || columns % width != 0 ||
+        llvm::any_of(type.getShape().drop_back(2),
+                     [](int64_t size) { return size != 1; }))
+      return nullptr;
+    MLIRContext *context = rewriter.getContext();
+    Location loc = slab.getLoc();
+    rewriter.setInsertionPoint(slab);
+    OpFoldResult depth =
+        tensor::getMixedSize(rewriter, loc, input->get(), rank - 2);
+    Value empty =
+        tensor::EmptyOp::create(rewriter, loc,
+                                {rewriter.getIndexAttr(columns / width), depth,
+                                 rewriter.getIndexAttr(width)},
+                                type.getElementType());
+    auto packedType = cast<RankedTensorType>(empty.getType());
+    // packed[p, kk, j] = B[0..., kk, p * width + j]
+    AffineExpr p = getAffineDimExpr(0, context),
+               kk = getAffineDimExpr(1, context),
+               j = getAffineDimExpr(2, context);
+    SmallVector<AffineExpr> read(rank - 2, getAffineConstantExpr(0, context));
+    read.append({kk, p * width + j});
+    auto pack = linalg::GenericOp::create(
+        rewriter, loc, packedType, input->get(), empty,
+        ArrayRef<AffineMap>{AffineMap::get(3, 0, read, context),
+                            AffineMap::getMultiDimIdentityMap(3, context)},
+        SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
+        [](OpBuilder &b, Location loc, ValueRange args) {
+          linalg::YieldOp::create(b, loc, args[0]);
+        });
+    return pack.getResult(0);
+  }
+  return nullptr;
+}
+
+/// Makes `panel`, the panel of columns [`column`, `column` + width) of a
+/// slab whose B `packPanelsOfB` packed into `packed`, read its rows there.
+void readPackedPanel(RewriterBase &rewriter, linalg::LinalgOp panel,
+                     const BlockPlan &plan, Value packed, Value column) {
+  int64_t width = cast<RankedTensorType>(packed.getType()).getDimSize(2);
   for (OpOperand *input : panel.getDpsInputOperands()) {
     AffineMap map = panel.getMatchingIndexingMap(input);
     auto type = dyn_cast<RankedTensorType>(input->get().getType());
@@ -293,13 +426,37 @@ void packPanelOfB(RewriterBase &rewriter, linalg::LinalgOp panel,
       continue;
     Location loc = panel.getLoc();
     rewriter.setInsertionPoint(panel);
-    SmallVector<OpFoldResult> sizes =
+    Value index = affine::makeComposedAffineApply(
+                      rewriter, loc,
+                      rewriter.getAffineDimExpr(0).floorDiv(width), {column})
+                      .getResult();
+    SmallVector<OpFoldResult> offsets = {index, rewriter.getIndexAttr(0),
+                                         rewriter.getIndexAttr(0)};
+    // The panel's rows and columns, as its slice of B has them.
+    SmallVector<OpFoldResult> panelSizes =
         tensor::getMixedSizes(rewriter, loc, input->get());
-    Value buffer =
-        tensor::EmptyOp::create(rewriter, loc, sizes, type.getElementType());
-    Value packed = linalg::CopyOp::create(rewriter, loc, input->get(), buffer)
-                       .getResult(0);
-    rewriter.modifyOpInPlace(panel, [&] { input->set(packed); });
+    SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(1),
+                                       panelSizes[type.getRank() - 2],
+                                       panelSizes[type.getRank() - 1]};
+    SmallVector<OpFoldResult> strides(3, rewriter.getIndexAttr(1));
+    auto rowsType = RankedTensorType::get(type.getShape().take_back(2),
+                                          type.getElementType());
+    Value rows = tensor::ExtractSliceOp::create(rewriter, loc, rowsType, packed,
+                                                offsets, sizes, strides);
+    if (type.getRank() > 2)
+      rows = tensor::ExpandShapeOp::create(
+          rewriter, loc,
+          RankedTensorType::get(type.getShape(), type.getElementType()), rows,
+          [&] {
+            // (1, ..., 1, depth) and (width): the unit dimensions join the
+            // first group.
+            SmallVector<ReassociationIndices> groups(2);
+            for (int64_t d = 0; d < type.getRank() - 1; ++d)
+              groups[0].push_back(d);
+            groups[1].push_back(type.getRank() - 1);
+            return groups;
+          }());
+    rewriter.modifyOpInPlace(panel, [&] { input->set(rows); });
   }
 }
 
@@ -307,13 +464,35 @@ void packPanelOfB(RewriterBase &rewriter, linalg::LinalgOp panel,
 /// all blocks but those at the edges have static shapes.
 LogicalResult tileIntoBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
                              const BlockPlan &plan) {
+  SmallVector<LoopLikeOpInterface> loops;
+  Value packedB;
+  if (!plan.slabSizes.empty()) {
+    FailureOr<scf::SCFTilingResult> slabs =
+        tile(rewriter, op, plan.slabSizes, plan.slabOrder);
+    if (failed(slabs))
+      return failure();
+    op = cast<linalg::LinalgOp>(slabs->tiledOps.back());
+    llvm::append_range(loops, slabs->loops);
+    packedB = packPanelsOfB(rewriter, op, plan, plan.panelSizes[plan.n]);
+    FailureOr<scf::SCFTilingResult> chunks =
+        tile(rewriter, op, plan.chunkSizes, plan.chunkOrder);
+    if (failed(chunks))
+      return failure();
+    op = cast<linalg::LinalgOp>(chunks->tiledOps.back());
+    packSlice(rewriter, op, plan, /*ofA=*/true);
+    llvm::append_range(loops, chunks->loops);
+  }
   FailureOr<scf::SCFTilingResult> panels =
       tile(rewriter, op, plan.panelSizes, plan.panelOrder);
   if (failed(panels))
     return failure();
   auto panel = cast<linalg::LinalgOp>(panels->tiledOps.back());
-  if (plan.packB)
-    packPanelOfB(rewriter, panel, plan);
+  if (packedB)
+    readPackedPanel(rewriter, panel, plan, packedB,
+                    cast<scf::ForOp>(panels->loops.front().getOperation())
+                        .getInductionVar());
+  else if (plan.packB)
+    packSlice(rewriter, panel, plan, /*ofA=*/false);
   FailureOr<scf::SCFTilingResult> blocks =
       tile(rewriter, panel, plan.blockSizes, plan.blockOrder);
   if (failed(blocks))
@@ -321,7 +500,7 @@ LogicalResult tileIntoBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
   blocks->tiledOps.back()->setAttr(
       kBlockMarker, rewriter.getDenseI64ArrayAttr(plan.vectorSizes));
   // Inner loops first: peeling an outer loop clones what it contains.
-  SmallVector<LoopLikeOpInterface> loops(panels->loops);
+  llvm::append_range(loops, panels->loops);
   llvm::append_range(loops, blocks->loops);
   for (LoopLikeOpInterface loop : llvm::reverse(loops)) {
     scf::ForOp partial;

@@ -265,3 +265,30 @@ func.func @few_rows(%a: tensor<16x32xf32>, %b: tensor<32x48xf32>, %c: tensor<16x
   %r = linalg.matmul ins(%a, %b : tensor<16x32xf32>, tensor<32x48xf32>) outs(%c : tensor<16x48xf32>) -> tensor<16x48xf32>
   return %r : tensor<16x48xf32>
 }
+
+// -----
+
+// A GEMM large enough for slabs and chunks: each slab of 256 reduction
+// steps packs its rows of B panel by panel (4 panels of 256 x 32, each
+// contiguous) once, each chunk of 64 rows packs its slice of A, and the
+// panels read the packed B. Then the edge chunk of 8 rows, and the last,
+// shallower slab of 64 steps alike.
+// AVX512-LABEL: func.func @large
+// AVX512: %[[PACKED:.+]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<256x128xf32>) outs(%{{.*}} : tensor<4x256x32xf32>)
+// AVX512: scf.for %{{.*}} = %c0 to %c128 step %c64
+// AVX512: linalg.copy ins(%{{.*}} : tensor<64x256xf32>)
+// AVX512: scf.for %[[COLUMN:.+]] = %c0 to %c128 step %c32
+// AVX512: %[[PANEL:.+]] = affine.apply #{{.*}}(%[[COLUMN]])
+// AVX512: tensor.extract_slice %[[PACKED]][%[[PANEL]], 0, 0] [1, 256, 32] [1, 1, 1] : tensor<4x256x32xf32> to tensor<256x32xf32>
+// AVX512: scf.for %{{.*}} = %c0 to %c64 step %c8
+// AVX512: scf.for %{{.*}} = %c0 to %c256 step %c1 iter_args(
+// AVX512-COUNT-16: vector.fma %{{.*}} : vector<16xf32>
+// AVX512: linalg.copy ins(%{{.*}} : tensor<8x256xf32>)
+// AVX512: linalg.generic {{.*}} ins(%{{.*}} : tensor<64x128xf32>) outs(%{{.*}} : tensor<4x64x32xf32>)
+func.func @large(%a: tensor<136x320xf32>, %b: tensor<320x128xf32>) -> tensor<136x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<136x128xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%empty : tensor<136x128xf32>) -> tensor<136x128xf32>
+  %c = linalg.matmul ins(%a, %b : tensor<136x320xf32>, tensor<320x128xf32>) outs(%init : tensor<136x128xf32>) -> tensor<136x128xf32>
+  return %c : tensor<136x128xf32>
+}
