@@ -37,7 +37,7 @@ CMAKE_FLAGS = -G Ninja \
   -DCMAKE_C_COMPILER_LAUNCHER=ccache \
   -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 
-.PHONY: all deps configure build check check-python demo bench docs clean fuzz fuzz-build \
+.PHONY: all deps configure build check check-python demo bench bench-pytorch bench-conv docs clean fuzz fuzz-build \
 	gpu-check-prepare check-sanitizers experiments
 
 all: build
@@ -119,6 +119,21 @@ bench: build
 	python3 bench/import_resnet18.py --build $(BUILD)
 	/usr/bin/python3 bench/train_step.py --build $(BUILD)
 	/usr/bin/python3 bench/distributed.py --build $(BUILD)
+
+# A current PyTorch from pip, the second baseline of bench/conv_net.py
+# (about 5 GiB with the CUDA libraries its wheel depends on; the benchmark
+# uses its CPU kernels). The stamp marks a finished install.
+PYTORCH_CURRENT := $(BUILD)/pytorch-current
+bench-pytorch: $(PYTORCH_CURRENT)/installed
+
+$(PYTORCH_CURRENT)/installed:
+	python3 -m venv $(PYTORCH_CURRENT)
+	$(PYTORCH_CURRENT)/bin/pip install torch==2.15.0 torchvision==0.29.2 numpy
+	touch $@
+
+bench-conv: build bench-pytorch
+	/usr/bin/python3 bench/conv_net.py --build $(BUILD) \
+	  --pytorch-python $(PYTORCH_CURRENT)/bin/python3
 
 docs: configure
 	ninja -C $(BUILD) gs-doc

@@ -15,13 +15,19 @@ Prints, in one run, on one thread each, both pinned to the same core:
 
 The baseline is Debian's PyTorch (1.13) with its default CPU kernels: the
 script prints which ones it has (oneDNN/MKL-DNN convolutions, the BLAS).
-Ratios are PyTorch's time over ours (above 1: GradScale is faster).
+With --pytorch-python, a second baseline: the PyTorch of that interpreter
+(a current release from pip: `make bench-pytorch` installs one into
+build/pytorch-current), which times each case in a process of its own
+(this script, --pytorch-worker), pinned to the same core, right after
+ours. Ratios are PyTorch's time over ours (above 1: GradScale is faster).
 
 Run with Debian's Python (PyTorch, NumPy):
   /usr/bin/python3 bench/conv_net.py [--build BUILD] [--runs N] [--no-networks]
+      [--pytorch-python build/pytorch-current/bin/python3]
 """
 
 import argparse
+import json
 import os
 import pathlib
 import re
@@ -132,19 +138,74 @@ def save(tmp, name, value):
     return path
 
 
+def layer_case(name):
+    """ResNet-18's convolution `name`: its model, input and step FLOPs."""
+    _, cin, cout, kernel, stride, size = next(
+        case for case in RESNET18_CONVS if case[0] == name)
+    torch.manual_seed(0)
+    first = name.startswith("conv1")
+    model = ConvLayer(cin, cout, kernel, stride, first)
+    x = torch.randn(BATCH, cin, size, size)
+    out = (size + 2 * (kernel // 2) - kernel) // stride + 1
+    passes = 2 if first else 3
+    flops = passes * 2 * BATCH * cout * out * out * cin * kernel * kernel
+    return model, x, flops
+
+
+NETWORKS = [("resnet18", (8, 3, 224, 224)), ("cnn", (64, 1, 28, 28))]
+
+
+def network_case(name):
+    """The network `name` with its loss, its input and target."""
+    shape = dict(NETWORKS)[name]
+    torch.manual_seed(0)
+    body = resnet18()[0] if name == "resnet18" else small_cnn()
+    model = WithLoss(body).train()
+    x = torch.randn(*shape)
+    target = torch.randint(0, 10, (shape[0],))
+    return model, x, target
+
+
+def pytorch_case_ms(name, runs):
+    """This interpreter's PyTorch's step time on the case `name`."""
+    if name in dict(NETWORKS):
+        model, x, target = network_case(name)
+        return torch_step_ms(
+            model, (x, target),
+            torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9), runs)
+    model, x, _ = layer_case(name)
+    return torch_step_ms(model, (x,),
+                         torch.optim.SGD(model.parameters(), lr=0.01), runs)
+
+
+def pytorch_kernels():
+    blas = re.search(r"BLAS_INFO=(\w+)", torch.__config__.show())
+    return (f"PyTorch {torch.__version__}: oneDNN (mkldnn) convolutions "
+            f"{'on' if torch.backends.mkldnn.is_available() else 'off'}, "
+            f"BLAS {blas.group(1) if blas else 'unknown'}")
+
+
+def current_pytorch(args, name=None):
+    """The --pytorch-python PyTorch's step time on `name` (its kernels
+    without one); None without --pytorch-python."""
+    if not args.pytorch_python:
+        return None
+    command = [args.pytorch_python, __file__, "--pytorch-worker",
+               name or "", "--runs", str(args.runs)]
+    out = subprocess.run(command, check=True, capture_output=True, text=True,
+                         env=dict(os.environ, OMP_NUM_THREADS="1"))
+    return json.loads(out.stdout.strip().splitlines()[-1])["result"]
+
+
 def conv_layers(args):
     print(f"ResNet-18 convolutions, batch {BATCH}, train step (forward, "
           f"weight and input gradients, SGD), FP32, one thread")
+    current = " " * 5 + "PyTorch 2" + " " * 4 + "GFLOP/s PyTorch2/GS" \
+        if args.pytorch_python else ""
     print(f"{'layer':20} {'GradScale':>11} {'GFLOP/s':>8} {'PyTorch':>11} "
-          f"{'GFLOP/s':>8} {'PyTorch/GS':>10}")
-    for name, cin, cout, kernel, stride, size in RESNET18_CONVS:
-        torch.manual_seed(0)
-        first = name.startswith("conv1")
-        model = ConvLayer(cin, cout, kernel, stride, first)
-        x = torch.randn(BATCH, cin, size, size)
-        out = (size + 2 * (kernel // 2) - kernel) // stride + 1
-        passes = 2 if first else 3
-        flops = passes * 2 * BATCH * cout * out * out * cin * kernel * kernel
+          f"{'GFLOP/s':>8} {'PyTorch/GS':>10}{current}")
+    for name, *_ in RESNET18_CONVS:
+        model, x, flops = layer_case(name)
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "layer.onnx")
             export(model, (x,), ["x"], path)
@@ -154,22 +215,23 @@ def conv_layers(args):
         theirs = torch_step_ms(model, (x,),
                                torch.optim.SGD(model.parameters(), lr=0.01),
                                args.runs)
-        print(f"{name:20} {ours:8.1f} ms {flops / ours / 1e6:8.1f} "
-              f"{theirs:8.1f} ms {flops / theirs / 1e6:8.1f} "
-              f"{theirs / ours:9.2f}x", flush=True)
+        line = (f"{name:20} {ours:8.1f} ms {flops / ours / 1e6:8.1f} "
+                f"{theirs:8.1f} ms {flops / theirs / 1e6:8.1f} "
+                f"{theirs / ours:9.2f}x")
+        latest = current_pytorch(args, name)
+        if latest is not None:
+            line += (f" {latest:8.1f} ms {flops / latest / 1e6:8.1f} "
+                     f"{latest / ours:10.2f}x")
+        print(line, flush=True)
 
 
 def networks(args):
-    cases = [("resnet18", lambda: resnet18()[0], (8, 3, 224, 224)),
-             ("cnn", small_cnn, (64, 1, 28, 28))]
     print("\nWhole networks, train step (SGD momentum 0.9), one thread")
+    current = "   PyTorch 2 PyTorch2/GS fp32" if args.pytorch_python else ""
     print(f"{'model':10} {'GS fp32':>11} {'GS gs':>11} {'PyTorch':>11} "
-          f"{'PyTorch/GS fp32':>15} {'gs/fp32':>8}")
-    for name, builder, shape in cases:
-        torch.manual_seed(0)
-        model = WithLoss(builder()).train()
-        x = torch.randn(*shape)
-        target = torch.randint(0, 10, (shape[0],))
+          f"{'PyTorch/GS fp32':>15} {'gs/fp32':>8}{current}")
+    for name, _ in NETWORKS:
+        model, x, target = network_case(name)
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, name + ".onnx")
             export(model, (x, target), ["x", "target"], path)
@@ -184,8 +246,12 @@ def networks(args):
             model, (x, target),
             torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9),
             args.runs)
-        print(f"{name:10} {fp32:8.1f} ms {gs:8.1f} ms {theirs:8.1f} ms "
-              f"{theirs / fp32:14.2f}x {gs / fp32:7.2f}x", flush=True)
+        line = (f"{name:10} {fp32:8.1f} ms {gs:8.1f} ms {theirs:8.1f} ms "
+                f"{theirs / fp32:14.2f}x {gs / fp32:7.2f}x")
+        latest = current_pytorch(args, name)
+        if latest is not None:
+            line += f" {latest:8.1f} ms {latest / fp32:15.2f}x"
+        print(line, flush=True)
 
 
 def main():
@@ -195,14 +261,24 @@ def main():
     parser.add_argument("--no-networks", action="store_true",
                         help="only the convolution layers (the networks "
                         "take minutes to compile)")
+    parser.add_argument("--pytorch-python",
+                        help="a Python whose PyTorch (a current release) is "
+                        "a second baseline")
+    parser.add_argument("--pytorch-worker", metavar="CASE",
+                        help=argparse.SUPPRESS)
     args = parser.parse_args()
     os.sched_setaffinity(0, {CORE})
     torch.set_num_threads(1)
-    blas = re.search(r"BLAS_INFO=(\w+)", torch.__config__.show())
-    print(f"PyTorch {torch.__version__}: oneDNN (mkldnn) convolutions "
-          f"{'on' if torch.backends.mkldnn.is_available() else 'off'}, "
-          f"BLAS {blas.group(1) if blas else 'unknown'}; both pinned to core "
-          f"{CORE}")
+    if args.pytorch_worker is not None:
+        # One case (or, with none, the kernels) for the main process.
+        result = (pytorch_case_ms(args.pytorch_worker, args.runs)
+                  if args.pytorch_worker else pytorch_kernels())
+        print(json.dumps({"result": result}))
+        return 0
+    print(f"{pytorch_kernels()}; both pinned to core {CORE}")
+    if args.pytorch_python:
+        print(f"and {current_pytorch(args)} ({args.pytorch_python}), pinned "
+              f"alike")
     conv_layers(args)
     if not args.no_networks:
         networks(args)
