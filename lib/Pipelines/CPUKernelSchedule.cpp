@@ -364,10 +364,11 @@ void packSlice(RewriterBase &rewriter, linalg::LinalgOp tile,
 }
 
 /// Packs the rows of B that `slab` reads, panel by panel: a tensor of
-/// (columns / width) x kc x width, each panel's rows one after another, so
-/// that a panel reads one contiguous buffer and the slab packs B once for
-/// all its chunks. Only for a B indexed by (batch..., k, n) whose columns
-/// are whole panels; returns null otherwise.
+/// ceil(columns / width) x kc x width, each panel's rows one after another
+/// (an edge panel's at the start of its own), so that a panel reads one
+/// contiguous buffer and the slab packs B once for all its chunks. Only
+/// for a B indexed by (batch..., k, n) of static columns; returns null
+/// otherwise.
 Value packPanelsOfB(RewriterBase &rewriter, linalg::LinalgOp slab,
                     const BlockPlan &plan, int64_t width) {
   for (OpOperand *input : slab.getDpsInputOperands()) {
@@ -380,36 +381,65 @@ Value packPanelsOfB(RewriterBase &rewriter, linalg::LinalgOp slab,
       continue;
     // The depth is dynamic in the last slab until peeling.
     int64_t columns = type.getDimSize(rank - 1);
-    if (ShapedType::isDynamic(columns) || columns % width != 0 ||
+    if (ShapedType::isDynamic(columns) ||
         llvm::any_of(type.getShape().drop_back(2),
                      [](int64_t size) { return size != 1; }))
       return nullptr;
     MLIRContext *context = rewriter.getContext();
     Location loc = slab.getLoc();
     rewriter.setInsertionPoint(slab);
+    int64_t full = columns / width, edge = columns % width;
     OpFoldResult depth =
         tensor::getMixedSize(rewriter, loc, input->get(), rank - 2);
-    Value empty =
+    OpFoldResult zero = rewriter.getIndexAttr(0),
+                 one = rewriter.getIndexAttr(1);
+    Value packed =
         tensor::EmptyOp::create(rewriter, loc,
-                                {rewriter.getIndexAttr(columns / width), depth,
-                                 rewriter.getIndexAttr(width)},
+                                {rewriter.getIndexAttr(full + (edge ? 1 : 0)),
+                                 depth, rewriter.getIndexAttr(width)},
                                 type.getElementType());
-    auto packedType = cast<RankedTensorType>(empty.getType());
-    // packed[p, kk, j] = B[0..., kk, p * width + j]
-    AffineExpr p = getAffineDimExpr(0, context),
-               kk = getAffineDimExpr(1, context),
-               j = getAffineDimExpr(2, context);
-    SmallVector<AffineExpr> read(rank - 2, getAffineConstantExpr(0, context));
-    read.append({kk, p * width + j});
-    auto pack = linalg::GenericOp::create(
-        rewriter, loc, packedType, input->get(), empty,
-        ArrayRef<AffineMap>{AffineMap::get(3, 0, read, context),
-                            AffineMap::getMultiDimIdentityMap(3, context)},
-        SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
-        [](OpBuilder &b, Location loc, ValueRange args) {
-          linalg::YieldOp::create(b, loc, args[0]);
-        });
-    return pack.getResult(0);
+    SmallVector<OpFoldResult> units(3, one);
+    if (full) {
+      // packed[p, kk, j] = B[0..., kk, p * width + j] for the whole panels.
+      SmallVector<OpFoldResult> offsets(3, zero);
+      SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(full), depth,
+                                         rewriter.getIndexAttr(width)};
+      Value whole = tensor::ExtractSliceOp::create(rewriter, loc, packed,
+                                                   offsets, sizes, units);
+      AffineExpr p = getAffineDimExpr(0, context),
+                 kk = getAffineDimExpr(1, context),
+                 j = getAffineDimExpr(2, context);
+      SmallVector<AffineExpr> read(rank - 2, getAffineConstantExpr(0, context));
+      read.append({kk, p * width + j});
+      auto pack = linalg::GenericOp::create(
+          rewriter, loc, whole.getType(), input->get(), whole,
+          ArrayRef<AffineMap>{AffineMap::get(3, 0, read, context),
+                              AffineMap::getMultiDimIdentityMap(3, context)},
+          SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
+          [](OpBuilder &b, Location loc, ValueRange args) {
+            linalg::YieldOp::create(b, loc, args[0]);
+          });
+      packed = tensor::InsertSliceOp::create(rewriter, loc, pack.getResult(0),
+                                             packed, offsets, sizes, units);
+    }
+    if (edge) {
+      // The edge panel's columns at the start of a panel of its own; the
+      // rest of that panel is never read.
+      SmallVector<OpFoldResult> offsets(rank, zero), sizes(rank, one),
+          strides(rank, one);
+      offsets[rank - 1] = rewriter.getIndexAttr(full * width);
+      sizes[rank - 2] = depth;
+      sizes[rank - 1] = rewriter.getIndexAttr(edge);
+      auto edgeType = RankedTensorType::get({type.getDimSize(rank - 2), edge},
+                                            type.getElementType());
+      Value columnsLeft = tensor::ExtractSliceOp::create(
+          rewriter, loc, edgeType, input->get(), offsets, sizes, strides);
+      packed = tensor::InsertSliceOp::create(
+          rewriter, loc, columnsLeft, packed,
+          {rewriter.getIndexAttr(full), zero, zero},
+          {one, depth, rewriter.getIndexAttr(edge)}, units);
+    }
+    return packed;
   }
   return nullptr;
 }
@@ -439,23 +469,23 @@ void readPackedPanel(RewriterBase &rewriter, linalg::LinalgOp panel,
                                        panelSizes[type.getRank() - 2],
                                        panelSizes[type.getRank() - 1]};
     SmallVector<OpFoldResult> strides(3, rewriter.getIndexAttr(1));
-    auto rowsType = RankedTensorType::get(type.getShape().take_back(2),
-                                          type.getElementType());
+    // A 3-D B's panel (a batch of one) is the packed panel as it is; a
+    // 2-D B's, the panel without that unit dimension.
+    int64_t rank = type.getRank();
+    auto rowsType = RankedTensorType::get(
+        type.getShape().take_back(3 - (rank == 2)), type.getElementType());
     Value rows = tensor::ExtractSliceOp::create(rewriter, loc, rowsType, packed,
                                                 offsets, sizes, strides);
-    if (type.getRank() > 2)
-      rows = tensor::ExpandShapeOp::create(
-          rewriter, loc,
-          RankedTensorType::get(type.getShape(), type.getElementType()), rows,
-          [&] {
-            // (1, ..., 1, depth) and (width): the unit dimensions join the
-            // first group.
-            SmallVector<ReassociationIndices> groups(2);
-            for (int64_t d = 0; d < type.getRank() - 1; ++d)
-              groups[0].push_back(d);
-            groups[1].push_back(type.getRank() - 1);
-            return groups;
-          }());
+    if (rank > 3) {
+      // (1, ..., 1) (kc) (width).
+      SmallVector<ReassociationIndices> groups(3);
+      for (int64_t d = 0; d < rank - 2; ++d)
+        groups[0].push_back(d);
+      groups[1].push_back(rank - 2);
+      groups[2].push_back(rank - 1);
+      rows = tensor::ExpandShapeOp::create(rewriter, loc, type, rows, groups,
+                                           panelSizes);
+    }
     rewriter.modifyOpInPlace(panel, [&] { input->set(rows); });
   }
 }
