@@ -367,15 +367,15 @@ void packSlice(RewriterBase &rewriter, linalg::LinalgOp tile,
 /// ceil(columns / width) x kc x width, each panel's rows one after another
 /// (an edge panel's at the start of its own), so that a panel reads one
 /// contiguous buffer and the slab packs B once for all its chunks. Only
-/// for a B indexed by (batch..., k, n) of static columns; returns null
-/// otherwise.
+/// for a B indexed by (k, n) or (batch, k, n), of static columns; returns
+/// null otherwise.
 Value packPanelsOfB(RewriterBase &rewriter, linalg::LinalgOp slab,
                     const BlockPlan &plan, int64_t width) {
   for (OpOperand *input : slab.getDpsInputOperands()) {
     AffineMap map = slab.getMatchingIndexingMap(input);
     auto type = dyn_cast<RankedTensorType>(input->get().getType());
     unsigned rank = map.getNumResults();
-    if (!type || map.isFunctionOfDim(plan.m) || rank < 2 ||
+    if (!type || map.isFunctionOfDim(plan.m) || rank < 2 || rank > 3 ||
         map.getResult(rank - 1) != rewriter.getAffineDimExpr(plan.n) ||
         map.getResult(rank - 2) != rewriter.getAffineDimExpr(plan.k))
       continue;
@@ -471,21 +471,8 @@ void readPackedPanel(RewriterBase &rewriter, linalg::LinalgOp panel,
     SmallVector<OpFoldResult> strides(3, rewriter.getIndexAttr(1));
     // A 3-D B's panel (a batch of one) is the packed panel as it is; a
     // 2-D B's, the panel without that unit dimension.
-    int64_t rank = type.getRank();
-    auto rowsType = RankedTensorType::get(
-        type.getShape().take_back(3 - (rank == 2)), type.getElementType());
-    Value rows = tensor::ExtractSliceOp::create(rewriter, loc, rowsType, packed,
+    Value rows = tensor::ExtractSliceOp::create(rewriter, loc, type, packed,
                                                 offsets, sizes, strides);
-    if (rank > 3) {
-      // (1, ..., 1) (kc) (width).
-      SmallVector<ReassociationIndices> groups(3);
-      for (int64_t d = 0; d < rank - 2; ++d)
-        groups[0].push_back(d);
-      groups[1].push_back(rank - 2);
-      groups[2].push_back(rank - 1);
-      rows = tensor::ExpandShapeOp::create(rewriter, loc, type, rows, groups,
-                                           panelSizes);
-    }
     rewriter.modifyOpInPlace(panel, [&] { input->set(rows); });
   }
 }
