@@ -42,6 +42,7 @@ void mlir::gs::buildGSToLinalgPipeline(OpPassManager &pm, bool paramsToGlobals,
 void mlir::gs::buildCPUPipeline(OpPassManager &pm,
                                 const CPUPipelineOptions &options) {
   buildGSToLinalgPipeline(pm, /*paramsToGlobals=*/true);
+  pm.addNestedPass<func::FuncOp>(createWriteParamsInPlace());
 
   // Register-blocked, vectorized GEMMs and convolutions.
   if (options.kernelSchedule) {

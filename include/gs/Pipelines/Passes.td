@@ -24,6 +24,24 @@ def ConvertStridedCopyToLinalg : Pass<"convert-strided-copy-to-linalg"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def WriteParamsInPlace
+    : Pass<"gs-write-params-in-place", "::mlir::func::FuncOp"> {
+  let summary = "Compute a parameter's new value in the parameter's buffer";
+  let description = [{
+    gs-params-to-memref writes a parameter's new value (an optimizer
+    update's weights and state) by copying it into the parameter's memref
+    global (`bufferization.materialize_in_destination`), after computing it
+    into a buffer of its own. Where a linalg op computes the value into an
+    empty tensor and nothing touches that global between the op and the
+    write, the op computes into the global instead (its init becomes the
+    global, writable), and the copy goes: one pass over the weights and
+    each optimizer state less per step. Reads of the old value are safe:
+    gs-params-to-memref copies every read that a later write would change,
+    where it reads.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
 def SeparateReturnedBuffers
     : Pass<"separate-returned-buffers", "::mlir::func::FuncOp"> {
   let summary = "Give every memref a function returns a buffer of its own";
