@@ -42,6 +42,17 @@ bool globalUsedBetween(Operation *from, Operation *to,
   return false;
 }
 
+/// Whether `value` is the global that `get` names, as a tensor: the op
+/// would then read what it overwrites (unless through the copy that
+/// convert-gs-params-to-memref makes of such a read).
+bool readsGlobal(Value value, memref::GetGlobalOp get) {
+  auto read = value.getDefiningOp<bufferization::ToTensorOp>();
+  if (!read)
+    return false;
+  auto other = read.getBuffer().getDefiningOp<memref::GetGlobalOp>();
+  return other && other.getName() == get.getName();
+}
+
 /// Makes the linalg op computing the value `write` copies into a global
 /// compute it there; fails if it cannot.
 LogicalResult computeInPlace(bufferization::MaterializeInDestinationOp write) {
@@ -57,6 +68,8 @@ LogicalResult computeInPlace(bufferization::MaterializeInDestinationOp write) {
   auto empty = init->get().getDefiningOp<tensor::EmptyOp>();
   if (!empty || producer.payloadUsesValueFromOperand(init) ||
       empty.getType() != value.getType() ||
+      llvm::any_of(producer.getDpsInputs(),
+                   [&](Value input) { return readsGlobal(input, get); }) ||
       globalUsedBetween(producer, write, get))
     return failure();
   OpBuilder b(producer);

@@ -44,7 +44,8 @@ func.func @update(%g: tensor<4x8xf32>) {
 // -----
 
 // Left alone: the global is read between the op and the write (which must
-// see the old value), and an op whose payload reads its init.
+// see the old value), an op whose payload reads its init, and an op that
+// reads the global itself (not a copy of it).
 memref.global "public" @w : memref<4xf32> = dense<1.0>
 
 // CHECK-LABEL: func.func @read_between
@@ -78,6 +79,23 @@ func.func @reads_init(%g: tensor<4xf32>) {
     linalg.yield %s : f32
   } -> tensor<4xf32>
   %w = memref.get_global @w : memref<4xf32>
+  bufferization.materialize_in_destination %new in writable %w : (tensor<4xf32>, memref<4xf32>) -> ()
+  return
+}
+
+// CHECK-LABEL: func.func @reads_global
+// CHECK-NOT: restrict writable
+// CHECK: bufferization.materialize_in_destination
+func.func @reads_global(%g: tensor<4xf32>) {
+  %w = memref.get_global @w : memref<4xf32>
+  %read = bufferization.to_tensor %w restrict : memref<4xf32> to tensor<4xf32>
+  %e = tensor.empty() : tensor<4xf32>
+  %new = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel"]}
+      ins(%read, %g : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
   bufferization.materialize_in_destination %new in writable %w : (tensor<4xf32>, memref<4xf32>) -> ()
   return
 }
