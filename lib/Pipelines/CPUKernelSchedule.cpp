@@ -164,12 +164,14 @@ FailureOr<BlockPlan> planBlocks(linalg::LinalgOp op, RegisterBlock block) {
   plan.panelSizes.assign(numLoops, 0);
   plan.blockSizes.assign(numLoops, 0);
   plan.vectorSizes.assign(numLoops, 1);
+  // Batch dimensions and the other m and n dimensions: one at a time.
+  SmallVector<int64_t> others;
   for (unsigned d = 0; d < numLoops; ++d)
-    if (d != m && d != n && d != k) {
-      // Batch dimensions and the other m and n dimensions: one at a time.
-      plan.panelSizes[d] = 1;
-      plan.panelOrder.push_back(d);
-    }
+    if (d != m && d != n && d != k)
+      others.push_back(d);
+  for (int64_t d : others)
+    plan.panelSizes[d] = 1;
+  plan.panelOrder.assign(others);
   int64_t width = std::min(panelWidth(ranges[n], block), ranges[n]);
   plan.panelSizes[n] = width;
   plan.panelSizes[k] = std::min(kPanelDepth, ranges[k]);
@@ -180,13 +182,13 @@ FailureOr<BlockPlan> planBlocks(linalg::LinalgOp op, RegisterBlock block) {
   // and B once per slab, where the panels alone packed B once per chunk.
   if (plan.packB && ranges[m] > kChunkRows &&
       ranges[n] >= kPackedChunkReuse * width) {
+    // The other dimensions move from the panels to the slabs.
     plan.slabSizes.assign(numLoops, 0);
-    for (unsigned d = 0; d < numLoops; ++d)
-      if (d != m && d != n && d != k) {
-        plan.slabSizes[d] = 1;
-        plan.slabOrder.push_back(d);
-        plan.panelSizes[d] = 0;
-      }
+    for (int64_t d : others) {
+      plan.slabSizes[d] = 1;
+      plan.panelSizes[d] = 0;
+    }
+    plan.slabOrder.assign(others);
     plan.slabSizes[k] = plan.panelSizes[k];
     int64_t slabColumns =
         std::max<int64_t>(kSlabBytes / (4 * plan.slabSizes[k]) / width, 1) *
@@ -199,14 +201,10 @@ FailureOr<BlockPlan> planBlocks(linalg::LinalgOp op, RegisterBlock block) {
     plan.chunkSizes.assign(numLoops, 0);
     plan.chunkSizes[m] = kChunkRows;
     plan.chunkOrder.append({m, k, n});
-    for (unsigned d = 0; d < numLoops; ++d)
-      if (d != m && d != n && d != k)
-        plan.chunkOrder.push_back(d);
+    plan.chunkOrder.append(others);
     plan.panelSizes[k] = 0;
     plan.panelOrder.assign({n, k, m});
-    for (unsigned d = 0; d < numLoops; ++d)
-      if (d != m && d != n && d != k)
-        plan.panelOrder.push_back(d);
+    plan.panelOrder.append(others);
   }
   plan.blockSizes[m] = std::min(block.mr, ranges[m]);
   plan.blockSizes[k] = 1;

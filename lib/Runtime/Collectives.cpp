@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <optional>
 #include <string>
 
 using namespace mlir::gs::runtime;
@@ -86,17 +85,8 @@ struct InFlight {
   Clock::time_point started;
 };
 
-/// The all-reduces in flight, by the request the step holds: their index.
-std::vector<std::optional<InFlight>> inFlight;
-
-int64_t remember(const InFlight &flight) {
-  auto free = std::find_if(inFlight.begin(), inFlight.end(),
-                           [](const auto &slot) { return !slot; });
-  if (free == inFlight.end())
-    free = inFlight.emplace(free);
-  *free = flight;
-  return free - inFlight.begin();
-}
+/// The all-reduces in flight, by the request the step holds.
+RequestTable<InFlight> inFlight;
 
 /// Starts the all-reduce of a compiled buffer into another: on the
 /// communicator (counted and timed, `statistics` or values), or alone a
@@ -116,7 +106,7 @@ int64_t startBuffer(const T *input, int64_t inputSize, int64_t inputStride,
               processDevice().copy(output, input, size * sizeof(T));
           !error.empty())
         fail(error);
-    return remember(flight);
+    return inFlight.add(flight);
   }
   if (times.timedApart) {
     current->barrier();
@@ -140,18 +130,17 @@ int64_t startBuffer(const T *input, int64_t inputSize, int64_t inputStride,
   ++time.calls;
   time.bytes += size * static_cast<int64_t>(sizeof(T));
   time.seconds += secondsSince(flight.started);
-  return remember(flight);
+  return inFlight.add(flight);
 }
 
 /// Waits for the all-reduce `request` of these buffers (on the device:
 /// queues the GPU's later work after it).
 void waitForBuffer(int64_t request, const void *input, int64_t inputSize,
                    const void *output, int64_t outputSize) {
-  if (request < 0 || request >= static_cast<int64_t>(inFlight.size()) ||
-      !inFlight[request])
+  std::optional<InFlight> taken = inFlight.take(request);
+  if (!taken)
     fail("no all-reduce in flight has request " + std::to_string(request));
-  InFlight flight = *inFlight[request];
-  inFlight[request].reset();
+  const InFlight &flight = *taken;
   if (flight.input != input || flight.output != output ||
       flight.size != inputSize || flight.size != outputSize)
     fail("the wait for request " + std::to_string(request) +

@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -129,6 +130,35 @@ public:
   virtual void barrier() = 0;
   /// Ends every rank's process with `status`: after an error on one rank.
   [[noreturn]] virtual void abort(int status) = 0;
+};
+
+/// Operations in flight by the request handed out for each: the index of a
+/// slot, reused once the operation is taken back (the compiled step's
+/// all-reduces, a transport's own requests).
+template <typename T> class RequestTable {
+public:
+  /// Stores `operation`; its request.
+  int64_t add(T operation) {
+    for (size_t i = 0; i < slots.size(); ++i)
+      if (!slots[i]) {
+        slots[i] = std::move(operation);
+        return static_cast<int64_t>(i);
+      }
+    slots.push_back(std::move(operation));
+    return static_cast<int64_t>(slots.size()) - 1;
+  }
+  /// The operation of `request`, removed; none if no operation is in
+  /// flight under it.
+  std::optional<T> take(int64_t request) {
+    if (request < 0 || request >= static_cast<int64_t>(slots.size()))
+      return std::nullopt;
+    std::optional<T> operation = std::move(slots[request]);
+    slots[request].reset();
+    return operation;
+  }
+
+private:
+  std::vector<std::optional<T>> slots;
 };
 
 /// The communicator the collectives run on (not owned); null for a

@@ -98,36 +98,28 @@ public:
     }
     int bytes = 0;
     MPI_Type_size(element, &bytes);
-    auto free =
-        std::find_if(pending.begin(), pending.end(),
-                     [](const auto &requests) { return requests.empty(); });
-    if (free == pending.end())
-      free = pending.emplace(free);
     // MPI counts are ints: a larger buffer goes in parts.
+    std::vector<MPI_Request> requests;
     const char *from = static_cast<const char *>(input);
     char *to = static_cast<char *>(output);
     for (int64_t done = 0; done < count;) {
       int part = static_cast<int>(std::min<int64_t>(count - done, INT_MAX));
-      MPI_Request &request = free->emplace_back();
+      MPI_Request &request = requests.emplace_back();
       MPI_Iallreduce(from == to ? MPI_IN_PLACE : from + done * bytes,
                      to + done * bytes, part, element, op, MPI_COMM_WORLD,
                      &request);
       done += part;
     }
-    if (free->empty())
-      free->push_back(MPI_REQUEST_NULL);
-    return free - pending.begin();
+    return pending.add(std::move(requests));
   }
 
   void finishAllReduce(int64_t request) override {
-    if (request < 0 || request >= static_cast<int64_t>(pending.size()) ||
-        pending[request].empty())
+    std::optional<std::vector<MPI_Request>> requests = pending.take(request);
+    if (!requests)
       fail("finishing an all-reduce not started: request " +
            std::to_string(request));
-    std::vector<MPI_Request> &requests = pending[request];
-    MPI_Waitall(static_cast<int>(requests.size()), requests.data(),
+    MPI_Waitall(static_cast<int>(requests->size()), requests->data(),
                 MPI_STATUSES_IGNORE);
-    requests.clear();
   }
 
   void broadcast(void *data, int64_t bytes, int root) override {
@@ -156,9 +148,8 @@ private:
   int rankIndex = 0;
   int ranks = 1;
   int machineRank = 0;
-  /// The MPI requests of each all-reduce started and not yet finished, by
-  /// its request; empty: a free slot.
-  std::vector<std::vector<MPI_Request>> pending;
+  /// The MPI requests of each all-reduce started and not yet finished.
+  RequestTable<std::vector<MPI_Request>> pending;
   MPI_Datatype statsType;
   MPI_Op statsOp;
 };

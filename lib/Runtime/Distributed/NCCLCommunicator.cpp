@@ -22,7 +22,6 @@
 
 #include <dlfcn.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -134,15 +133,12 @@ public:
       fail(std::string("an all-reduce of ") + nameOf(type) +
            (reduction == Reduction::Stats ? " statistics records" : ""));
     api::RedOp op = reduction == Reduction::Max ? api::kMax : api::kSum;
-    auto free = std::find(done.begin(), done.end(), nullptr);
-    if (free == done.end())
-      free = done.emplace(free, nullptr);
     if (spareEvents.empty()) {
       cuda::CUevent event = nullptr;
       check(device->createOrderingEvent(event));
       spareEvents.push_back(event);
     }
-    *free = spareEvents.back();
+    cuda::CUevent finished = spareEvents.back();
     spareEvents.pop_back();
     check(
         device->recordEvent(inputsReady, static_cast<cuda::CUstream>(stream)));
@@ -153,21 +149,20 @@ public:
                      "ncclAllReduce");
         !error.empty())
       fail(error);
-    check(device->recordEvent(*free, side));
-    request = free - done.begin();
+    check(device->recordEvent(finished, side));
+    request = done.add(finished);
     return true;
   }
 
   void finishAllReduceOnDevice(int64_t request, void *stream) override {
-    if (request < 0 || request >= static_cast<int64_t>(done.size()) ||
-        !done[request])
+    std::optional<cuda::CUevent> finished = done.take(request);
+    if (!finished)
       fail("finishing an all-reduce not started: request " +
            std::to_string(request));
     check(device->streamWaitEvent(static_cast<cuda::CUstream>(stream),
-                                  done[request]));
+                                  *finished));
     // Recorded again by a later start, the event leaves this wait as it is.
-    spareEvents.push_back(done[request]);
-    done[request] = nullptr;
+    spareEvents.push_back(*finished);
   }
 
   void broadcast(void *data, int64_t bytes, int root) override {
@@ -235,9 +230,10 @@ private:
   /// Recorded on the step's stream before each reduction, which the side
   /// stream waits for.
   cuda::CUevent inputsReady = nullptr;
-  /// The event recorded after each reduction started and not finished, by
-  /// request (null: a free request); events free for the next.
-  std::vector<cuda::CUevent> done, spareEvents;
+  /// The event recorded after each reduction started and not finished;
+  /// events free for the next.
+  RequestTable<cuda::CUevent> done;
+  std::vector<cuda::CUevent> spareEvents;
 };
 
 std::unique_ptr<Communicator> createNCCLCommunicator(int &argc, char **&argv,
