@@ -27,10 +27,22 @@
 
 using namespace mlir;
 
-/// The most bytes of columns built at once; more images are taken a group
-/// at a time. Blocks above glibc's largest mmap threshold (32 MiB) are
-/// mapped afresh, and page-faulted, at every step.
-static constexpr int64_t kMaxColumnBytes = 16 << 20;
+/// The most bytes of columns that batched images build at once; more
+/// images are taken a group at a time. (Blocks above glibc's largest mmap
+/// threshold, 32 MiB, would be mapped afresh, and page-faulted, at every
+/// step.) On an AVX-512 Xeon with 2 MiB of L2 cache, 8 MiB beat 16 by 7%
+/// on ResNet-18's 14x14 3x3 layer (4 images of 196 columns a group, not 8)
+/// and tied on its 7x7 one; 4 MiB lost 10% there (a group of 196 columns
+/// leaves an edge panel of 4 columns).
+static constexpr int64_t kMaxBatchedColumnBytes = 8 << 20;
+
+/// The most bytes of columns one image, or one group, builds at once: more
+/// are built a block at a time (of output rows, or of the reduction), so
+/// that the GEMM reads the columns from the L2 cache where they were just
+/// written. ResNet-18's 56x56 layer at batch 8 (AVX-512 Xeon, one thread):
+/// train step 73-75 -> 62-67 ms for the forward and input gradient's blocks
+/// of 8 output rows, 69 -> 60 ms more for the weight gradient's blocks.
+static constexpr int64_t kColumnBlockBytes = 1 << 20;
 
 /// `value` converted to the float type `type` (a no-op when it has it).
 static Value widen(OpBuilder &b, Location loc, Value value, Type type) {
@@ -59,6 +71,27 @@ struct ConvShape {
 /// output positions.
 enum WindowLoop { N, C, KH, KW, OH, OW };
 } // namespace
+
+/// Windows at least this wide (a 512-bit vector of f32), and wider than the
+/// output, are copied into transposed columns, along the window's rows.
+/// Narrower ones lost so: ResNet-18's 7x7 layers (windows of 7 in their
+/// weight gradients) ran their train steps 21-37% slower.
+static constexpr int64_t kLongestCopyRun = 16;
+
+/// Loops of linalg.conv_2d_nchw_fchw: (n, f, oh, ow, c, kh, kw).
+static constexpr unsigned kImagesLoop = 0, kOutputRowsLoop = 2,
+                          kChannelsLoop = 4, kWindowRowsLoop = 5;
+
+/// The reduction steps of a GEMM panel (CPUKernelSchedule's kc).
+static constexpr int64_t kPanelSteps = 256;
+
+/// The largest divisor of `n` not above `limit` (at least 1).
+static int64_t largestDivisorAtMost(int64_t n, int64_t limit) {
+  int64_t divisor = std::clamp<int64_t>(limit, 1, n);
+  while (n % divisor)
+    --divisor;
+  return divisor;
+}
 
 /// The rows of the columns matrix are padded to an odd number of cache
 /// lines: the GEMM reads a panel of B as 256 rows at the row stride, and a
@@ -175,6 +208,92 @@ static linalg::LinalgOp gemmImagesBatched(RewriterBase &rewriter,
   return cast<linalg::LinalgOp>(gemm.getOperation());
 }
 
+/// Images batched, the columns transposed: out[(n, o), f] += colT[(n, o), k]
+/// * w^T[k, f], for windows wider than the output (weight gradients: the
+/// window is an image, the output a kernel's few positions), whose copy then
+/// runs along the window's rows where the other orientation's runs along
+/// output rows of a few elements.
+static linalg::LinalgOp gemmImagesBatchedTransposed(RewriterBase &rewriter,
+                                                    const ConvShape &s,
+                                                    Value filterMatrix,
+                                                    Value columnsT) {
+  MLIRContext *ctx = rewriter.getContext();
+  Location loc = s.conv->getLoc();
+  Type accType = s.outType.getElementType();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  auto par = utils::IteratorType::parallel;
+  auto transpose = [&](Value value, ArrayRef<int64_t> permutation) {
+    auto type = cast<RankedTensorType>(value.getType());
+    SmallVector<int64_t> shape;
+    for (int64_t p : permutation)
+      shape.push_back(type.getDimSize(p));
+    Value empty =
+        tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
+    return linalg::TransposeOp::create(rewriter, loc, value, empty, permutation)
+        ->getResult(0);
+  };
+  Value filterT = transpose(filterMatrix, {1, 0});
+  Value acc = collapse(rewriter, loc, transpose(s.init, {0, 2, 3, 1}),
+                       {{0, 1, 2}, {3}});
+  auto gemm = linalg::GenericOp::create(
+      rewriter, loc, acc.getType(), ValueRange{columnsT, filterT}, acc,
+      ArrayRef<AffineMap>{AffineMap::get(3, 0, {d(0), d(2)}, ctx),
+                          AffineMap::get(3, 0, {d(2), d(1)}, ctx),
+                          AffineMap::get(3, 0, {d(0), d(1)}, ctx)},
+      {par, par, utils::IteratorType::reduction}, gs::buildMultiplyAddBody);
+  Value result = tensor::ExpandShapeOp::create(
+      rewriter, loc, RankedTensorType::get({s.n, s.oh, s.ow, s.f}, accType),
+      gemm.getResult(0), ArrayRef<ReassociationIndices>{{0, 1, 2}, {3}});
+  // Into the init, so that a loop over window rows accumulates in place.
+  rewriter.replaceOp(s.conv,
+                     linalg::TransposeOp::create(rewriter, loc, result, s.init,
+                                                 ArrayRef<int64_t>{0, 3, 1, 2})
+                         ->getResult(0));
+  return cast<linalg::LinalgOp>(gemm.getOperation());
+}
+
+/// The output rows of a block of per-image columns: a divisor of `rows`
+/// not above `limit`, the largest whose block of columns ends in a whole
+/// 16-lane vector or wastes at most 3% of the last one, else the one
+/// wasting the least. The GEMM computes an edge panel of a few columns at
+/// a whole vector's cost: 7 rows of 28 (196 columns, an edge of 4) ran
+/// ResNet-18's 28x28 3x3 layer 8% slower than 4 rows (112 columns).
+static int64_t outputRowsPerBlock(int64_t rows, int64_t width, int64_t limit) {
+  auto usedFraction = [&](int64_t blockRows) {
+    int64_t columns = blockRows * width;
+    return static_cast<double>(columns) / llvm::alignTo(columns, 16);
+  };
+  int64_t best = 1;
+  for (int64_t d = std::clamp<int64_t>(limit, 1, rows); d >= 1; --d) {
+    if (rows % d)
+      continue;
+    if (usedFraction(d) >= 0.97)
+      return d;
+    if (usedFraction(d) > usedFraction(best))
+      best = d;
+  }
+  return best;
+}
+
+/// Tiles `loop` of `conv` by `size` (a divisor of its extent, so that the
+/// tile's shapes stay static) and rewrites the tile's convolution.
+static FailureOr<linalg::LinalgOp> tileAndRewrite(RewriterBase &rewriter,
+                                                  linalg::Conv2DNchwFchwOp conv,
+                                                  unsigned loop, int64_t size) {
+  scf::SCFTilingOptions options;
+  SmallVector<int64_t> sizes(conv.getNumLoops(), 0);
+  sizes[loop] = size;
+  options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
+  rewriter.setInsertionPoint(conv);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(conv.getOperation()), options);
+  if (failed(tiled))
+    return rewriter.notifyMatchFailure(conv, "could not be tiled");
+  rewriter.replaceOp(conv, tiled->replacements);
+  return mlir::gs::rewriteConvolutionAsGemm(
+      rewriter, cast<linalg::Conv2DNchwFchwOp>(tiled->tiledOps.front()));
+}
+
 FailureOr<linalg::LinalgOp>
 mlir::gs::rewriteConvolutionAsGemm(RewriterBase &rewriter,
                                    linalg::Conv2DNchwFchwOp conv) {
@@ -222,28 +341,55 @@ mlir::gs::rewriteConvolutionAsGemm(RewriterBase &rewriter,
   // A batched group spans at least 4 register panels (128 columns).
   int64_t fewestImages = llvm::divideCeil(128, s.oh * s.ow);
   while (group > fewestImages &&
-         (s.n % group || group * imageBytes > kMaxColumnBytes))
+         (s.n % group || group * imageBytes > kMaxBatchedColumnBytes))
     --group;
   while (s.n % group)
     ++group;
-  if (group < s.n) {
-    scf::SCFTilingOptions options;
-    SmallVector<int64_t> sizes(conv.getNumLoops(), 0);
-    sizes[0] = group; // the images
-    options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
-    rewriter.setInsertionPoint(conv);
-    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-        rewriter, cast<TilingInterface>(conv.getOperation()), options);
-    if (failed(tiled))
-      return rewriter.notifyMatchFailure(conv, "could not tile the images");
-    rewriter.replaceOp(conv, tiled->replacements);
-    auto inner = cast<linalg::Conv2DNchwFchwOp>(tiled->tiledOps.front());
-    return rewriteConvolutionAsGemm(rewriter, inner);
+  if (group < s.n)
+    return tileAndRewrite(rewriter, conv, kImagesLoop, group);
+
+  // Windows wider than the output (weight gradients) copy best along the
+  // window's rows, into transposed columns. A dilated window (a strided
+  // convolution's weight gradient) is read at a stride either way; there
+  // the transposed GEMM paid off for 7x7 outputs (ResNet-18's first layer,
+  // 2x), not for 3x3 or 1x1 ones (4-10% slower).
+  bool transposedColumns =
+      batchImages && s.kw > s.ow && s.kw >= kLongestCopyRun &&
+      (s.dilations[1] == 1 || s.oh * s.ow >= kLongestCopyRun);
+  int64_t columnBytes = s.n * imageBytes;
+  if (columnBytes > kColumnBlockBytes) {
+    // Blocks of output rows, or of the reduction for transposed columns,
+    // each block's columns within the L2 cache.
+    if (transposedColumns) {
+      // Whole channels first: a block of window rows of several channels
+      // is a filter slice that the filter's transpose cannot read as a
+      // matrix (it would be copied first).
+      int64_t channels =
+          largestDivisorAtMost(s.c, kColumnBlockBytes / (columnBytes / s.c));
+      if (channels < s.c)
+        return tileAndRewrite(rewriter, conv, kChannelsLoop, channels);
+      // At least a panel's reduction steps per block.
+      int64_t rows = largestDivisorAtMost(
+          s.kh, std::max<int64_t>(kColumnBlockBytes / (columnBytes / s.kh),
+                                  llvm::divideCeil(kPanelSteps, s.kw)));
+      if (rows < s.kh)
+        return tileAndRewrite(rewriter, conv, kWindowRowsLoop, rows);
+    } else if (!batchImages) {
+      int64_t rows = outputRowsPerBlock(
+          s.oh, s.ow, kColumnBlockBytes / (columnBytes / s.oh));
+      if (rows < s.oh)
+        return tileAndRewrite(rewriter, conv, kOutputRowsLoop, rows);
+    }
   }
 
   Location loc = conv.getLoc();
   rewriter.setInsertionPoint(conv);
   Value filterMatrix = collapse(rewriter, loc, s.filter, {{0}, {1, 2, 3}});
+  if (transposedColumns) {
+    Value columnsT = copyWindows(rewriter, s, {N, OH, OW, C, KH, KW},
+                                 {{0, 1, 2}, {3, 4, 5}}, accType);
+    return gemmImagesBatchedTransposed(rewriter, s, filterMatrix, columnsT);
+  }
   if (batchImages) {
     Value columns = copyWindows(rewriter, s, {C, KH, KW, N, OH, OW},
                                 {{0, 1, 2}, {3, 4, 5}}, accType);

@@ -166,8 +166,11 @@ private:
     function->setAttr("llvm.linkage",
                       LLVM::LinkageAttr::get(context, LLVM::Linkage::Internal));
     // Else LLVM inlines a function called once, undoing the outlining.
-    function->setAttr("passthrough", builder.getArrayAttr(
-                                         {builder.getStringAttr("noinline")}));
+    function->setAttr(
+        "passthrough",
+        builder.getArrayAttr({builder.getStringAttr("noinline"),
+                              builder.getStringAttr("no-builtin-memcpy"),
+                              builder.getStringAttr("no-builtin-memmove")}));
     if (captures.buffersAreDistinct(kernel))
       function->setAttr(gs::kDistinctBuffersAttrName, builder.getUnitAttr());
     symbols.insert(function);

@@ -125,6 +125,57 @@ func.func @weight_gradient(%x: tensor<8x4x9x9xf16>, %dy: tensor<16x4x4x4xf16>, %
 
 // -----
 
+// One image's columns above 1 MiB (1152 x 784 floats: 3.6 MiB) are built
+// and multiplied a block of output rows at a time, each block within the
+// L2 cache: of the divisors of 28 rows within 1 MiB, 7 rows (196 columns)
+// would end in an edge panel of 4 columns, 4 rows (112) in a whole vector.
+
+// AVX512-DAG: #[[$ROWWINDOWS:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 + d4, d3 + d5)>
+// AVX512-LABEL: func.func @output_row_blocks
+// AVX512: scf.for %{{.*}} = %c0 to %c28 step %c4 iter_args(%{{.*}} = %{{.*}}) -> (tensor<1x128x28x28xf32>)
+// AVX512:   tensor.empty() : tensor<1x1152x112xf32>
+// AVX512:   linalg.generic {indexing_maps = [#[[$ROWWINDOWS]], #{{.*}}], {{.*}} ins(%{{.*}} : tensor<1x128x6x30xf32>) outs(%{{.*}} : tensor<1x128x3x3x4x28xf32>)
+// AVX512:   vector.fma
+func.func @output_row_blocks(%x: tensor<1x128x30x30xf32>, %w: tensor<128x128x3x3xf32>, %o: tensor<1x128x28x28xf32>) -> tensor<1x128x28x28xf32> {
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x128x30x30xf32>, tensor<128x128x3x3xf32>) outs(%o : tensor<1x128x28x28xf32>) -> tensor<1x128x28x28xf32>
+  return %r : tensor<1x128x28x28xf32>
+}
+
+// -----
+
+// A weight gradient whose windows (64 wide) are wider than a vector and
+// than its output (3x3): the columns are transposed, (image, output
+// position) x (channel, window row, window column), so that the copy runs
+// along the window's rows; the GEMM multiplies them by the transposed
+// filters, and its result is transposed into the output. 4.5 MiB of
+// columns go a channel (1 of 2) and then 16 window rows at a time
+// (1 MiB), accumulating into the output.
+
+// AVX512-DAG: #[[$TWINDOWS:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d1 + d4, d2 + d5)>
+// AVX512-LABEL: func.func @weight_gradient_transposed
+// AVX512: scf.for %{{.*}} = %c0 to %c2 step %c1 iter_args(%{{.*}} = %{{.*}}) -> (tensor<16x32x3x3xf32>)
+// AVX512:   scf.for %{{.*}} = %c0 to %c64 step %c16 iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<16x32x3x3xf32>)
+// AVX512:     tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2, 3]] : tensor<32x1x16x64xf32> into tensor<32x1024xf32>
+// AVX512:     linalg.generic {indexing_maps = [#[[$TWINDOWS]], #{{.*}}], {{.*}} ins(%{{.*}} : tensor<16x1x18x66xf32>) outs(%{{.*}} : tensor<16x3x3x1x16x64xf32>)
+// AVX512:     tensor.collapse_shape %{{.*}} {{\[\[}}0, 1, 2], [3, 4, 5]] : tensor<16x3x3x1x16x64xf32> into tensor<144x1024xf32>
+// The filters' transpose, in 16x16 register blocks.
+// AVX512:     tensor.empty() : tensor<1024x32xf32>
+// AVX512:     scf.for %{{.*}} = %c0 to %c1024 step %c16
+// AVX512:       scf.for %{{.*}} = %c0 to %c32 step %c16
+// AVX512:         vector.transfer_read %{{.*}} : tensor<16x16xf32>, vector<16x16xf32>
+// AVX512:         vector.shuffle
+// AVX512:     linalg.transpose ins(%[[ACC]] : tensor<16x32x3x3xf32>) outs(%{{.*}} : tensor<16x3x3x32xf32>) permutation = [0, 2, 3, 1]
+// AVX512:     scf.for %{{.*}} = %c0 to %c1024 step %c256
+// AVX512-COUNT-16: vector.fma %{{.*}} : vector<16xf32>
+// AVX512:     tensor.expand_shape %{{.*}} {{\[\[}}0, 1, 2], [3]] output_shape [16, 3, 3, 32] : tensor<144x32xf32> into tensor<16x3x3x32xf32>
+// AVX512:     linalg.transpose ins(%{{.*}} : tensor<16x3x3x32xf32>) outs(%[[ACC]] : tensor<16x32x3x3xf32>) permutation = [0, 3, 1, 2]
+func.func @weight_gradient_transposed(%x: tensor<16x2x66x66xf32>, %dy: tensor<32x2x64x64xf32>, %o: tensor<16x32x3x3xf32>) -> tensor<16x32x3x3xf32> {
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %dy : tensor<16x2x66x66xf32>, tensor<32x2x64x64xf32>) outs(%o : tensor<16x32x3x3xf32>) -> tensor<16x32x3x3xf32>
+  return %r : tensor<16x32x3x3xf32>
+}
+
+// -----
+
 // A 1x1 convolution at stride 2 copies every other pixel; at stride 1 its
 // columns are the image itself (no copy).
 

@@ -20,14 +20,14 @@
 // CHECK-NEXT:    return
 
 // CHECK:       func.func private @[[DOUBLE]](%[[IN:.*]]: memref<4x8xf32>, %[[OUT:.*]]: memref<4x8xf32>)
-// CHECK-SAME:      attributes {gs.distinct_buffers, llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline"]}
+// CHECK-SAME:      attributes {gs.distinct_buffers, llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline", "no-builtin-memcpy", "no-builtin-memmove"]}
 // CHECK-NEXT:    linalg.generic
 // CHECK-SAME:      ins(%[[IN]] : memref<4x8xf32>) outs(%[[OUT]] : memref<4x8xf32>)
 // CHECK:         return
 
 // A function argument may be any caller's buffer: no gs.distinct_buffers.
 // CHECK:       func.func private @[[ROWS]](%[[XA:.*]]: memref<4x8xf32>, %[[AA:.*]]: memref<4x8xf32>)
-// CHECK-SAME:      attributes {llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline"]}
+// CHECK-SAME:      attributes {llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline", "no-builtin-memcpy", "no-builtin-memmove"]}
 // CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : index
 // CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : index
 // CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : index
@@ -39,7 +39,7 @@
 
 // LLVM-LABEL: llvm.func @step(
 // LLVM:       llvm.func internal @step_kernel_0(%{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: i64,
-// LLVM-SAME:      passthrough = ["noinline"]
+// LLVM-SAME:      passthrough = ["noinline", "no-builtin-memcpy", "no-builtin-memmove"]
 // LLVM:       llvm.func internal @step_kernel_2(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64,
 // LLVM-NOT:   gs.distinct_buffers
 
@@ -92,13 +92,13 @@ func.func @step(%x: memref<4x8xf32>) {
 // CHECK:         %[[R:.*]] = scf.for
 // CHECK:         return %[[R]] : f32
 // CHECK:       func.func private @[[COPY_KERNEL]](
-// CHECK-SAME:      attributes {llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline"]} {
+// CHECK-SAME:      attributes {llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline", "no-builtin-memcpy", "no-builtin-memmove"]} {
 // CHECK-NEXT:    linalg.copy
 
 // A global taken as an argument and reached by a get_global inside the
 // kernel too: not distinct either.
 // CHECK:       func.func private @global_inside_kernel_{{[0-9]+}}(%{{.*}}: memref<4xf32>)
-// CHECK-SAME:      attributes {llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline"]} {
+// CHECK-SAME:      attributes {llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline", "no-builtin-memcpy", "no-builtin-memmove"]} {
 // CHECK:           memref.get_global @v
 
 memref.global "private" @w : memref<4xf32> = dense<1.0>
