@@ -5,6 +5,12 @@
 // empty tensor, the op can compute it into the global itself, provided no
 // op between the two touches the global: then the write is the op.
 //
+// A read of a parameter that a later op writes is a copy of the global,
+// made where it is read. The copy is not needed where every op reading it
+// runs before the write, or is the op writing the global in place reading
+// each element where it writes it (an elementwise update): those ops read
+// the global itself.
+//
 //===----------------------------------------------------------------------===//
 
 #include "gs/Pipelines/Passes.h"
@@ -87,6 +93,116 @@ LogicalResult computeInPlace(bufferization::MaterializeInDestinationOp write) {
   return success();
 }
 
+/// The global that `value` reads: a bufferization.to_tensor of a
+/// memref.get_global, or null.
+memref::GetGlobalOp globalRead(Value value) {
+  auto read = value.getDefiningOp<bufferization::ToTensorOp>();
+  return read ? read.getBuffer().getDefiningOp<memref::GetGlobalOp>()
+              : memref::GetGlobalOp();
+}
+
+/// The first op of `block` that writes, or may write, the global `name`
+/// (or holds such an op): a materialize_in_destination into it, a writable
+/// to_tensor of it (right before the op computing into it), or another use
+/// of it as a buffer.
+Operation *firstWrite(Block &block, StringRef name) {
+  auto isGlobal = [&](Value value) {
+    auto get = value.getDefiningOp<memref::GetGlobalOp>();
+    return get && get.getName() == name;
+  };
+  for (Operation &op : block) {
+    WalkResult walk = op.walk([&](Operation *nested) {
+      if (auto read = dyn_cast<bufferization::ToTensorOp>(nested)) {
+        if (isGlobal(read.getBuffer()) && read.getWritable())
+          return WalkResult::interrupt();
+        return WalkResult::advance();
+      }
+      if (isa<memref::GetGlobalOp>(nested))
+        return WalkResult::advance();
+      return llvm::any_of(nested->getOperands(), isGlobal)
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return &op;
+  }
+  return nullptr;
+}
+
+/// Whether `producer` computes, in place, into the global that `get` names
+/// through an init whose indexing map is `map`, all its loops parallel, so
+/// that reading an input through the same map reads each element of the
+/// global before it overwrites it, and no other.
+bool updatesElementwise(linalg::LinalgOp producer, AffineMap map,
+                        memref::GetGlobalOp get) {
+  if (!map.isPermutation() ||
+      producer.getNumLoops() != producer.getNumParallelLoops())
+    return false;
+  return llvm::any_of(producer.getDpsInitsMutable(), [&](OpOperand &init) {
+    memref::GetGlobalOp written = globalRead(init.get());
+    return written && written.getName() == get.getName() &&
+           producer.getMatchingIndexingMap(&init) == map;
+  });
+}
+
+/// Whether every use of `value` (and of views of it) only reads it, in an
+/// op before `write` in `block` or in the op that `write` writes in place
+/// reading elementwise.
+bool onlyReadBefore(Value value, Operation *write, memref::GetGlobalOp get) {
+  Block *block = write->getBlock();
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+            tensor::ExtractSliceOp, tensor::CastOp>(user)) {
+      if (!onlyReadBefore(user->getResult(0), write, get))
+        return false;
+      continue;
+    }
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(user);
+    bool input = linalgOp && linalgOp.isDpsInput(&use);
+    if (!input && !isa<tensor::ExtractOp>(user))
+      return false;
+    Operation *ancestor = block->findAncestorOpInBlock(*user);
+    if (!ancestor)
+      return false;
+    if (ancestor->isBeforeInBlock(write))
+      continue;
+    if (!input || ancestor != user ||
+        !updatesElementwise(linalgOp, linalgOp.getMatchingIndexingMap(&use),
+                            get))
+      return false;
+  }
+  return true;
+}
+
+/// `value` with the reshapes that define it looked through.
+Value throughReshapes(Value value) {
+  while (isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
+      value.getDefiningOp()))
+    value = value.getDefiningOp()->getOperand(0);
+  return value;
+}
+
+/// Replaces the copy that a read of a parameter made (of the global, or a
+/// reshape of it, into an empty tensor) by what it copies, where
+/// onlyReadBefore allows; fails otherwise.
+LogicalResult elideReadCopy(linalg::CopyOp copy) {
+  if (!copy.hasPureTensorSemantics())
+    return failure();
+  Value read = copy.getInputs().front();
+  memref::GetGlobalOp get = globalRead(throughReshapes(read));
+  if (!get || !throughReshapes(copy.getOutputs().front())
+                   .getDefiningOp<tensor::EmptyOp>())
+    return failure();
+  Operation *write = firstWrite(*copy->getBlock(), get.getName());
+  if (!write || !copy->isBeforeInBlock(write) ||
+      !onlyReadBefore(copy.getResult(0), write, get))
+    return failure();
+  copy.getResult(0).replaceAllUsesWith(read);
+  copy.erase();
+  return success();
+}
+
 struct WriteParamsInPlacePass
     : gs::impl::WriteParamsInPlaceBase<WriteParamsInPlacePass> {
   void runOnOperation() override {
@@ -97,6 +213,10 @@ struct WriteParamsInPlacePass
     });
     for (bufferization::MaterializeInDestinationOp write : writes)
       (void)computeInPlace(write);
+    SmallVector<linalg::CopyOp> copies;
+    getOperation().walk([&](linalg::CopyOp copy) { copies.push_back(copy); });
+    for (linalg::CopyOp copy : copies)
+      (void)elideReadCopy(copy);
   }
 };
 } // namespace

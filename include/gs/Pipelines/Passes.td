@@ -37,7 +37,10 @@ def WriteParamsInPlace
     global, writable), and the copy goes: one pass over the weights and
     each optimizer state less per step. Reads of the old value are safe:
     gs-params-to-memref copies every read that a later write would change,
-    where it reads.
+    where it reads. Such a copy then goes where every op reading it runs
+    before the write (in the function's block) or is the op writing the
+    global in place, reading each element through the map it writes it
+    with (an elementwise update): they read the global itself.
   }];
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
 }
