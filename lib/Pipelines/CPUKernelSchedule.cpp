@@ -334,6 +334,63 @@ FailureOr<scf::SCFTilingResult> tile(RewriterBase &rewriter,
   return tiled;
 }
 
+/// Whether `op` copies its one input into its one output with the last two
+/// dimensions swapped: a linalg.transpose, or a generic doing so and
+/// converting each element (the widening transpose of widenHalfInputs).
+bool swapsLastTwoDimensions(linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumParallelLoops() != op.getNumLoops())
+    return false;
+  if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation())) {
+    Block &body = generic.getRegion().front();
+    if (body.getOperations().size() != 2 ||
+        !isa<arith::ExtFOp, arith::TruncFOp>(body.front()))
+      return false;
+  } else if (!isa<linalg::TransposeOp>(op.getOperation())) {
+    return false;
+  }
+  unsigned rank = op.getNumLoops();
+  if (rank < 2)
+    return false;
+  SmallVector<unsigned> swapped = llvm::to_vector(llvm::seq(0u, rank));
+  std::swap(swapped[rank - 2], swapped[rank - 1]);
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  return maps[1].isIdentity() &&
+         maps[0] == AffineMap::getPermutationMap(swapped, op.getContext());
+}
+
+/// Where `slice` is a slice of a transpose of the last two dimensions (a
+/// weight that a GEMM reads transposed, widened or not): that transpose of
+/// the matching slice of the transpose's input, into `buffer`, so that the
+/// pack transposes as it copies and the whole transposed operand need not
+/// be made (it goes once no other op reads it). Null otherwise.
+Value packTransposedSlice(RewriterBase &rewriter, Value slice, Value buffer) {
+  auto extract = slice.getDefiningOp<tensor::ExtractSliceOp>();
+  auto transpose = extract
+                       ? extract.getSource().getDefiningOp<linalg::LinalgOp>()
+                       : linalg::LinalgOp();
+  if (!transpose || !transpose.hasPureTensorSemantics() ||
+      !swapsLastTwoDimensions(transpose) || !extract.hasUnitStride() ||
+      extract.getSourceType().getRank() != extract.getType().getRank())
+    return nullptr;
+  Location loc = extract.getLoc();
+  auto swapLastTwo = [](SmallVector<OpFoldResult> values) {
+    std::swap(values[values.size() - 2], values[values.size() - 1]);
+    return values;
+  };
+  SmallVector<OpFoldResult> offsets = swapLastTwo(extract.getMixedOffsets());
+  SmallVector<OpFoldResult> sizes = swapLastTwo(extract.getMixedSizes());
+  Value source = tensor::ExtractSliceOp::create(
+      rewriter, loc, transpose.getDpsInputs().front(), offsets, sizes,
+      extract.getMixedStrides());
+  IRMapping mapping;
+  mapping.map(transpose.getDpsInputs().front(), source);
+  mapping.map(transpose.getDpsInits().front(), buffer);
+  Operation *packed = rewriter.clone(*transpose, mapping);
+  packed->getResult(0).setType(buffer.getType());
+  return packed->getResult(0);
+}
+
 /// Copies the slices of A (`m` set: the inputs indexed by m and not n) or
 /// of B (the inputs indexed by n and not m) that `tile` reads into tensors
 /// of their own, which bufferize to contiguous buffers. In A and B a
@@ -355,8 +412,12 @@ void packSlice(RewriterBase &rewriter, linalg::LinalgOp tile,
         tensor::getMixedSizes(rewriter, loc, input->get());
     Value buffer =
         tensor::EmptyOp::create(rewriter, loc, sizes, type.getElementType());
-    Value packed = linalg::CopyOp::create(rewriter, loc, input->get(), buffer)
-                       .getResult(0);
+    Value packed;
+    if (!ofA)
+      packed = packTransposedSlice(rewriter, input->get(), buffer);
+    if (!packed)
+      packed = linalg::CopyOp::create(rewriter, loc, input->get(), buffer)
+                   .getResult(0);
     rewriter.modifyOpInPlace(tile, [&] { input->set(packed); });
   }
 }
@@ -588,31 +649,6 @@ LogicalResult vectorizeBlock(RewriterBase &rewriter, linalg::LinalgOp block,
 /// Marks the blocks of tiled transposes between tiling and vectorization.
 constexpr StringLiteral kTransposeBlockMarker = "gs.transpose_block";
 
-/// Whether `op` copies its one input into its one output with the last two
-/// dimensions swapped: a linalg.transpose, or a generic doing so and
-/// converting each element (the widening transpose of widenHalfInputs).
-bool swapsLastTwoDimensions(linalg::LinalgOp op) {
-  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
-      op.getNumParallelLoops() != op.getNumLoops())
-    return false;
-  if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation())) {
-    Block &body = generic.getRegion().front();
-    if (body.getOperations().size() != 2 ||
-        !isa<arith::ExtFOp, arith::TruncFOp>(body.front()))
-      return false;
-  } else if (!isa<linalg::TransposeOp>(op.getOperation())) {
-    return false;
-  }
-  unsigned rank = op.getNumLoops();
-  if (rank < 2)
-    return false;
-  SmallVector<unsigned> swapped = llvm::to_vector(llvm::seq(0u, rank));
-  std::swap(swapped[rank - 2], swapped[rank - 1]);
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  return maps[1].isIdentity() &&
-         maps[0] == AffineMap::getPermutationMap(swapped, op.getContext());
-}
-
 /// Tiles a transpose that swaps its last two dimensions (the one a GEMM's
 /// transposed operand needs; swapsLastTwoDimensions) into `lanes` x
 /// `lanes` blocks, the others one at a time, and peels the block loops so
@@ -691,6 +727,26 @@ struct CPUKernelSchedulePass
         return signalPassFailure();
       }
     int64_t lanes = std::max<unsigned>(bits / 32, 4);
+    // Static shapes: fold the constant sizes that peeling left in the full
+    // blocks, and the single-iteration loops of the edge blocks, into the
+    // slices' and the blocks' types (once more after the transposes are
+    // tiled: the packs that transpose need them static to be tiled).
+    auto foldStaticShapes = [&] {
+      return applyPatterns(module, [&](RewritePatternSet &patterns) {
+        tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns, context);
+        tensor::InsertSliceOp::getCanonicalizationPatterns(patterns, context);
+        tensor::CastOp::getCanonicalizationPatterns(patterns, context);
+        affine::AffineMinOp::getCanonicalizationPatterns(patterns, context);
+        affine::AffineApplyOp::getCanonicalizationPatterns(patterns, context);
+        scf::ForOp::getCanonicalizationPatterns(patterns, context);
+        context->getLoadedDialect<linalg::LinalgDialect>()
+            ->getCanonicalizationPatterns(patterns);
+        context->getLoadedDialect<tensor::TensorDialect>()
+            ->getCanonicalizationPatterns(patterns);
+      });
+    };
+    if (failed(foldStaticShapes()))
+      return signalPassFailure();
     SmallVector<linalg::LinalgOp> transposes;
     module.walk([&](linalg::LinalgOp op) {
       if (swapsLastTwoDimensions(op))
@@ -702,22 +758,7 @@ struct CPUKernelSchedulePass
         return signalPassFailure();
       }
 
-    // Static shapes: fold the constant sizes that peeling left in the full
-    // blocks, and the single-iteration loops of the edge blocks, into the
-    // slices' and the blocks' types.
-    if (failed(applyPatterns(module, [&](RewritePatternSet &patterns) {
-          tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns,
-                                                              context);
-          tensor::InsertSliceOp::getCanonicalizationPatterns(patterns, context);
-          tensor::CastOp::getCanonicalizationPatterns(patterns, context);
-          affine::AffineMinOp::getCanonicalizationPatterns(patterns, context);
-          affine::AffineApplyOp::getCanonicalizationPatterns(patterns, context);
-          scf::ForOp::getCanonicalizationPatterns(patterns, context);
-          context->getLoadedDialect<linalg::LinalgDialect>()
-              ->getCanonicalizationPatterns(patterns);
-          context->getLoadedDialect<tensor::TensorDialect>()
-              ->getCanonicalizationPatterns(patterns);
-        })))
+    if (failed(foldStaticShapes()))
       return signalPassFailure();
 
     SmallVector<linalg::LinalgOp> blocks;

@@ -264,14 +264,19 @@ func.func @transposes(%x: tensor<20x37xf16>, %y: tensor<3x19x40xf32>, %z: tensor
 // -----
 
 // A GEMM's FP16 operand that only a transpose made (a transposed FP16
-// weight) is widened as it is transposed: one pass in blocks, each read
-// as FP16 rows, transposed in registers, widened, written as f32 rows; no
-// FP16 transpose is left for a second pass.
+// weight) is widened as it is transposed, and where B's panels are packed
+// (here), as each panel is packed: blocks of the weight's rows read as
+// FP16, transposed in registers, widened, written as f32 rows of the
+// panel's buffer; neither an FP16 nor a widened transpose of the whole
+// weight is made.
 
 // AVX2-LABEL: func.func @widening_transpose
 // AVX2-NOT: linalg.transpose
+// AVX2-NOT: tensor<32x48xf32>
+// AVX2: scf.for %{{.*}} = %c0 to %c48 step %c24
+// AVX2: tensor.empty() : tensor<32x24xf32>
 // AVX2: scf.for %{{.*}} = %c0 to %c32 step %c8
-// AVX2: scf.for %{{.*}} = %c0 to %c48 step %c8
+// AVX2: scf.for %{{.*}} = %c0 to %c24 step %c8
 // AVX2: vector.transfer_read %{{.*}} : tensor<8x8xf16>, vector<8x8xf16>
 // AVX2: vector.shuffle
 // AVX2: arith.extf %{{.*}} : vector<8x8xf16> to vector<8x8xf32>
@@ -280,6 +285,7 @@ func.func @transposes(%x: tensor<20x37xf16>, %y: tensor<3x19x40xf32>, %z: tensor
 
 // AVX512-LABEL: func.func @widening_transpose
 // AVX512-NOT: linalg.transpose
+// AVX512-NOT: tensor<32x48xf32>
 // AVX512: vector.transfer_read %{{.*}} : tensor<16x16xf16>, vector<16x16xf16>
 // AVX512: arith.extf %{{.*}} : vector<16x16xf16> to vector<16x16xf32>
 // AVX512-NOT: linalg.transpose
@@ -288,6 +294,31 @@ func.func @widening_transpose(%a: tensor<64x32xf16>, %w: tensor<48x32xf16>, %c: 
   %t = linalg.transpose ins(%w : tensor<48x32xf16>) outs(%e : tensor<32x48xf16>) permutation = [1, 0]
   %r = linalg.matmul ins(%a, %t : tensor<64x32xf16>, tensor<32x48xf16>) outs(%c : tensor<64x48xf32>) -> tensor<64x48xf32>
   return %r : tensor<64x48xf32>
+}
+
+// -----
+
+// The same for an f32 weight read transposed (a Linear layer's x * W^T):
+// each panel's pack reads 16x16 blocks of W's rows and transposes them in
+// registers; W^T is never made (it was a pass over the weights per step,
+// a tenth of a 784-128-10 MLP's step).
+
+// AVX512-LABEL: func.func @transposed_weight
+// AVX512-NOT: tensor<256x128xf32>
+// AVX512: scf.for %{{.*}} = %c0 to %c128 step %c32
+// AVX512:     tensor.empty() : tensor<256x32xf32>
+// AVX512:     tensor.extract_slice %{{.*}} [32, 256] [1, 1] : tensor<128x256xf32> to tensor<32x256xf32>
+// AVX512:     scf.for %{{.*}} = %c0 to %c256 step %c16
+// AVX512:       scf.for %{{.*}} = %c0 to %c32 step %c16
+// AVX512:         vector.transfer_read %{{.*}} : tensor<16x16xf32>, vector<16x16xf32>
+// AVX512:         vector.shuffle
+// AVX512:     vector.fma
+// AVX512-NOT: linalg.transpose
+func.func @transposed_weight(%x: tensor<64x256xf32>, %w: tensor<128x256xf32>, %c: tensor<64x128xf32>) -> tensor<64x128xf32> {
+  %e = tensor.empty() : tensor<256x128xf32>
+  %t = linalg.transpose ins(%w : tensor<128x256xf32>) outs(%e : tensor<256x128xf32>) permutation = [1, 0]
+  %r = linalg.matmul ins(%x, %t : tensor<64x256xf32>, tensor<256x128xf32>) outs(%c : tensor<64x128xf32>) -> tensor<64x128xf32>
+  return %r : tensor<64x128xf32>
 }
 
 // -----
