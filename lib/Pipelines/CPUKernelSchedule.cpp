@@ -217,14 +217,57 @@ FailureOr<BlockPlan> planBlocks(linalg::LinalgOp op, RegisterBlock block) {
   return plan;
 }
 
+/// Where `value` (FP16) is an elementwise rounding of f32 values to FP16,
+/// seen through reshapes (FP16 activations cast from the f32 data): those
+/// f32 values, reshaped alike, and the rounding op. Null otherwise.
+std::pair<Value, arith::TruncFOp> roundedFromF32(RewriterBase &rewriter,
+                                                 Value value) {
+  SmallVector<Operation *> reshapes;
+  while (isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
+      value.getDefiningOp())) {
+    reshapes.push_back(value.getDefiningOp());
+    value = value.getDefiningOp()->getOperand(0);
+  }
+  auto rounding = value.getDefiningOp<linalg::GenericOp>();
+  if (!rounding || rounding.getNumDpsInputs() != 1 ||
+      rounding.getNumDpsInits() != 1 ||
+      !llvm::all_of(rounding.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return {};
+  Block &body = rounding.getRegion().front();
+  auto truncate = dyn_cast<arith::TruncFOp>(body.front());
+  if (body.getOperations().size() != 2 || !truncate ||
+      truncate.getIn() != body.getArgument(0) ||
+      !truncate.getIn().getType().isF32())
+    return {};
+  Value source = rounding.getDpsInputs().front();
+  for (Operation *reshape : llvm::reverse(reshapes)) {
+    rewriter.setInsertionPoint(reshape);
+    auto type = cast<RankedTensorType>(reshape->getResult(0).getType())
+                    .clone(rewriter.getF32Type());
+    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(reshape))
+      source = tensor::CollapseShapeOp::create(
+          rewriter, reshape->getLoc(), type, source,
+          collapse.getReassociationIndices());
+    else
+      source = tensor::ExpandShapeOp::create(
+          rewriter, reshape->getLoc(), type, source,
+          cast<tensor::ExpandShapeOp>(reshape).getReassociationIndices(),
+          cast<tensor::ExpandShapeOp>(reshape).getMixedOutputShape());
+  }
+  return {source, truncate};
+}
+
 /// Widens the FP16 inputs of a GEMM-like op to f32 up front, in one
 /// elementwise pass each: CPUs without FP16 arithmetic otherwise convert an
 /// element of A once per register block and of B once per row of blocks.
 /// Exact, as the contraction extends its inputs to f32 before multiplying
 /// anyway. An input that only a transpose made (a transposed FP16 weight)
 /// is widened as it is transposed, in the same pass, reading the
-/// transpose's input. Returns the op computing the result (a generic when
-/// widened).
+/// transpose's input; one that a rounding of f32 values made (FP16
+/// activations cast from f32 data) is rounded and widened in the same
+/// pass, reading the f32 values (the rounding goes if nothing else reads
+/// it). Returns the op computing the result (a generic when widened).
 linalg::LinalgOp widenHalfInputs(RewriterBase &rewriter, linalg::LinalgOp op) {
   auto isHalf = [](Value v) {
     return getElementTypeOrSelf(v.getType()).isF16();
@@ -260,18 +303,30 @@ linalg::LinalgOp widenHalfInputs(RewriterBase &rewriter, linalg::LinalgOp op) {
     Value source = input->get();
     AffineMap read = identity;
     auto transpose = source.getDefiningOp<linalg::TransposeOp>();
+    arith::TruncFOp rounding;
     if (transpose && transpose->hasOneUse()) {
       source = transpose.getInput();
       read = transpose.getIndexingMapsArray().front();
+    } else if (auto [f32Values, truncate] = roundedFromF32(rewriter, source);
+               f32Values) {
+      source = f32Values;
+      rounding = truncate;
     }
+    rewriter.setInsertionPoint(generic);
     auto widen = linalg::GenericOp::create(
         rewriter, loc, empty.getType(), source, empty,
         ArrayRef<AffineMap>{read, identity},
         SmallVector<utils::IteratorType>(type.getRank(),
                                          utils::IteratorType::parallel),
         [&](OpBuilder &b, Location loc, ValueRange args) {
+          Value half = args[0];
+          if (rounding) {
+            IRMapping mapping;
+            mapping.map(rounding.getIn(), args[0]);
+            half = b.clone(*rounding, mapping)->getResult(0);
+          }
           linalg::YieldOp::create(
-              b, loc, arith::ExtFOp::create(b, loc, wide, args[0]).getResult());
+              b, loc, arith::ExtFOp::create(b, loc, wide, half).getResult());
         });
     rewriter.modifyOpInPlace(generic, [&] {
       input->set(widen.getResult(0));

@@ -298,6 +298,37 @@ func.func @widening_transpose(%a: tensor<64x32xf16>, %w: tensor<48x32xf16>, %c: 
 
 // -----
 
+// An FP16 operand that a rounding of f32 data made (FP16 activations cast
+// from the f32 input, reshaped for the GEMM): rounded and widened in one
+// pass reading the f32 data, reshaped alike; the FP16 tensor is not made.
+
+// AVX512-LABEL: func.func @rounded_activations
+// AVX512-NOT: tensor<4x16x8xf16>
+// AVX512: %[[FLAT:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2]] : tensor<4x16x8xf32> into tensor<4x128xf32>
+// AVX512: linalg.generic {{.*}} ins(%[[FLAT]] : tensor<4x128xf32>) outs(%{{.*}} : tensor<4x128xf32>)
+// AVX512:   %[[H:.*]] = arith.truncf %{{.*}} : f32 to f16
+// AVX512:   arith.extf %[[H]] : f16 to f32
+// The weight, FP16 already, is widened as it was.
+// AVX512: linalg.generic {{.*}} ins(%{{.*}} : tensor<128x64xf16>) outs(%{{.*}} : tensor<128x64xf32>)
+// AVX512:   arith.extf %{{.*}} : f16 to f32
+// AVX512-NOT: f16
+// AVX512: vector.fma
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @rounded_activations(%x: tensor<4x16x8xf32>, %w: tensor<128x64xf16>, %c: tensor<4x64xf32>) -> tensor<4x64xf32> {
+  %e = tensor.empty() : tensor<4x16x8xf16>
+  %h = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : tensor<4x16x8xf32>) outs(%e : tensor<4x16x8xf16>) {
+  ^bb0(%a: f32, %out: f16):
+    %t = arith.truncf %a : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<4x16x8xf16>
+  %flat = tensor.collapse_shape %h [[0], [1, 2]] : tensor<4x16x8xf16> into tensor<4x128xf16>
+  %r = linalg.matmul ins(%flat, %w : tensor<4x128xf16>, tensor<128x64xf16>) outs(%c : tensor<4x64xf32>) -> tensor<4x64xf32>
+  return %r : tensor<4x64xf32>
+}
+
+// -----
+
 // The same for an f32 weight read transposed (a Linear layer's x * W^T):
 // each panel's pack reads 16x16 blocks of W's rows and transposes them in
 // registers; W^T is never made (it was a pass over the weights per step,
