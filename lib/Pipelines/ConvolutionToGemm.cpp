@@ -154,6 +154,32 @@ static Value copyWindows(RewriterBase &rewriter, const ConvShape &s,
   return collapse(rewriter, loc, copied, groups);
 }
 
+/// `value` with its dimensions permuted, into an empty tensor.
+static Value transposed(OpBuilder &b, Location loc, Value value,
+                        ArrayRef<int64_t> permutation) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t p : permutation)
+    shape.push_back(type.getDimSize(p));
+  Value empty = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
+  return linalg::TransposeOp::create(b, loc, value, empty, permutation)
+      ->getResult(0);
+}
+
+/// acc[m, n] += a[m, k] * b[k, n], as a generic.
+static linalg::GenericOp matrixProduct(OpBuilder &b, Location loc, Value a,
+                                       Value bMatrix, Value acc) {
+  MLIRContext *ctx = b.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  auto par = utils::IteratorType::parallel;
+  return linalg::GenericOp::create(
+      b, loc, acc.getType(), ValueRange{a, bMatrix}, acc,
+      ArrayRef<AffineMap>{AffineMap::get(3, 0, {d(0), d(2)}, ctx),
+                          AffineMap::get(3, 0, {d(2), d(1)}, ctx),
+                          AffineMap::get(3, 0, {d(0), d(1)}, ctx)},
+      {par, par, utils::IteratorType::reduction}, gs::buildMultiplyAddBody);
+}
+
 /// Per image: (n, f, o, k) += w[f, k] * columns[n, k, o].
 static linalg::LinalgOp gemmPerImage(RewriterBase &rewriter, const ConvShape &s,
                                      Value filterMatrix, Value columns) {
@@ -180,31 +206,17 @@ static linalg::LinalgOp gemmPerImage(RewriterBase &rewriter, const ConvShape &s,
 static linalg::LinalgOp gemmImagesBatched(RewriterBase &rewriter,
                                           const ConvShape &s,
                                           Value filterMatrix, Value columns) {
-  MLIRContext *ctx = rewriter.getContext();
   Location loc = s.conv->getLoc();
   Type accType = s.outType.getElementType();
-  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-  auto par = utils::IteratorType::parallel;
-  auto swapImagesAndFilters = [&](Value value, ArrayRef<int64_t> shape) {
-    Value empty = tensor::EmptyOp::create(rewriter, loc, shape, accType);
-    return linalg::TransposeOp::create(rewriter, loc, value, empty,
-                                       ArrayRef<int64_t>{1, 0, 2, 3})
-        ->getResult(0);
-  };
-  Value accT = collapse(rewriter, loc,
-                        swapImagesAndFilters(s.init, {s.f, s.n, s.oh, s.ow}),
-                        {{0}, {1, 2, 3}});
-  auto gemm = linalg::GenericOp::create(
-      rewriter, loc, accT.getType(), ValueRange{filterMatrix, columns}, accT,
-      ArrayRef<AffineMap>{AffineMap::get(3, 0, {d(0), d(2)}, ctx),
-                          AffineMap::get(3, 0, {d(2), d(1)}, ctx),
-                          AffineMap::get(3, 0, {d(0), d(1)}, ctx)},
-      {par, par, utils::IteratorType::reduction}, gs::buildMultiplyAddBody);
+  Value accT =
+      collapse(rewriter, loc, transposed(rewriter, loc, s.init, {1, 0, 2, 3}),
+               {{0}, {1, 2, 3}});
+  linalg::GenericOp gemm =
+      matrixProduct(rewriter, loc, filterMatrix, columns, accT);
   Value resultT = tensor::ExpandShapeOp::create(
       rewriter, loc, RankedTensorType::get({s.f, s.n, s.oh, s.ow}, accType),
       gemm.getResult(0), ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
-  rewriter.replaceOp(s.conv,
-                     swapImagesAndFilters(resultT, {s.n, s.f, s.oh, s.ow}));
+  rewriter.replaceOp(s.conv, transposed(rewriter, loc, resultT, {1, 0, 2, 3}));
   return cast<linalg::LinalgOp>(gemm.getOperation());
 }
 
@@ -217,30 +229,13 @@ static linalg::LinalgOp gemmImagesBatchedTransposed(RewriterBase &rewriter,
                                                     const ConvShape &s,
                                                     Value filterMatrix,
                                                     Value columnsT) {
-  MLIRContext *ctx = rewriter.getContext();
   Location loc = s.conv->getLoc();
   Type accType = s.outType.getElementType();
-  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-  auto par = utils::IteratorType::parallel;
-  auto transpose = [&](Value value, ArrayRef<int64_t> permutation) {
-    auto type = cast<RankedTensorType>(value.getType());
-    SmallVector<int64_t> shape;
-    for (int64_t p : permutation)
-      shape.push_back(type.getDimSize(p));
-    Value empty =
-        tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
-    return linalg::TransposeOp::create(rewriter, loc, value, empty, permutation)
-        ->getResult(0);
-  };
-  Value filterT = transpose(filterMatrix, {1, 0});
-  Value acc = collapse(rewriter, loc, transpose(s.init, {0, 2, 3, 1}),
-                       {{0, 1, 2}, {3}});
-  auto gemm = linalg::GenericOp::create(
-      rewriter, loc, acc.getType(), ValueRange{columnsT, filterT}, acc,
-      ArrayRef<AffineMap>{AffineMap::get(3, 0, {d(0), d(2)}, ctx),
-                          AffineMap::get(3, 0, {d(2), d(1)}, ctx),
-                          AffineMap::get(3, 0, {d(0), d(1)}, ctx)},
-      {par, par, utils::IteratorType::reduction}, gs::buildMultiplyAddBody);
+  Value filterT = transposed(rewriter, loc, filterMatrix, {1, 0});
+  Value acc =
+      collapse(rewriter, loc, transposed(rewriter, loc, s.init, {0, 2, 3, 1}),
+               {{0, 1, 2}, {3}});
+  linalg::GenericOp gemm = matrixProduct(rewriter, loc, columnsT, filterT, acc);
   Value result = tensor::ExpandShapeOp::create(
       rewriter, loc, RankedTensorType::get({s.n, s.oh, s.ow, s.f}, accType),
       gemm.getResult(0), ArrayRef<ReassociationIndices>{{0, 1, 2}, {3}});

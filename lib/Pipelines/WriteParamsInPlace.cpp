@@ -48,14 +48,19 @@ bool globalUsedBetween(Operation *from, Operation *to,
   return false;
 }
 
+/// The global that `value` reads: a bufferization.to_tensor of a
+/// memref.get_global, or null.
+memref::GetGlobalOp globalRead(Value value) {
+  auto read = value.getDefiningOp<bufferization::ToTensorOp>();
+  return read ? read.getBuffer().getDefiningOp<memref::GetGlobalOp>()
+              : memref::GetGlobalOp();
+}
+
 /// Whether `value` is the global that `get` names, as a tensor: the op
 /// would then read what it overwrites (unless through the copy that
 /// convert-gs-params-to-memref makes of such a read).
 bool readsGlobal(Value value, memref::GetGlobalOp get) {
-  auto read = value.getDefiningOp<bufferization::ToTensorOp>();
-  if (!read)
-    return false;
-  auto other = read.getBuffer().getDefiningOp<memref::GetGlobalOp>();
+  memref::GetGlobalOp other = globalRead(value);
   return other && other.getName() == get.getName();
 }
 
@@ -91,14 +96,6 @@ LogicalResult computeInPlace(bufferization::MaterializeInDestinationOp write) {
   // effects); it now copies the global into itself, which bufferization
   // folds away.
   return success();
-}
-
-/// The global that `value` reads: a bufferization.to_tensor of a
-/// memref.get_global, or null.
-memref::GetGlobalOp globalRead(Value value) {
-  auto read = value.getDefiningOp<bufferization::ToTensorOp>();
-  return read ? read.getBuffer().getDefiningOp<memref::GetGlobalOp>()
-              : memref::GetGlobalOp();
 }
 
 /// The first op of `block` that writes, or may write, the global `name`
@@ -139,8 +136,7 @@ bool updatesElementwise(linalg::LinalgOp producer, AffineMap map,
       producer.getNumLoops() != producer.getNumParallelLoops())
     return false;
   return llvm::any_of(producer.getDpsInitsMutable(), [&](OpOperand &init) {
-    memref::GetGlobalOp written = globalRead(init.get());
-    return written && written.getName() == get.getName() &&
+    return readsGlobal(init.get(), get) &&
            producer.getMatchingIndexingMap(&init) == map;
   });
 }

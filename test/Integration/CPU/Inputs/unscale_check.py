@@ -7,8 +7,12 @@ Usage: unscale_check.py --gs-run PATH --model unscale.mlir --work DIR
 import argparse
 import os
 import subprocess
+import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+from fp16_semantics import same_bits  # noqa: E402
 
 N = 4096
 
@@ -48,8 +52,7 @@ def main():
         ours = np.load(os.path.join(out, "output_0.npy"))
         with np.errstate(all="ignore"):
             ref = x / alpha
-        same = (ours.view(np.uint32) == ref.view(np.uint32)) | (
-            np.isnan(ours) & np.isnan(ref))
+        same = same_bits(ours, ref)
         status = "bit-exact" if same.all() else \
             f"MISMATCH at {int((~same).sum())} values"
         print(f"x / {float(alpha):.6g}: {N} values, {status}")
