@@ -357,11 +357,14 @@ func.func @transposed_weight(%x: tensor<64x256xf32>, %w: tensor<128x256xf32>, %c
 // B wider than a panel and read by at least 8 register blocks: each panel
 // of B is copied into a tensor of its own (a contiguous kc x nr buffer once
 // bufferized) before the m loop reads it block after block. With fewer
-// rows the copy would not pay: none.
+// rows the copy would not pay: none. Nor where B's rows lie an odd number
+// of cache lines apart (48 floats: 3 lines), within a page: a panel's rows
+// then spread over all the sets of the L1 cache as they are. Rows 65 lines
+// apart are each on a page of their own: copied.
 
 // AVX2-LABEL: func.func @packed_panel
-// AVX2: scf.for %[[N:.+]] = %c0 to %c48 step %c24
-// AVX2: %[[PANEL:.+]] = tensor.extract_slice %arg1[0, %[[N]]] [32, 24] [1, 1] : tensor<32x48xf32> to tensor<32x24xf32>
+// AVX2: scf.for %[[N:.+]] = %c0 to %c96 step %c24
+// AVX2: %[[PANEL:.+]] = tensor.extract_slice %arg1[0, %[[N]]] [32, 24] [1, 1] : tensor<32x96xf32> to tensor<32x24xf32>
 // AVX2: %[[BUFFER:.+]] = tensor.empty() : tensor<32x24xf32>
 // AVX2: %[[PACKED:.+]] = linalg.copy ins(%[[PANEL]] : tensor<32x24xf32>) outs(%[[BUFFER]] : tensor<32x24xf32>)
 // AVX2: scf.for %{{.*}} = %c0 to %c64 step %c4
@@ -369,14 +372,26 @@ func.func @transposed_weight(%x: tensor<64x256xf32>, %w: tensor<128x256xf32>, %c
 // AVX2: tensor.extract_slice %[[PACKED]][%[[K]], 0] [1, 24] [1, 1] : tensor<32x24xf32> to tensor<1x24xf32>
 // AVX2-LABEL: func.func @few_rows
 // AVX2-NOT: linalg.copy
-// AVX2: return
-func.func @packed_panel(%a: tensor<64x32xf32>, %b: tensor<32x48xf32>, %c: tensor<64x48xf32>) -> tensor<64x48xf32> {
-  %r = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x48xf32>) outs(%c : tensor<64x48xf32>) -> tensor<64x48xf32>
-  return %r : tensor<64x48xf32>
+// AVX2-LABEL: func.func @spread_rows
+// AVX2-NOT: linalg.copy
+// AVX2-LABEL: func.func @rows_a_page_apart
+// AVX2: linalg.copy ins(%{{.*}} : tensor<32x24xf32>)
+func.func @packed_panel(%a: tensor<64x32xf32>, %b: tensor<32x96xf32>, %c: tensor<64x96xf32>) -> tensor<64x96xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x96xf32>) outs(%c : tensor<64x96xf32>) -> tensor<64x96xf32>
+  return %r : tensor<64x96xf32>
 }
 func.func @few_rows(%a: tensor<16x32xf32>, %b: tensor<32x48xf32>, %c: tensor<16x48xf32>) -> tensor<16x48xf32> {
   %r = linalg.matmul ins(%a, %b : tensor<16x32xf32>, tensor<32x48xf32>) outs(%c : tensor<16x48xf32>) -> tensor<16x48xf32>
   return %r : tensor<16x48xf32>
+}
+func.func @spread_rows(%a: tensor<64x32xf32>, %b: tensor<32x48xf32>, %c: tensor<64x48xf32>) -> tensor<64x48xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x48xf32>) outs(%c : tensor<64x48xf32>) -> tensor<64x48xf32>
+  return %r : tensor<64x48xf32>
+}
+func.func @rows_a_page_apart(%a: tensor<64x32xf32>, %b: tensor<32x1040xf32>, %c: tensor<64x48xf32>) -> tensor<64x48xf32> {
+  %panel = tensor.extract_slice %b[0, 0] [32, 48] [1, 1] : tensor<32x1040xf32> to tensor<32x48xf32>
+  %r = linalg.matmul ins(%a, %panel : tensor<64x32xf32>, tensor<32x48xf32>) outs(%c : tensor<64x48xf32>) -> tensor<64x48xf32>
+  return %r : tensor<64x48xf32>
 }
 
 // -----
