@@ -166,6 +166,31 @@ static Value transposed(OpBuilder &b, Location loc, Value value,
       ->getResult(0);
 }
 
+/// The accumulator of a GEMM computing the convolution's output with its
+/// dimensions permuted: the init permuted, or, where the init is a fill
+/// (an output accumulated from zeros), a fill of the permuted shape.
+static Value permutedAccumulator(OpBuilder &b, Location loc, Value init,
+                                 ArrayRef<int64_t> permutation) {
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  if (!fill)
+    return transposed(b, loc, init, permutation);
+  auto type = cast<RankedTensorType>(init.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t p : permutation)
+    shape.push_back(type.getDimSize(p));
+  Value empty = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
+  return linalg::FillOp::create(b, loc, fill.getInputs(), empty).getResult(0);
+}
+
+/// The tensor that a GEMM's permuted result is transposed back into: the
+/// init (so that a tile's result lands in its slice of the output), or a
+/// fill's destination, where permutedAccumulator took the fill's place.
+static Value resultDestination(Value init) {
+  if (auto fill = init.getDefiningOp<linalg::FillOp>())
+    return fill.getOutputs().front();
+  return init;
+}
+
 /// acc[m, n] += a[m, k] * b[k, n], as a generic.
 static linalg::GenericOp matrixProduct(OpBuilder &b, Location loc, Value a,
                                        Value bMatrix, Value acc) {
@@ -208,15 +233,19 @@ static linalg::LinalgOp gemmImagesBatched(RewriterBase &rewriter,
                                           Value filterMatrix, Value columns) {
   Location loc = s.conv->getLoc();
   Type accType = s.outType.getElementType();
-  Value accT =
-      collapse(rewriter, loc, transposed(rewriter, loc, s.init, {1, 0, 2, 3}),
-               {{0}, {1, 2, 3}});
+  Value accT = collapse(
+      rewriter, loc, permutedAccumulator(rewriter, loc, s.init, {1, 0, 2, 3}),
+      {{0}, {1, 2, 3}});
   linalg::GenericOp gemm =
       matrixProduct(rewriter, loc, filterMatrix, columns, accT);
   Value resultT = tensor::ExpandShapeOp::create(
       rewriter, loc, RankedTensorType::get({s.f, s.n, s.oh, s.ow}, accType),
       gemm.getResult(0), ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
-  rewriter.replaceOp(s.conv, transposed(rewriter, loc, resultT, {1, 0, 2, 3}));
+  rewriter.replaceOp(s.conv,
+                     linalg::TransposeOp::create(rewriter, loc, resultT,
+                                                 resultDestination(s.init),
+                                                 ArrayRef<int64_t>{1, 0, 2, 3})
+                         ->getResult(0));
   return cast<linalg::LinalgOp>(gemm.getOperation());
 }
 
@@ -232,16 +261,17 @@ static linalg::LinalgOp gemmImagesBatchedTransposed(RewriterBase &rewriter,
   Location loc = s.conv->getLoc();
   Type accType = s.outType.getElementType();
   Value filterT = transposed(rewriter, loc, filterMatrix, {1, 0});
-  Value acc =
-      collapse(rewriter, loc, transposed(rewriter, loc, s.init, {0, 2, 3, 1}),
-               {{0, 1, 2}, {3}});
+  Value acc = collapse(rewriter, loc,
+                       permutedAccumulator(rewriter, loc, s.init, {0, 2, 3, 1}),
+                       {{0, 1, 2}, {3}});
   linalg::GenericOp gemm = matrixProduct(rewriter, loc, columnsT, filterT, acc);
   Value result = tensor::ExpandShapeOp::create(
       rewriter, loc, RankedTensorType::get({s.n, s.oh, s.ow, s.f}, accType),
       gemm.getResult(0), ArrayRef<ReassociationIndices>{{0, 1, 2}, {3}});
   // Into the init, so that a loop over window rows accumulates in place.
   rewriter.replaceOp(s.conv,
-                     linalg::TransposeOp::create(rewriter, loc, result, s.init,
+                     linalg::TransposeOp::create(rewriter, loc, result,
+                                                 resultDestination(s.init),
                                                  ArrayRef<int64_t>{0, 3, 1, 2})
                          ->getResult(0));
   return cast<linalg::LinalgOp>(gemm.getOperation());
@@ -271,10 +301,16 @@ static int64_t outputRowsPerBlock(int64_t rows, int64_t width, int64_t limit) {
 }
 
 /// Tiles `loop` of `conv` by `size` (a divisor of its extent, so that the
-/// tile's shapes stay static) and rewrites the tile's convolution.
+/// tile's shapes stay static) and rewrites the tile's convolution. Along
+/// a parallel loop, an output accumulated from a fill is filled tile by
+/// tile instead, so that the tile's GEMM sees the fill (and makes its own,
+/// where it accumulates in another layout).
 static FailureOr<linalg::LinalgOp> tileAndRewrite(RewriterBase &rewriter,
                                                   linalg::Conv2DNchwFchwOp conv,
                                                   unsigned loop, int64_t size) {
+  auto fill = conv.getOutputs()[0].getDefiningOp<linalg::FillOp>();
+  if (conv.getIteratorTypesArray()[loop] != utils::IteratorType::parallel)
+    fill = nullptr;
   scf::SCFTilingOptions options;
   SmallVector<int64_t> sizes(conv.getNumLoops(), 0);
   sizes[loop] = size;
@@ -285,8 +321,20 @@ static FailureOr<linalg::LinalgOp> tileAndRewrite(RewriterBase &rewriter,
   if (failed(tiled))
     return rewriter.notifyMatchFailure(conv, "could not be tiled");
   rewriter.replaceOp(conv, tiled->replacements);
-  return mlir::gs::rewriteConvolutionAsGemm(
-      rewriter, cast<linalg::Conv2DNchwFchwOp>(tiled->tiledOps.front()));
+  auto tile = cast<linalg::Conv2DNchwFchwOp>(tiled->tiledOps.front());
+  if (fill) {
+    auto tileLoop = cast<scf::ForOp>(tiled->loops.front().getOperation());
+    rewriter.setInsertionPoint(tile);
+    Value filled = linalg::FillOp::create(rewriter, fill.getLoc(),
+                                          fill.getInputs(), tile.getOutputs())
+                       .getResult(0);
+    rewriter.modifyOpInPlace(tile,
+                             [&] { tile.getDpsInitsMutable()[0].set(filled); });
+    rewriter.modifyOpInPlace(tileLoop, [&] {
+      tileLoop.getInitArgsMutable()[0].set(fill.getOutputs().front());
+    });
+  }
+  return mlir::gs::rewriteConvolutionAsGemm(rewriter, tile);
 }
 
 FailureOr<linalg::LinalgOp>

@@ -125,6 +125,27 @@ func.func @weight_gradient(%x: tensor<8x4x9x9xf16>, %dy: tensor<16x4x4x4xf16>, %
 
 // -----
 
+// The same from zeros (the output gradient's weights, as autodiff makes
+// them): the GEMM accumulates into zeros of its own layout, where it would
+// transpose the zeros; its result goes into the fill's destination.
+
+// AVX512-LABEL: func.func @weight_gradient_from_zeros
+// AVX512: %[[EMPTY:.*]] = tensor.empty() : tensor<8x16x3x3xf32>
+// AVX512-NOT: linalg.transpose ins(%{{.*}} : tensor<8x16x3x3xf32>)
+// AVX512: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<16x72xf32>)
+// AVX512: vector.fma
+// AVX512: %[[R:.*]] = linalg.transpose ins(%{{.*}} : tensor<16x8x3x3xf32>) outs(%[[EMPTY]] : tensor<8x16x3x3xf32>) permutation = [1, 0, 2, 3]
+// AVX512: return %[[R]]
+func.func @weight_gradient_from_zeros(%x: tensor<8x4x9x9xf16>, %dy: tensor<16x4x4x4xf16>) -> tensor<8x16x3x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<8x16x3x3xf32>
+  %o = linalg.fill ins(%zero : f32) outs(%empty : tensor<8x16x3x3xf32>) -> tensor<8x16x3x3xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<2> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %dy : tensor<8x4x9x9xf16>, tensor<16x4x4x4xf16>) outs(%o : tensor<8x16x3x3xf32>) -> tensor<8x16x3x3xf32>
+  return %r : tensor<8x16x3x3xf32>
+}
+
+// -----
+
 // One image's columns above 1 MiB (1152 x 784 floats: 3.6 MiB) are built
 // and multiplied a block of output rows at a time, each block within the
 // L2 cache: of the divisors of 28 rows within 1 MiB, 7 rows (196 columns)
@@ -137,6 +158,22 @@ func.func @weight_gradient(%x: tensor<8x4x9x9xf16>, %dy: tensor<16x4x4x4xf16>, %
 // AVX512:   linalg.generic {indexing_maps = [#[[$ROWWINDOWS]], #{{.*}}], {{.*}} ins(%{{.*}} : tensor<1x128x6x30xf32>) outs(%{{.*}} : tensor<1x128x3x3x4x28xf32>)
 // AVX512:   vector.fma
 func.func @output_row_blocks(%x: tensor<1x128x30x30xf32>, %w: tensor<128x128x3x3xf32>, %o: tensor<1x128x28x28xf32>) -> tensor<1x128x28x28xf32> {
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x128x30x30xf32>, tensor<128x128x3x3xf32>) outs(%o : tensor<1x128x28x28xf32>) -> tensor<1x128x28x28xf32>
+  return %r : tensor<1x128x28x28xf32>
+}
+
+// From zeros: each block fills its own rows, and the loop starts from the
+// fill's destination, so that no block's output is zeroed twice.
+
+// AVX512-LABEL: func.func @output_row_blocks_from_zeros
+// AVX512: %[[EMPTY:.*]] = tensor.empty() : tensor<1x128x28x28xf32>
+// AVX512: scf.for %{{.*}} = %c0 to %c28 step %c4 iter_args(%{{.*}} = %[[EMPTY]]) -> (tensor<1x128x28x28xf32>)
+// AVX512:   linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x128x112xf32>)
+// AVX512:   vector.fma
+func.func @output_row_blocks_from_zeros(%x: tensor<1x128x30x30xf32>, %w: tensor<128x128x3x3xf32>) -> tensor<1x128x28x28xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<1x128x28x28xf32>
+  %o = linalg.fill ins(%zero : f32) outs(%empty : tensor<1x128x28x28xf32>) -> tensor<1x128x28x28xf32>
   %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x128x30x30xf32>, tensor<128x128x3x3xf32>) outs(%o : tensor<1x128x28x28xf32>) -> tensor<1x128x28x28xf32>
   return %r : tensor<1x128x28x28xf32>
 }
