@@ -3,6 +3,7 @@
 #include "gs/Pipelines/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -23,6 +24,33 @@ bool hasReduction(Operation *op) {
   return linalgOp && linalgOp.getNumReductionLoops() > 0;
 }
 
+/// The most users among which a producer is recomputed.
+constexpr unsigned kMaxRecomputingUsers = 3;
+
+/// Whether `producer` is cheaper to compute again in each of its users
+/// than to write and read back: an elementwise op of one arithmetic
+/// operation (a gradient's unscaling, a cast), every user an elementwise op
+/// or a reduction that would absorb it. Not a GEMM or convolution, which
+/// would compute it again for every block that reads the element.
+bool recomputedInUsers(Operation *producer) {
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(producer);
+  if (!generic || generic.getNumDpsInits() != 1 ||
+      generic.getNumParallelLoops() != generic.getNumLoops() ||
+      !llvm::hasNItemsOrLess(generic->getUses(), kMaxRecomputingUsers))
+    return false;
+  Block &body = generic.getRegion().front();
+  if (body.getOperations().size() != 2 ||
+      !isa_and_present<arith::ArithDialect>(body.front().getDialect()))
+    return false;
+  return llvm::all_of(generic->getUses(), [](OpOperand &use) {
+    auto user = dyn_cast<linalg::GenericOp>(use.getOwner());
+    return user && user.isDpsInput(&use) &&
+           user.getMatchingIndexingMap(&use).isPermutation() &&
+           !linalg::isaContractionOpInterface(user) &&
+           !linalg::isaConvolutionOpInterface(user);
+  });
+}
+
 /// The most operands a fused elementwise op may have. Each fusion copies
 /// the consumer's operands, so fusing a chain of n ops without a bound
 /// costs O(n^2) (a Sum of 5,000 inputs took minutes); past the bound a
@@ -34,11 +62,13 @@ struct FuseElementwisePass
   void runOnOperation() override {
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
-    // A producer with other users would be computed twice.
+    // A producer with other users would be computed twice: only one
+    // that is cheaper so (recomputedInUsers).
     linalg::populateElementwiseOpsFusionPatterns(
         patterns, [](OpOperand *fused) {
           Operation *producer = fused->get().getDefiningOp();
-          return producer && producer->hasOneUse() &&
+          return producer &&
+                 (producer->hasOneUse() || recomputedInUsers(producer)) &&
                  producer->getNumOperands() +
                          fused->getOwner()->getNumOperands() <=
                      kMaxFusedOperands;

@@ -36,7 +36,7 @@ func.func @flatten_gemm_relu(%x: tensor<4x2x8xf32>, %w: tensor<16x10xf32>, %bias
 // -----
 
 // A producer with two users is not fused into either: it would be
-// computed twice.
+// computed twice (math.exp costs more than writing and reading it back).
 
 // CHECK-LABEL: func.func @shared_producer
 // CHECK: %[[EXP:.+]] = linalg.generic
@@ -63,4 +63,86 @@ func.func @shared_producer(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) 
     linalg.yield %s : f32
   } -> tensor<8xf32>
   return %neg, %sq : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// A gradient's unscaling, one division per element, read by the finiteness
+// check (a reduction) and by the update (in the branch taken when all is
+// finite): each divides again, where the unscaled gradient would be
+// written and read back twice.
+
+// CHECK-LABEL: func.func @unscale_for_check_and_update
+// CHECK-SAME: (%[[G:.+]]: tensor<8x16xf32>, %[[W:.+]]: tensor<8x16xf32>, %[[S:.+]]: f32)
+// CHECK-NOT: linalg.generic {{.*}} ins(%[[G]] : tensor<8x16xf32>) outs(%{{.*}} : tensor<8x16xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]} ins(%[[G]] : tensor<8x16xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.divf %{{.*}}, %[[S]]
+// CHECK: scf.if
+// CHECK: linalg.generic {{.*}} ins(%[[W]], %[[G]] : tensor<8x16xf32>, tensor<8x16xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.divf %{{.*}}, %[[S]]
+#id2 = affine_map<(i, j) -> (i, j)>
+#all = affine_map<(i, j) -> ()>
+func.func @unscale_for_check_and_update(%g: tensor<8x16xf32>, %w: tensor<8x16xf32>, %s: f32) -> tensor<8x16xf32> {
+  %empty = tensor.empty() : tensor<8x16xf32>
+  %unscaled = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%g : tensor<8x16xf32>) outs(%empty : tensor<8x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %d = arith.divf %a, %s : f32
+    linalg.yield %d : f32
+  } -> tensor<8x16xf32>
+  %true = arith.constant true
+  %inf = arith.constant 0x7F800000 : f32
+  %flag0 = tensor.empty() : tensor<i1>
+  %flag = linalg.fill ins(%true : i1) outs(%flag0 : tensor<i1>) -> tensor<i1>
+  %finite = linalg.generic {indexing_maps = [#id2, #all], iterator_types = ["reduction", "reduction"]} ins(%unscaled : tensor<8x16xf32>) outs(%flag : tensor<i1>) {
+  ^bb0(%a: f32, %acc: i1):
+    %m = math.absf %a : f32
+    %c = arith.cmpf olt, %m, %inf : f32
+    %r = arith.andi %acc, %c : i1
+    linalg.yield %r : i1
+  } -> tensor<i1>
+  %ok = tensor.extract %finite[] : tensor<i1>
+  %new = scf.if %ok -> tensor<8x16xf32> {
+    %lr = arith.constant 0.01 : f32
+    %u = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%w, %unscaled : tensor<8x16xf32>, tensor<8x16xf32>) outs(%empty : tensor<8x16xf32>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %step = arith.mulf %b, %lr : f32
+      %d = arith.subf %a, %step : f32
+      linalg.yield %d : f32
+    } -> tensor<8x16xf32>
+    scf.yield %u : tensor<8x16xf32>
+  } else {
+    scf.yield %w : tensor<8x16xf32>
+  }
+  return %new : tensor<8x16xf32>
+}
+
+// -----
+
+// Where a GEMM reads it too, it is made once: the GEMM would divide again
+// for every block reading the element.
+
+// CHECK-LABEL: func.func @unscale_for_gemm
+// CHECK: %[[UNSCALED:.+]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<8x16xf32>) outs(%{{.*}} : tensor<8x16xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.divf
+// CHECK: linalg.matmul ins(%{{.*}}, %[[UNSCALED]] : tensor<4x8xf32>, tensor<8x16xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[UNSCALED]] : tensor<8x16xf32>)
+#id = affine_map<(i, j) -> (i, j)>
+func.func @unscale_for_gemm(%g: tensor<8x16xf32>, %x: tensor<4x8xf32>, %s: f32) -> (tensor<4x16xf32>, tensor<8x16xf32>) {
+  %empty = tensor.empty() : tensor<8x16xf32>
+  %unscaled = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%g : tensor<8x16xf32>) outs(%empty : tensor<8x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %d = arith.divf %a, %s : f32
+    linalg.yield %d : f32
+  } -> tensor<8x16xf32>
+  %e = tensor.empty() : tensor<4x16xf32>
+  %mm = linalg.matmul ins(%x, %unscaled : tensor<4x8xf32>, tensor<8x16xf32>) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %neg = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%unscaled : tensor<8x16xf32>) outs(%empty : tensor<8x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<8x16xf32>
+  return %mm, %neg : tensor<4x16xf32>, tensor<8x16xf32>
 }

@@ -61,10 +61,10 @@
 //
 // Each weight gradient is unscaled by the scale of the gradient it came
 // from; the bias gradient too.
-// CHECK:       %[[U1:.+]] = gs.unscale %[[DW1]], %[[A3]] : tensor<8x4xf32>
-// CHECK:       %[[U2:.+]] = gs.unscale %[[DW2]], %[[A2]] : tensor<8x8xf32>
-// CHECK:       %[[U3:.+]] = gs.unscale %[[DW3]], %[[A1]] : tensor<3x8xf32>
-// CHECK:       %[[U4:.+]] = gs.unscale %{{.*}}, %[[A1]] : tensor<3xf32>
+// CHECK:       %[[U1:.+]] = gs.unscale %[[DW1]], %[[A3]] power_of_two : tensor<8x4xf32>
+// CHECK:       %[[U2:.+]] = gs.unscale %[[DW2]], %[[A2]] power_of_two : tensor<8x8xf32>
+// CHECK:       %[[U3:.+]] = gs.unscale %[[DW3]], %[[A1]] power_of_two : tensor<3x8xf32>
+// CHECK:       %[[U4:.+]] = gs.unscale %{{.*}}, %[[A1]] power_of_two : tensor<3xf32>
 // CHECK:       gs.yield %[[U1]], %[[U2]], %[[U3]], %[[U4]]
 //
 // A step with a non-finite gradient updates nothing and counts the skip.
@@ -147,7 +147,7 @@ gs.training @forward {learning_rate = 0.1 : f32, optimizer = #gs.momentum<>}
 // CHECK:       gs.param.write %[[REC]], @gs.scaling.unify0 : tensor<5xf64>
 // CHECK:       gs.add_n %[[P1]], %[[P2]] : tensor<2x4x4x4xf16>
 // CHECK-NOT:   gs.unify_scales
-// CHECK:       %[[U:.+]] = gs.unscale %{{.*}}, %[[C]] : tensor<4x2x3x3xf32>
+// CHECK:       %[[U:.+]] = gs.unscale %{{.*}}, %[[C]] power_of_two : tensor<4x2x3x3xf32>
 // CHECK:       gs.yield %[[U]]
 gs.param trainable @c1 = dense<0.1> : tensor<4x2x3x3xf32>
 gs.param trainable @c2 = dense<0.1> : tensor<4x4x3x3xf32>
@@ -192,7 +192,7 @@ gs.training @forward {learning_rate = 0.1 : f32, optimizer = #gs.momentum<>}
 // CHECK:       %[[P2:.+]] = gs.rescale %[[DP]], %{{.*}} : tensor<2x4xf16>
 // CHECK:       %[[CAT:.+]] = gs.concat %[[P1]], %[[P2]] <{axis = 1 : i64}>
 // CHECK:       %[[DW1:.+]] = gs.gemm %[[CAT]], %{{.*}} {transA}
-// CHECK:       gs.unscale %[[DW1]], %[[C]] : tensor<8x4xf32>
+// CHECK:       gs.unscale %[[DW1]], %[[C]] power_of_two : tensor<8x4xf32>
 gs.param trainable @w1 = dense<0.1> : tensor<8x4xf32>
 gs.param trainable @w2 = dense<0.1> : tensor<4x4xf32>
 gs.param trainable @w3 = dense<0.1> : tensor<3x8xf32>

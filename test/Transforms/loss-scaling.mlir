@@ -1,6 +1,8 @@
 // RUN: gs-opt %s --split-input-file --gs-train-step --gs-autodiff --gs-loss-scaling="mode=fixed scale=1024" | FileCheck %s --check-prefix=FIXED
 // RUN: gs-opt %s --split-input-file --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-loss-scaling="mode=dynamic init-scale=4096 growth-interval=10" | FileCheck %s --check-prefix=DYNAMIC
 // RUN: gs-opt %s --split-input-file --gs-train-step --gs-autodiff --gs-loss-scaling="mode=fixed scale=1024 skip-non-finite=false" | FileCheck %s --check-prefix=UNGUARDED
+// RUN: gs-opt %s --split-input-file --gs-train-step --gs-autodiff --gs-loss-scaling="mode=fixed scale=1000" | FileCheck %s --check-prefix=UNEVEN
+// RUN: gs-opt %s --split-input-file --gs-train-step --gs-autodiff --gs-loss-scaling="mode=dynamic growth-factor=3" | FileCheck %s --check-prefix=UNEVEN
 // RUN: gs-opt %s --split-input-file --gs-train-step --gs-autodiff --gs-loss-scaling="mode=none" | FileCheck %s --check-prefix=NONE
 // RUN: gs-opt %s --split-input-file --gs-train-step --gs-autodiff --gs-loss-scaling="mode=none telemetry=false" | FileCheck %s --check-prefix=NONE
 // RUN: gs-opt %s --split-input-file --gs-train-step --gs-mixed-precision --gs-autodiff --gs-widen-weight-gradients --gs-loss-scaling="mode=none" | FileCheck %s --check-prefix=TELEMETRY
@@ -21,8 +23,8 @@
 // FIXED-NEXT: ^bb0(%[[SEED:.+]]: tensor<f32>):
 // FIXED:     gs.mul %{{.*}}, %[[SEED]]
 // FIXED:   %[[ALPHA:.+]] = tensor.extract %[[S]][] : tensor<f32>
-// FIXED:   %[[U0:.+]] = gs.unscale %[[G]]#0, %[[ALPHA]] : tensor<3x4xf32>
-// FIXED:   %[[U1:.+]] = gs.unscale %[[G]]#1, %[[ALPHA]] : tensor<3xf32>
+// FIXED:   %[[U0:.+]] = gs.unscale %[[G]]#0, %[[ALPHA]] power_of_two : tensor<3x4xf32>
+// FIXED:   %[[U1:.+]] = gs.unscale %[[G]]#1, %[[ALPHA]] power_of_two : tensor<3xf32>
 // FIXED:   %[[OK:.+]] = gs.all_finite %[[G]]#0, %[[G]]#1
 // FIXED:   scf.if %[[OK]] {
 // FIXED-NEXT: gs.update @w, %[[U0]]
@@ -30,6 +32,13 @@
 // FIXED-NEXT: gs.param.write %{{.*}}, @gs.step
 // FIXED-NEXT: }
 // FIXED:   gs.param.write %{{.*}}, @gs.skipped_steps
+
+// A scale that is not a power of two (1000), or a dynamic scale growing by
+// 3, divides: only a power of two has an exact reciprocal to multiply by.
+// UNEVEN-LABEL: func.func @train_step
+// UNEVEN: gs.unscale %{{[^ ]*}}, %{{[^ ]*}} : tensor<3x4xf32>
+// UNEVEN-NOT: power_of_two
+// UNEVEN: gs.update @w
 
 // UNGUARDED-LABEL: func.func @train_step
 // UNGUARDED-NOT: gs.all_finite
@@ -48,6 +57,7 @@
 // DYNAMIC:     gs.param.write %{{.*}}, @gs.scaling.cast0
 // DYNAMIC:     gs.yield
 // DYNAMIC:   %[[ALPHA:.+]] = tensor.extract %[[S]][] : tensor<f32>
+// DYNAMIC:   gs.unscale %[[G]]#0, %[[ALPHA]] power_of_two : tensor<3x4xf32>
 // DYNAMIC:   %[[OK:.+]] = gs.all_finite %[[G]]#0, %[[G]]#1
 // DYNAMIC:   scf.if %[[OK]] {
 // DYNAMIC-NEXT:  gs.update @w

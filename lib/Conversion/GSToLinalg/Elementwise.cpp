@@ -14,6 +14,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 
 #include <cmath>
+#include <type_traits>
 
 using namespace mlir;
 using namespace mlir::gs;
@@ -344,14 +345,23 @@ struct ConstantLowering : OpConversionPattern<ConstantOp> {
 };
 
 /// `input * scale` (RescaleOp) or `input / scale` (UnscaleOp), computed in
-/// f32 and rounded once.
-template <typename OpTy, bool divide>
-struct ScaleLowering : OpConversionPattern<OpTy> {
+/// f32 and rounded once; an unscaling by a power of two multiplies by the
+/// (exact) reciprocal, computed once.
+template <typename OpTy> struct ScaleLowering : OpConversionPattern<OpTy> {
   using OpConversionPattern<OpTy>::OpConversionPattern;
   LogicalResult
   matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Value scale = adaptor.getOperands()[1];
+    bool divide = false;
+    if constexpr (std::is_same_v<OpTy, UnscaleOp>) {
+      divide = !op.getPowerOfTwo();
+      if (!divide) {
+        Value one = arith::ConstantOp::create(rewriter, op.getLoc(),
+                                              rewriter.getF32FloatAttr(1.0));
+        scale = arith::DivFOp::create(rewriter, op.getLoc(), one, scale);
+      }
+    }
     auto type = cast<RankedTensorType>(op.getType());
     Value result = elementwise(
         rewriter, op.getLoc(), type, adaptor.getOperands()[0],
@@ -450,19 +460,20 @@ struct DropoutLowering : OpConversionPattern<DropoutOp> {
 void to_linalg::populateElementwisePatterns(TypeConverter &converter,
                                             RewritePatternSet &patterns) {
   MLIRContext *context = patterns.getContext();
-  patterns.add<ElementwiseLowering<AddOp>, ElementwiseLowering<SubOp>,
-               ElementwiseLowering<MulOp>, ElementwiseLowering<DivOp>,
-               ElementwiseLowering<MaxOp>, ElementwiseLowering<MinOp>,
-               ElementwiseLowering<PowOp>, ElementwiseLowering<AddNOp>,
-               ElementwiseLowering<NegOp>, ElementwiseLowering<AbsOp>,
-               ElementwiseLowering<ReluOp>, ElementwiseLowering<LeakyReluOp>,
-               ElementwiseLowering<SigmoidOp>, ElementwiseLowering<TanhOp>,
-               ElementwiseLowering<ExpOp>, ElementwiseLowering<LogOp>,
-               ElementwiseLowering<SqrtOp>, ElementwiseLowering<ErfOp>,
-               ElementwiseLowering<CastOp>, ElementwiseLowering<CompareOp>,
-               ElementwiseLowering<WhereOp>, ElementwiseLowering<AndOp>,
-               ElementwiseLowering<OrOp>, ElementwiseLowering<XorOp>,
-               ElementwiseLowering<NotOp>, ConstantLowering,
-               ScaleLowering<RescaleOp, false>, ScaleLowering<UnscaleOp, true>,
-               DropoutLowering>(converter, context);
+  patterns
+      .add<ElementwiseLowering<AddOp>, ElementwiseLowering<SubOp>,
+           ElementwiseLowering<MulOp>, ElementwiseLowering<DivOp>,
+           ElementwiseLowering<MaxOp>, ElementwiseLowering<MinOp>,
+           ElementwiseLowering<PowOp>, ElementwiseLowering<AddNOp>,
+           ElementwiseLowering<NegOp>, ElementwiseLowering<AbsOp>,
+           ElementwiseLowering<ReluOp>, ElementwiseLowering<LeakyReluOp>,
+           ElementwiseLowering<SigmoidOp>, ElementwiseLowering<TanhOp>,
+           ElementwiseLowering<ExpOp>, ElementwiseLowering<LogOp>,
+           ElementwiseLowering<SqrtOp>, ElementwiseLowering<ErfOp>,
+           ElementwiseLowering<CastOp>, ElementwiseLowering<CompareOp>,
+           ElementwiseLowering<WhereOp>, ElementwiseLowering<AndOp>,
+           ElementwiseLowering<OrOp>, ElementwiseLowering<XorOp>,
+           ElementwiseLowering<NotOp>, ConstantLowering,
+           ScaleLowering<RescaleOp>, ScaleLowering<UnscaleOp>, DropoutLowering>(
+          converter, context);
 }

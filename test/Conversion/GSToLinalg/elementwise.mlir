@@ -480,12 +480,21 @@ func.func @constants() -> (tensor<2xf32>, tensor<2x2xi64>, tensor<3xf16>) {
 // CHECK-NEXT:    ^bb0(%[[X2:.*]]: f32, %{{.*}}: f32):
 // CHECK-NEXT:      %[[D2:.*]] = arith.divf %[[X2]], %[[S]] : f32
 // CHECK-NEXT:      linalg.yield %[[D2]] : f32
+// An unscaling by a power of two multiplies by its reciprocal, exact then,
+// divided out once.
+// CHECK:         %[[R:.*]] = arith.divf %{{.*}}, %[[S]] : f32
+// CHECK:         linalg.generic
+// CHECK-SAME:        ins(%[[F]] : tensor<10xf32>)
+// CHECK-NEXT:    ^bb0(%[[X3:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT:      %[[M3:.*]] = arith.mulf %[[X3]], %[[R]] : f32
+// CHECK-NEXT:      linalg.yield %[[M3]] : f32
 func.func @scaling(%h: tensor<32x10xf16>, %f: tensor<10xf32>, %s: f32)
-    -> (tensor<32x10xf16>, tensor<10xf32>, tensor<10xf32>) {
+    -> (tensor<32x10xf16>, tensor<10xf32>, tensor<10xf32>, tensor<10xf32>) {
   %0 = gs.rescale %h, %s : tensor<32x10xf16>
   %1 = gs.rescale %f, %s : tensor<10xf32>
   %2 = gs.unscale %f, %s : tensor<10xf32>
-  return %0, %1, %2 : tensor<32x10xf16>, tensor<10xf32>, tensor<10xf32>
+  %3 = gs.unscale %f, %s power_of_two : tensor<10xf32>
+  return %0, %1, %2, %3 : tensor<32x10xf16>, tensor<10xf32>, tensor<10xf32>, tensor<10xf32>
 }
 
 // -----

@@ -266,8 +266,10 @@ func.func @scaling(%dy: tensor<32x10xf16>, %w: tensor<10x256xf16>,
   %b2, %rate2 = gs.compute_scale %s alpha(%a1) {model = #gs.scale_model<log_normal>, threshold = 1.0e-4 : f64, max_scale = 1024.0 : f64, max_accum_scale = 65504.0 : f64, underflow_rounding = #gs.rounding<down>, overflow_rounding = #gs.rounding<none>}
   // CHECK: gs.rescale %{{.*}}, %{{.*}} : tensor<32x10xf16>
   %r = gs.rescale %dy, %b1 : tensor<32x10xf16>
-  // CHECK: gs.unscale %{{.*}}, %{{.*}} : tensor<10x256xf32>
+  // CHECK: gs.unscale %{{[^ ]*}}, %{{[^ ]*}} : tensor<10x256xf32>
   %u = gs.unscale %dw, %a1 : tensor<10x256xf32>
+  // CHECK: gs.unscale %{{[^ ]*}}, %{{[^ ]*}} power_of_two : tensor<10x256xf32>
+  %u2 = gs.unscale %dw, %a1 power_of_two : tensor<10x256xf32>
   // CHECK: gs.cast_stats %{{.*}} : tensor<10x256xf32>
   %counts = gs.cast_stats %u : tensor<10x256xf32>
   // CHECK: %[[H:.*]] = gs.exponent_histogram %{{.*}} : tensor<32x10xf16>

@@ -429,7 +429,10 @@ LogicalResult RegionScaler::unscaleYield(YieldOp yield) {
                                   "got ")
              << operand.get().getType() << " for gradient #"
              << operand.getOperandNumber();
-    operand.set(UnscaleOp::create(b, yield.getLoc(), operand.get(), alpha));
+    // alpha is a product of scales, each a power of two of at least
+    // min_scale (1 unless set lower).
+    operand.set(UnscaleOp::create(b, yield.getLoc(), operand.get(), alpha,
+                                  /*power_of_two=*/true));
   }
   return success();
 }

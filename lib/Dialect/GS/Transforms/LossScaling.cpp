@@ -30,6 +30,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <cmath>
+
 namespace mlir::gs {
 #define GEN_PASS_DEF_LOSSSCALING
 #include "gs/Dialect/GS/Transforms/Passes.h.inc"
@@ -142,7 +144,8 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
         return backward.emitOpError("loss scaling unscales FP32 gradients, "
                                     "got ")
                << gradient.getType();
-      Value unscaled = UnscaleOp::create(b, loc, gradient, alpha);
+      Value unscaled =
+          UnscaleOp::create(b, loc, gradient, alpha, scaleIsPowerOfTwo());
       gradient.replaceAllUsesExcept(unscaled, unscaled.getDefiningOp());
     }
     if (!dynamic)
@@ -175,6 +178,24 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
     writeScalar(b, loc, goodSteps, newGood);
     countSkippedStep(b, loc, skipped, finite);
     return success();
+  }
+
+  /// Whether S is a power of two, so that unscaling may multiply by its
+  /// exact reciprocal: a fixed scale that is one, or a dynamic scale that
+  /// starts at one and grows and backs off by powers of two (as PyTorch's
+  /// GradScaler by default). A dynamic S halved below 2^-126 by steps that
+  /// all overflow would make the reciprocal infinite, as it makes
+  /// GradScaler's (which multiplies by a float32 reciprocal).
+  bool scaleIsPowerOfTwo() const {
+    auto isPowerOfTwo = [](double value) {
+      int exponent;
+      double mantissa = std::frexp(value, &exponent);
+      return mantissa == 0.5 && exponent - 1 >= -126 && exponent - 1 <= 127;
+    };
+    if (mode == LossScalingMode::Dynamic)
+      return isPowerOfTwo(initScale) && isPowerOfTwo(growthFactor) &&
+             isPowerOfTwo(backoffFactor);
+    return isPowerOfTwo(scale);
   }
 
   /// A telemetry record at every FP32->FP16 rounding of a gradient, with

@@ -2,6 +2,7 @@
 division, for scales that are powers of two and scales that are not.
 
 Usage: unscale_check.py --gs-run PATH --model unscale.mlir --work DIR
+                         [--entry unscale_power_of_two --powers-of-two]
 """
 
 import argparse
@@ -34,19 +35,25 @@ def main():
     parser.add_argument("--gs-run", required=True)
     parser.add_argument("--model", required=True)
     parser.add_argument("--work", required=True)
+    parser.add_argument("--entry", default="unscale")
+    parser.add_argument("--powers-of-two", action="store_true",
+                        help="only the scales that are powers of two (no "
+                        "smaller than 2^-126), as gs.unscale's "
+                        "power_of_two promises")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     x = gradients()
     x_path = os.path.join(args.work, "x.npy")
     np.save(x_path, x)
-    scales = [2.0**-20, 2.0**10, 2.0**127, 2.0**-126, -0.5, 1.0,
-              3.0, 1000.0, 1.5 * 2.0**-130, 2.0**-149]
+    scales = [2.0**-20, 2.0**10, 2.0**127, 2.0**-126, -0.5, 1.0]
+    if not args.powers_of_two:
+        scales += [3.0, 1000.0, 1.5 * 2.0**-130, 2.0**-149]
     for alpha in scales:
         alpha = np.float32(alpha)
         a_path = os.path.join(args.work, "alpha.npy")
         np.save(a_path, np.array(alpha, np.float32))
         out = os.path.join(args.work, "out")
-        subprocess.run([args.gs_run, args.model, "--entry=unscale",
+        subprocess.run([args.gs_run, args.model, "--entry=" + args.entry,
                         "-i", x_path, "-i", a_path, "--format=npy",
                         "--output-dir=" + out], check=True)
         ours = np.load(os.path.join(out, "output_0.npy"))
