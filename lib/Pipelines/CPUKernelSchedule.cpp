@@ -660,12 +660,75 @@ void readPackedPanel(RewriterBase &rewriter, linalg::LinalgOp panel,
   }
 }
 
+/// Where `fill` starts the output of a GEMM whose blocks' steps (the
+/// innermost of `blocks`' loops) span its whole reduction, fills each
+/// register block's slice of the output just before its steps, and starts
+/// `outermost` (the first loop around the GEMM) from the fill's destination
+/// instead: the output is then not filled and read back in passes of its
+/// own, only a block at a time in the L1 cache. Changes nothing and
+/// returns false where a block's slice is not known before its steps.
+bool fillEachBlock(RewriterBase &rewriter, scf::SCFTilingResult &blocks,
+                   linalg::FillOp fill, scf::ForOp outermost) {
+  if (blocks.loops.size() != 2 || outermost.getInitArgs().size() != 1 ||
+      outermost.getInitArgs()[0] != fill.getResult(0))
+    return false;
+  auto steps = cast<scf::ForOp>(blocks.loops.back().getOperation());
+  auto block = cast<linalg::LinalgOp>(blocks.tiledOps.back());
+  auto slice = block.getDpsInits()[0].getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice || steps.getNumRegionIterArgs() != 1 ||
+      slice.getSource() != steps.getRegionIterArgs()[0] ||
+      llvm::any_of(slice->getOperands().drop_front(), [&](Value index) {
+        return !steps.isDefinedOutsideOfLoop(index);
+      }))
+    return false;
+  Location loc = block.getLoc();
+  rewriter.setInsertionPoint(steps);
+  Value output = steps.getInitArgs()[0];
+  Value part = tensor::ExtractSliceOp::create(
+      rewriter, loc, slice.getType(), output, slice.getMixedOffsets(),
+      slice.getMixedSizes(), slice.getMixedStrides());
+  Value filled = linalg::FillOp::create(rewriter, loc, fill.getInputs(), part)
+                     .getResult(0);
+  Value started = tensor::InsertSliceOp::create(
+      rewriter, loc, filled, output, slice.getMixedOffsets(),
+      slice.getMixedSizes(), slice.getMixedStrides());
+  rewriter.modifyOpInPlace(steps,
+                           [&] { steps.getInitArgsMutable()[0].set(started); });
+  rewriter.modifyOpInPlace(outermost, [&] {
+    outermost.getInitArgsMutable()[0].set(fill.getOutputs().front());
+  });
+  return true;
+}
+
+/// The fill that starts `op`'s output: its init, or a fill of the reshape
+/// of its destination where the init is a reshaped fill (a convolution's
+/// output seen as a matrix), made `op`'s init.
+linalg::FillOp reshapedFill(RewriterBase &rewriter, linalg::LinalgOp op) {
+  OpOperand &init = *op.getDpsInitOperand(0);
+  Operation *reshape = init.get().getDefiningOp();
+  if (!isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(reshape))
+    return init.get().getDefiningOp<linalg::FillOp>();
+  auto fill = reshape->getOperand(0).getDefiningOp<linalg::FillOp>();
+  if (!fill)
+    return nullptr;
+  rewriter.setInsertionPoint(op);
+  IRMapping mapping;
+  mapping.map(reshape->getOperand(0), fill.getOutputs().front());
+  Value destination = rewriter.clone(*reshape, mapping)->getResult(0);
+  auto reshaped = linalg::FillOp::create(rewriter, fill.getLoc(),
+                                         fill.getInputs(), destination);
+  rewriter.modifyOpInPlace(op, [&] { init.set(reshaped.getResult(0)); });
+  return reshaped;
+}
+
 /// Tiles `op` into panels and register blocks and peels the loops, so that
 /// all blocks but those at the edges have static shapes.
 LogicalResult tileIntoBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
                              const BlockPlan &plan) {
   SmallVector<LoopLikeOpInterface> loops;
   Value packedB;
+  linalg::FillOp fill = reshapedFill(rewriter, op);
+  int64_t reductionSteps = op.getStaticLoopRanges()[plan.k];
   if (!plan.slabSizes.empty()) {
     FailureOr<scf::SCFTilingResult> slabs =
         tile(rewriter, op, plan.slabSizes, plan.slabOrder);
@@ -702,6 +765,9 @@ LogicalResult tileIntoBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
   // Inner loops first: peeling an outer loop clones what it contains.
   llvm::append_range(loops, panels->loops);
   llvm::append_range(loops, blocks->loops);
+  if (fill && reductionSteps <= kPanelDepth)
+    (void)fillEachBlock(rewriter, *blocks, fill,
+                        cast<scf::ForOp>(loops.front().getOperation()));
   for (LoopLikeOpInterface loop : llvm::reverse(loops)) {
     scf::ForOp partial;
     (void)scf::peelForLoopAndSimplifyBounds(
