@@ -427,16 +427,17 @@ static Value transposedConvolutionByColumns(OpBuilder &b, Location loc,
     Value target = tensor::ExtractSliceOp::create(
         b, loc, sliceType, acc, ValueRange(), ValueRange(), ValueRange(),
         accOffsets, sliceShape, accStrides);
+    // Added in place: one pass over the strided slice, where a sum into a
+    // new tensor would then be copied back.
     Value sum =
         linalg::GenericOp::create(
-            b, loc, sliceType, ValueRange{target, contribution},
-            emptyTensor(b, loc, sliceType),
-            SmallVector<AffineMap>{identity, contributionMap, identity},
+            b, loc, sliceType, ValueRange{contribution}, target,
+            SmallVector<AffineMap>{contributionMap, identity},
             parallelIterators(rank + 2),
             [](OpBuilder &nb, Location l, ValueRange args) {
               linalg::YieldOp::create(
                   nb, l,
-                  arith::AddFOp::create(nb, l, args[0], args[1]).getResult());
+                  arith::AddFOp::create(nb, l, args[1], args[0]).getResult());
             })
             .getResult(0);
     acc = tensor::InsertSliceOp::create(b, loc, sum, acc, ValueRange(),

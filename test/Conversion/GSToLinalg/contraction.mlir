@@ -329,7 +329,9 @@ func.func @conv2d_grouped(%x: tensor<1x4x9x9xf32>, %w: tensor<6x2x3x3xf32>) -> t
 // contribution at every kernel position (weights as M*KH*KW x C, times the
 // input as C x H*W per image), then each kernel position's contributions
 // add into a strided slice of the output (col2im: 9 slices at stride 2,
-// the first at the origin, the second one column on), then the bias.
+// the first at the origin, the second one column on), each in place (the
+// slice is the sum's output, which bufferizes into the output's memory),
+// then the bias.
 // CHECK-DAG: #[[$A:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
 // CHECK-DAG: #[[$B:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
 // CHECK-DAG: #[[$C:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
@@ -346,8 +348,9 @@ func.func @conv2d_grouped(%x: tensor<1x4x9x9xf32>, %w: tensor<6x2x3x3xf32>) -> t
 // CHECK:         %[[ACC:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x2x7x7xf32>)
 // CHECK:         %[[K0:.*]] = tensor.extract_slice %[[PER]][0, 0, 0, 0, 0, 0] [1, 2, 1, 1, 3, 3] [1, 1, 1, 1, 1, 1] : tensor<1x2x3x3x3x3xf32> to tensor<1x2x3x3xf32>
 // CHECK:         %[[T0:.*]] = tensor.extract_slice %[[ACC]][0, 0, 0, 0] [1, 2, 3, 3] [1, 1, 2, 2] : tensor<1x2x7x7xf32> to tensor<1x2x3x3xf32>
-// CHECK:         %[[S0:.*]] = linalg.generic {{.*}} ins(%[[T0]], %[[K0]] : tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>)
-// CHECK:           arith.addf
+// CHECK:         %[[S0:.*]] = linalg.generic {{.*}} ins(%[[K0]] : tensor<1x2x3x3xf32>) outs(%[[T0]] : tensor<1x2x3x3xf32>)
+// CHECK-NEXT:      ^bb0(%[[C0:.*]]: f32, %[[O0:.*]]: f32):
+// CHECK-NEXT:        arith.addf %[[O0]], %[[C0]]
 // CHECK:         %[[ACC1:.*]] = tensor.insert_slice %[[S0]] into %[[ACC]][0, 0, 0, 0] [1, 2, 3, 3] [1, 1, 2, 2]
 // CHECK:         tensor.extract_slice %[[PER]][0, 0, 0, 1, 0, 0] [1, 2, 1, 1, 3, 3]
 // CHECK:         tensor.extract_slice %[[ACC1]][0, 0, 0, 1] [1, 2, 3, 3] [1, 1, 2, 2]
