@@ -197,7 +197,7 @@ MemRefType bufferLayoutOf(Value value) {
 /// few TLB entries, so that the register blocks read them in place as
 /// well as from a packed copy. The columns of a convolution are padded so
 /// (ConvolutionToGemm.cpp); ResNet-18's 56x56 and 28x28 3x3 layers ran
-/// their train steps 4-7% faster without copying them again.
+/// their train steps 4-6% faster without copying them again.
 bool rowsSpreadOverCache(Value b) {
   MemRefType layout = bufferLayoutOf(b);
   SmallVector<int64_t> strides;

@@ -181,9 +181,9 @@ struct LossScalingPass : gs::impl::LossScalingBase<LossScalingPass> {
   }
 
   /// Whether S is a power of two, so that unscaling may multiply by its
-  /// exact reciprocal: a fixed scale that is one, or a dynamic scale that
-  /// starts at one and grows and backs off by powers of two (as PyTorch's
-  /// GradScaler by default). A dynamic S halved below 2^-126 by steps that
+  /// exact reciprocal: a fixed scale that is a power of two, or a dynamic
+  /// scale that starts at one and grows and backs off by powers of two (as
+  /// PyTorch's GradScaler's does by default). A dynamic S halved below 2^-126 by steps that
   /// all overflow would make the reciprocal infinite, as it makes
   /// GradScaler's (which multiplies by a float32 reciprocal).
   bool scaleIsPowerOfTwo() const {
