@@ -154,15 +154,22 @@ static Value copyWindows(RewriterBase &rewriter, const ConvShape &s,
   return collapse(rewriter, loc, copied, groups);
 }
 
-/// `value` with its dimensions permuted, into an empty tensor.
-static Value transposed(OpBuilder &b, Location loc, Value value,
-                        ArrayRef<int64_t> permutation) {
+/// An empty tensor of `value`'s shape with its dimensions permuted.
+static Value emptyPermuted(OpBuilder &b, Location loc, Value value,
+                           ArrayRef<int64_t> permutation) {
   auto type = cast<RankedTensorType>(value.getType());
   SmallVector<int64_t> shape;
   for (int64_t p : permutation)
     shape.push_back(type.getDimSize(p));
-  Value empty = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
-  return linalg::TransposeOp::create(b, loc, value, empty, permutation)
+  return tensor::EmptyOp::create(b, loc, shape, type.getElementType());
+}
+
+/// `value` with its dimensions permuted, into an empty tensor.
+static Value transposed(OpBuilder &b, Location loc, Value value,
+                        ArrayRef<int64_t> permutation) {
+  return linalg::TransposeOp::create(b, loc, value,
+                                     emptyPermuted(b, loc, value, permutation),
+                                     permutation)
       ->getResult(0);
 }
 
@@ -174,12 +181,9 @@ static Value permutedAccumulator(OpBuilder &b, Location loc, Value init,
   auto fill = init.getDefiningOp<linalg::FillOp>();
   if (!fill)
     return transposed(b, loc, init, permutation);
-  auto type = cast<RankedTensorType>(init.getType());
-  SmallVector<int64_t> shape;
-  for (int64_t p : permutation)
-    shape.push_back(type.getDimSize(p));
-  Value empty = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
-  return linalg::FillOp::create(b, loc, fill.getInputs(), empty).getResult(0);
+  return linalg::FillOp::create(b, loc, fill.getInputs(),
+                                emptyPermuted(b, loc, init, permutation))
+      .getResult(0);
 }
 
 /// The tensor that a GEMM's permuted result is transposed back into: the
