@@ -60,6 +60,9 @@ void mlir::gs::buildCPUPipeline(OpPassManager &pm,
 }
 
 void mlir::gs::buildBufferizationPipeline(OpPassManager &pm, bool deallocate) {
+  // A result computed into a tensor.empty and inserted into a slice of
+  // another tensor is computed in that slice, not copied there.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   // Function results become out-parameters the caller owns.
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;

@@ -10,6 +10,8 @@
 
 #include "gs/Dialect/GS/IR/ShapeUtils.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+
 using namespace mlir;
 using namespace mlir::gs;
 using namespace mlir::gs::to_linalg;
@@ -33,14 +35,19 @@ static Value padForWindows(OpBuilder &b, Location loc, Value x,
 }
 
 namespace {
-/// The indexing of a reduction over pooling windows: loops n, c, o... |
-/// k...; the padded input read at o * stride + k * dilation, a window
-/// operand of the kernel's shape (never read: it carries the loop bounds),
-/// and the output at (n, c, o...).
+/// The indexing of a reduction over pooling windows: loops n, c, the
+/// output's leading spatial dimensions o..., the kernel's k... and the
+/// output's last dimension innermost (so that the loops run along output
+/// rows, which vectorize, rather than along a few kernel columns); the
+/// padded input read at o * stride + k * dilation, a window operand of the
+/// kernel's shape (never read: it carries the loop bounds), and the output
+/// at (n, c, o...).
 struct WindowIndexing {
   AffineMap input, window, output;
   SmallVector<utils::IteratorType> iterators;
   Value windowOperand;
+  /// The loop of the first kernel dimension.
+  int64_t firstKernelLoop;
 };
 } // namespace
 
@@ -50,21 +57,31 @@ static WindowIndexing windowIndexing(OpBuilder &b, Location loc,
   MLIRContext *ctx = b.getContext();
   int64_t rank = kernel.size();
   int64_t numLoops = 2 + 2 * rank;
-  auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
-  SmallVector<AffineExpr> inExprs = {dim(0), dim(1)}, windowExprs,
-                          outExprs = {dim(0), dim(1)};
+  int64_t firstKernelLoop = 1 + rank;
+  auto outputLoop = [&](int64_t i) {
+    return getAffineDimExpr(i == rank - 1 ? numLoops - 1 : 2 + i, ctx);
+  };
+  auto kernelLoop = [&](int64_t i) {
+    return getAffineDimExpr(firstKernelLoop + i, ctx);
+  };
+  SmallVector<AffineExpr> inExprs = {getAffineDimExpr(0, ctx),
+                                     getAffineDimExpr(1, ctx)},
+                          windowExprs, outExprs(inExprs);
   for (int64_t i = 0; i < rank; ++i) {
-    inExprs.push_back(dim(2 + i) * g.strides[i] +
-                      dim(2 + rank + i) * g.dilations[i]);
-    windowExprs.push_back(dim(2 + rank + i));
-    outExprs.push_back(dim(2 + i));
+    inExprs.push_back(outputLoop(i) * g.strides[i] +
+                      kernelLoop(i) * g.dilations[i]);
+    windowExprs.push_back(kernelLoop(i));
+    outExprs.push_back(outputLoop(i));
   }
-  SmallVector<utils::IteratorType> iterators = parallelIterators(2 + rank);
+  SmallVector<utils::IteratorType> iterators = parallelIterators(1 + rank);
   iterators.append(rank, utils::IteratorType::reduction);
+  iterators.push_back(utils::IteratorType::parallel);
   return {AffineMap::get(numLoops, 0, inExprs, ctx),
           AffineMap::get(numLoops, 0, windowExprs, ctx),
-          AffineMap::get(numLoops, 0, outExprs, ctx), iterators,
-          tensor::EmptyOp::create(b, loc, kernel, b.getF32Type())};
+          AffineMap::get(numLoops, 0, outExprs, ctx),
+          iterators,
+          tensor::EmptyOp::create(b, loc, kernel, b.getF32Type()),
+          firstKernelLoop};
 }
 
 /// Reduces each window of `padded` with `combine` into `init`.
@@ -270,8 +287,10 @@ static Value routeToTilingWindows(OpBuilder &b, Location loc,
                      scalarConstant(nb, l, nb.getIndexType(), kernel[i]);
                  return arith::RemUIOp::create(nb, l, index, size).getResult();
                });
+               Value atPosition =
+                   arith::IndexCastOp::create(nb, l, args[0].getType(), at);
                Value wins = arith::CmpIOp::create(
-                   nb, l, arith::CmpIPredicate::eq, args[0], at);
+                   nb, l, arith::CmpIPredicate::eq, args[0], atPosition);
                Value zero = scalarConstant(nb, l, acc, 0.0);
                Value term = arith::SelectOp::create(
                    nb, l, wins, convertScalar(nb, l, args[1], acc), zero);
@@ -280,6 +299,278 @@ static Value routeToTilingWindows(OpBuilder &b, Location loc,
                                        convertScalar(nb, l, sum, element));
              })
       .getResult(0);
+}
+
+namespace {
+/// Where the elements of one residue class of a max pooling's input (index
+/// i = r + t * stride along a dimension) find their windows: element i is
+/// element rho + j * stride of window first + t - j, for each j < numTerms,
+/// with rho and first the remainder and quotient of (r + padding) by the
+/// stride.
+struct ResidueWindows {
+  int64_t count = 0; // elements t of the class
+  int64_t first = 0;
+  int64_t rho = 0;
+  int64_t numTerms = 0;
+};
+} // namespace
+
+static ResidueWindows residueWindows(int64_t residue, int64_t size,
+                                     int64_t kernel, int64_t stride,
+                                     int64_t padding) {
+  ResidueWindows w;
+  w.count = residue < size ? (size - residue + stride - 1) / stride : 0;
+  w.first = (residue + padding) / stride;
+  w.rho = (residue + padding) % stride;
+  w.numTerms = w.rho < kernel ? (kernel - w.rho + stride - 1) / stride : 0;
+  return w;
+}
+
+/// Calls `f` with each index of a row-major walk over `shape`.
+static void forEachIndex(ArrayRef<int64_t> shape,
+                         function_ref<void(ArrayRef<int64_t>)> f) {
+  if (llvm::is_contained(shape, 0))
+    return;
+  SmallVector<int64_t> index(shape.size(), 0);
+  while (true) {
+    f(index);
+    int64_t d = static_cast<int64_t>(shape.size()) - 1;
+    for (; d >= 0 && ++index[d] == shape[d]; --d)
+      index[d] = 0;
+    if (d < 0)
+      return;
+  }
+}
+
+namespace {
+/// How routeToOverlappingWindows walks the residue classes: the last
+/// spatial dimension's classes interleaved in one pass where the stride
+/// divides its size (the result viewed as (..., size / stride, stride),
+/// each row then written whole), every other class a strided slice; and
+/// how far the winners and gradients are padded, before and after each
+/// dimension, for every class to find its windows in range.
+struct RoutingPlan {
+  bool interleaveLast = false;
+  SmallVector<int64_t> low, high;
+};
+} // namespace
+
+static RoutingPlan planRouting(RankedTensorType inType,
+                               RankedTensorType outType,
+                               ArrayRef<int64_t> kernel,
+                               const WindowGeometry &g) {
+  RoutingPlan plan;
+  int64_t rank = kernel.size();
+  plan.interleaveLast = inType.getDimSize(1 + rank) % g.strides[rank - 1] == 0;
+  plan.low = {0, 0};
+  plan.high = {0, 0};
+  for (int64_t i = 0; i < rank; ++i) {
+    SmallVector<ResidueWindows> classes;
+    int64_t maxTerms = 0;
+    for (int64_t r = 0; r < g.strides[i]; ++r) {
+      classes.push_back(residueWindows(r, inType.getDimSize(2 + i), kernel[i],
+                                       g.strides[i], g.padsBegin[i]));
+      maxTerms = std::max(maxTerms, classes.back().numTerms);
+    }
+    // An interleaved class reads as many windows as the most any reads.
+    bool interleaved = plan.interleaveLast && i == rank - 1;
+    int64_t before = 0, after = 0;
+    for (const ResidueWindows &w : classes) {
+      int64_t terms = interleaved ? maxTerms : w.numTerms;
+      if (!w.count || !terms)
+        continue;
+      before = std::max(before, terms - 1 - w.first);
+      after = std::max(after, w.first + w.count - outType.getDimSize(2 + i));
+    }
+    plan.low.push_back(before);
+    plan.high.push_back(after);
+  }
+  return plan;
+}
+
+/// The max pooling gradient where windows overlap (undilated): the input
+/// split by its index modulo the stride along each dimension. The elements
+/// of a residue class are the same element of the same few windows at
+/// constant offsets (ResidueWindows), so a class reads slices of those
+/// windows' winners and gradients: the terms of scatterToWindows in the
+/// same order, without searching all kernel offsets for the windows that
+/// hold an element. `paddedPositions` are the winners padded as `plan`
+/// says, with -1 (no element wins a padding window).
+static Value
+routeToOverlappingWindows(OpBuilder &b, Location loc, RankedTensorType inType,
+                          RankedTensorType outType, ArrayRef<int64_t> kernel,
+                          const WindowGeometry &g, const RoutingPlan &plan,
+                          Value paddedPositions, Value grad) {
+  MLIRContext *ctx = b.getContext();
+  int64_t rank = kernel.size();
+  int64_t split = plan.interleaveLast ? rank - 1 : rank;
+  int64_t numLoops = 2 + rank + (plan.interleaveLast ? 1 : 0);
+  Type element = inType.getElementType(), acc = accumulationType(element);
+  Type positionElement = tensorTypeOf(paddedPositions).getElementType();
+  Value paddedGrad = pad(b, loc, grad, plan.low, plan.high,
+                         scalarConstant(b, loc, element, 0.0));
+  RankedTensorType paddedType = tensorTypeOf(paddedGrad);
+
+  // A new tensor that each class is written into in place (a tensor.empty
+  // would fold into each slice and CSE with other empties, each slice then
+  // computed apart and copied in).
+  Value result =
+      bufferization::AllocTensorOp::create(b, loc, inType, ValueRange());
+  SmallVector<int64_t> resultShape(inType.getShape());
+  SmallVector<ReassociationIndices> interleaving;
+  int64_t lastStride = g.strides[rank - 1];
+  if (plan.interleaveLast) {
+    resultShape.back() /= lastStride;
+    resultShape.push_back(lastStride);
+    for (int64_t d = 0; d < 1 + rank; ++d)
+      interleaving.push_back({d});
+    interleaving.push_back({1 + rank, 2 + rank});
+    result = tensor::ExpandShapeOp::create(b, loc, inType.clone(resultShape),
+                                           result, interleaving);
+  }
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(numLoops, ctx);
+
+  // The interleaved dimension's terms: window column
+  // q + (r + padding) floordiv stride - j of class r, at kernel column
+  // (r + padding) mod stride + j * stride where that is in the kernel.
+  int64_t interleavedTerms = 0;
+  if (plan.interleaveLast)
+    for (int64_t r = 0; r < lastStride; ++r)
+      interleavedTerms =
+          std::max(interleavedTerms,
+                   residueWindows(r, inType.getDimSize(1 + rank), kernel.back(),
+                                  lastStride, g.padsBegin[rank - 1])
+                       .numTerms);
+
+  forEachIndex(ArrayRef(g.strides).take_front(split), [&](ArrayRef<int64_t>
+                                                              residue) {
+    SmallVector<ResidueWindows> windows;
+    SmallVector<int64_t> offsets = {0, 0}, strides = {1, 1};
+    SmallVector<int64_t> sizes(inType.getShape().take_front(2));
+    SmallVector<int64_t> numTerms;
+    for (int64_t i = 0; i < split; ++i) {
+      windows.push_back(residueWindows(residue[i], inType.getDimSize(2 + i),
+                                       kernel[i], g.strides[i],
+                                       g.padsBegin[i]));
+      offsets.push_back(residue[i]);
+      sizes.push_back(windows.back().count);
+      strides.push_back(g.strides[i]);
+      numTerms.push_back(windows.back().numTerms);
+    }
+    if (plan.interleaveLast) {
+      offsets.append({0, 0});
+      sizes.append({resultShape[1 + rank], lastStride});
+      strides.append({1, 1});
+      numTerms.push_back(interleavedTerms);
+    }
+    if (llvm::is_contained(sizes, 0))
+      return;
+    auto sliceType = inType.clone(sizes);
+    Value target = tensor::ExtractSliceOp::create(
+        b, loc, sliceType, result, ValueRange(), ValueRange(), ValueRange(),
+        offsets, sizes, strides);
+
+    // Each window holding the class: its winners' and gradients' slices
+    // and, for the body, the split dimensions' part of its kernel
+    // position and the interleaved dimension's term.
+    struct Term {
+      int64_t splitPosition, interleavedTerm;
+    };
+    SmallVector<Value> operands;
+    SmallVector<AffineMap> maps;
+    SmallVector<Term> terms;
+    forEachIndex(numTerms, [&](ArrayRef<int64_t> term) {
+      SmallVector<int64_t> windowOffsets = {0, 0},
+                           windowSizes(sizes.begin(),
+                                       sizes.begin() + 2 + split);
+      SmallVector<AffineExpr> exprs;
+      for (int64_t d = 0; d < 2 + split; ++d)
+        exprs.push_back(getAffineDimExpr(d, ctx));
+      Term t = {0, 0};
+      for (int64_t i = 0; i < split; ++i) {
+        windowOffsets.push_back(windows[i].first - term[i] + plan.low[2 + i]);
+        t.splitPosition = t.splitPosition * kernel[i] + windows[i].rho +
+                          term[i] * g.strides[i];
+      }
+      if (plan.interleaveLast) {
+        t.interleavedTerm = term.back();
+        windowOffsets.push_back(0);
+        windowSizes.push_back(paddedType.getShape().back());
+        AffineExpr q = getAffineDimExpr(1 + rank, ctx);
+        AffineExpr r = getAffineDimExpr(2 + rank, ctx);
+        exprs.push_back(q + (r + g.padsBegin[rank - 1]).floorDiv(lastStride) -
+                        t.interleavedTerm + plan.low.back());
+      }
+      AffineMap map = AffineMap::get(numLoops, 0, exprs, ctx);
+      for (Value source : {paddedPositions, paddedGrad}) {
+        operands.push_back(tensor::ExtractSliceOp::create(
+            b, loc,
+            RankedTensorType::get(windowSizes,
+                                  tensorTypeOf(source).getElementType()),
+            source, ValueRange(), ValueRange(), ValueRange(), windowOffsets,
+            windowSizes, SmallVector<int64_t>(windowSizes.size(), 1)));
+        maps.push_back(map);
+      }
+      terms.push_back(t);
+    });
+    maps.push_back(identity);
+    Value routed =
+        linalg::GenericOp::create(
+            b, loc, sliceType, operands, target, maps,
+            parallelIterators(numLoops),
+            [&](OpBuilder &nb, Location l, ValueRange args) {
+              auto index = [&](int64_t v) {
+                return arith::ConstantIndexOp::create(nb, l, v).getResult();
+              };
+              Value zero = scalarConstant(nb, l, acc, 0.0);
+              // The interleaved class's first kernel column.
+              Value column;
+              if (plan.interleaveLast) {
+                Value r = linalg::IndexOp::create(nb, l, 2 + rank);
+                Value padded = arith::AddIOp::create(
+                    nb, l, r, index(g.padsBegin[rank - 1]));
+                column =
+                    arith::RemUIOp::create(nb, l, padded, index(lastStride));
+              }
+              Value sum = zero;
+              for (auto [i, t] : llvm::enumerate(terms)) {
+                Value winner = args[2 * i], value = args[2 * i + 1];
+                Value wins;
+                if (plan.interleaveLast) {
+                  Value offset = arith::AddIOp::create(
+                      nb, l, column, index(t.interleavedTerm * lastStride));
+                  Value inKernel =
+                      arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ult,
+                                            offset, index(kernel.back()));
+                  Value position = arith::AddIOp::create(
+                      nb, l, index(t.splitPosition * kernel.back()), offset);
+                  Value at = arith::IndexCastOp::create(nb, l, positionElement,
+                                                        position);
+                  Value equal = arith::CmpIOp::create(
+                      nb, l, arith::CmpIPredicate::eq, winner, at);
+                  wins = arith::AndIOp::create(nb, l, inKernel, equal);
+                } else {
+                  Value at =
+                      scalarConstant(nb, l, positionElement, t.splitPosition);
+                  wins = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
+                                               winner, at);
+                }
+                Value term = arith::SelectOp::create(
+                    nb, l, wins, convertScalar(nb, l, value, acc), zero);
+                sum = arith::AddFOp::create(nb, l, sum, term);
+              }
+              linalg::YieldOp::create(nb, l,
+                                      convertScalar(nb, l, sum, element));
+            })
+            .getResult(0);
+    result = tensor::InsertSliceOp::create(b, loc, routed, result, ValueRange(),
+                                           ValueRange(), ValueRange(), offsets,
+                                           sizes, strides);
+  });
+  if (plan.interleaveLast)
+    result =
+        tensor::CollapseShapeOp::create(b, loc, inType, result, interleaving);
+  return result;
 }
 
 namespace {
@@ -381,10 +672,20 @@ struct GlobalAvgPoolLowering : OpConversionPattern<GlobalAvgPoolOp> {
   }
 };
 
-/// The window position of each window's first maximum (index type), then
-/// the gradient gathered from it. Padding holds the lowest value, so it
-/// wins only windows without a larger element, and then no input element
-/// receives that window's gradient.
+/// The narrowest integer type that numbers the positions of `kernel` and
+/// -1: the winners of a max pooling gradient are read once per window
+/// holding an element.
+static IntegerType windowPositionType(MLIRContext *ctx,
+                                      ArrayRef<int64_t> kernel) {
+  int64_t positions = numElements(kernel);
+  unsigned width = positions <= INT8_MAX ? 8 : positions <= INT16_MAX ? 16 : 32;
+  return IntegerType::get(ctx, width);
+}
+
+/// The window position of each window's first maximum, then the gradient
+/// routed from it. Padding holds the lowest value, so it wins only windows
+/// without a larger element, and then no input element receives that
+/// window's gradient.
 struct MaxPoolGradLowering : OpConversionPattern<MaxPoolGradOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -400,14 +701,39 @@ struct MaxPoolGradLowering : OpConversionPattern<MaxPoolGradOp> {
     Value padded =
         padForWindows(rewriter, loc, adaptor.getInput(), outType, kernel, g,
                       lowestValue(rewriter, loc, element));
+    bool tiling = windowsTileInput(inType, outType, kernel, g);
+    bool routing = !tiling && inType.hasStaticShape() &&
+                   outType.hasStaticShape() &&
+                   llvm::all_of(g.dilations, [](int64_t d) { return d == 1; });
 
     WindowIndexing w = windowIndexing(rewriter, loc, kernel, g);
-    RankedTensorType positionType = outType.clone(rewriter.getIndexType());
+    IntegerType positionElement =
+        windowPositionType(rewriter.getContext(), kernel);
+    RankedTensorType positionType = outType.clone(positionElement);
     Value lowest = lowestValue(rewriter, loc, element);
     Value maxInit = linalg::FillOp::create(rewriter, loc, lowest,
                                            emptyTensor(rewriter, loc, outType))
                         .getResult(0);
-    Value positionInit = filledTensor(rewriter, loc, positionType, -1);
+    // Routing reads the winners padded: the search writes them in place
+    // into the padded tensor.
+    RoutingPlan plan;
+    SmallVector<int64_t> paddedShape;
+    Value paddedInit;
+    Value positionInit;
+    if (routing) {
+      plan = planRouting(inType, outType, kernel, g);
+      for (auto [size, before, after] :
+           llvm::zip_equal(outType.getShape(), plan.low, plan.high))
+        paddedShape.push_back(size + before + after);
+      paddedInit =
+          filledTensor(rewriter, loc, positionType.clone(paddedShape), -1);
+      positionInit = tensor::ExtractSliceOp::create(
+          rewriter, loc, positionType, paddedInit, ValueRange(), ValueRange(),
+          ValueRange(), plan.low, outType.getShape(),
+          SmallVector<int64_t>(2 + rank, 1));
+    } else {
+      positionInit = filledTensor(rewriter, loc, positionType, -1);
+    }
     // Ties go to the lower position, whatever order the loops run in.
     auto argmax = linalg::GenericOp::create(
         rewriter, loc, TypeRange{outType, positionType},
@@ -415,7 +741,9 @@ struct MaxPoolGradLowering : OpConversionPattern<MaxPoolGradOp> {
         SmallVector<AffineMap>{w.input, w.window, w.output, w.output},
         w.iterators, [&](OpBuilder &b, Location l, ValueRange args) {
           Value x = args[0], best = args[2], bestAt = args[3];
-          Value at = windowPosition(b, l, kernel, 2 + rank);
+          Value at = arith::IndexCastOp::create(
+              b, l, positionElement,
+              windowPosition(b, l, kernel, w.firstKernelLoop));
           Value greater =
               arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, x, best);
           Value tie =
@@ -431,9 +759,19 @@ struct MaxPoolGradLowering : OpConversionPattern<MaxPoolGradOp> {
         });
     Value positions = argmax.getResult(1);
     Value grad = adaptor.getGrad();
-    if (windowsTileInput(inType, outType, kernel, g)) {
+    if (tiling) {
       rewriter.replaceOp(op, routeToTilingWindows(rewriter, loc, inType, kernel,
                                                   positions, grad));
+      return success();
+    }
+    if (routing) {
+      Value paddedPositions = tensor::InsertSliceOp::create(
+          rewriter, loc, positions, paddedInit, ValueRange(), ValueRange(),
+          ValueRange(), plan.low, outType.getShape(),
+          SmallVector<int64_t>(2 + rank, 1));
+      rewriter.replaceOp(op, routeToOverlappingWindows(rewriter, loc, inType,
+                                                       outType, kernel, g, plan,
+                                                       paddedPositions, grad));
       return success();
     }
     rewriter.replaceOp(
@@ -444,10 +782,13 @@ struct MaxPoolGradLowering : OpConversionPattern<MaxPoolGradOp> {
                       tensor::ExtractOp::create(b, l, positions, window);
                   Value value = tensor::ExtractOp::create(b, l, grad, window);
                   Value zero = scalarConstant(b, l, element, 0.0);
+                  Value atPosition =
+                      arith::IndexCastOp::create(b, l, positionElement, at);
                   return arith::SelectOp::create(
                              b, l,
-                             arith::CmpIOp::create(
-                                 b, l, arith::CmpIPredicate::eq, winner, at),
+                             arith::CmpIOp::create(b, l,
+                                                   arith::CmpIPredicate::eq,
+                                                   winner, atPosition),
                              value, zero)
                       .getResult();
                 }));
