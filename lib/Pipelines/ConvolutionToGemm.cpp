@@ -21,6 +21,7 @@
 #include "gs/Conversion/GSToLinalg/GSToLinalg.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
@@ -253,6 +254,71 @@ static linalg::LinalgOp gemmImagesBatched(RewriterBase &rewriter,
   return cast<linalg::LinalgOp>(gemm.getOperation());
 }
 
+/// Images batched, the reduction `channels` input channels at a time: each
+/// block's columns built and multiplied into one accumulator out^T[f,
+/// (n, o)] while they are in the L2 cache, the accumulator transposed once
+/// after the last block. (A whole group's columns, 7 MiB for ResNet-18's
+/// 14x14 layers, were written out of the cache and read back.)
+static linalg::LinalgOp gemmImagesBatchedByChannels(RewriterBase &rewriter,
+                                                    const ConvShape &s,
+                                                    Value filterMatrix,
+                                                    int64_t channels) {
+  Location loc = s.conv->getLoc();
+  Type accType = s.outType.getElementType();
+  Value accT = collapse(
+      rewriter, loc, permutedAccumulator(rewriter, loc, s.init, {1, 0, 2, 3}),
+      {{0}, {1, 2, 3}});
+  auto inType = cast<RankedTensorType>(s.input.getType());
+  int64_t window = s.kh * s.kw;
+  auto index = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(rewriter, loc, v).getResult();
+  };
+  auto loop = scf::ForOp::create(rewriter, loc, index(0), index(s.c),
+                                 index(channels), ValueRange{accT});
+  linalg::GenericOp gemm;
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(loop.getBody());
+    Value channel = loop.getInductionVar();
+    ConvShape block = s;
+    block.c = channels;
+    block.input = tensor::ExtractSliceOp::create(
+        rewriter, loc,
+        RankedTensorType::get(
+            {s.n, channels, inType.getDimSize(2), inType.getDimSize(3)},
+            inType.getElementType()),
+        s.input, ValueRange{channel}, ValueRange(), ValueRange(),
+        ArrayRef<int64_t>{0, ShapedType::kDynamic, 0, 0},
+        ArrayRef<int64_t>{s.n, channels, inType.getDimSize(2),
+                          inType.getDimSize(3)},
+        ArrayRef<int64_t>{1, 1, 1, 1});
+    Value firstRow =
+        arith::MulIOp::create(rewriter, loc, channel, index(window));
+    auto filterType = cast<RankedTensorType>(filterMatrix.getType());
+    Value filterBlock = tensor::ExtractSliceOp::create(
+        rewriter, loc,
+        RankedTensorType::get({s.f, channels * window},
+                              filterType.getElementType()),
+        filterMatrix, ValueRange{firstRow}, ValueRange(), ValueRange(),
+        ArrayRef<int64_t>{0, ShapedType::kDynamic},
+        ArrayRef<int64_t>{s.f, channels * window}, ArrayRef<int64_t>{1, 1});
+    Value columns = copyWindows(rewriter, block, {C, KH, KW, N, OH, OW},
+                                {{0, 1, 2}, {3, 4, 5}}, accType);
+    gemm = matrixProduct(rewriter, loc, filterBlock, columns,
+                         loop.getRegionIterArgs().front());
+    scf::YieldOp::create(rewriter, loc, gemm.getResult(0));
+  }
+  Value resultT = tensor::ExpandShapeOp::create(
+      rewriter, loc, RankedTensorType::get({s.f, s.n, s.oh, s.ow}, accType),
+      loop.getResult(0), ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
+  rewriter.replaceOp(s.conv,
+                     linalg::TransposeOp::create(rewriter, loc, resultT,
+                                                 resultDestination(s.init),
+                                                 ArrayRef<int64_t>{1, 0, 2, 3})
+                         ->getResult(0));
+  return cast<linalg::LinalgOp>(gemm.getOperation());
+}
+
 /// Images batched, the columns transposed: out[(n, o), f] += colT[(n, o), k]
 /// * w^T[k, f], for windows wider than the output (weight gradients: the
 /// window is an image, the output a kernel's few positions), whose copy then
@@ -438,6 +504,15 @@ mlir::gs::rewriteConvolutionAsGemm(RewriterBase &rewriter,
     return gemmImagesBatchedTransposed(rewriter, s, filterMatrix, columnsT);
   }
   if (batchImages) {
+    // Channel blocks whose columns fit the L2 cache, each a panel's
+    // reduction steps at most (a block of a few more steps would leave a
+    // second, thin panel).
+    int64_t channelBytes = columnBytes / s.c;
+    int64_t channels =
+        largestDivisorAtMost(s.c, std::min(kColumnBlockBytes / channelBytes,
+                                           kPanelSteps / (s.kh * s.kw)));
+    if (columnBytes > kColumnBlockBytes && channels >= 1 && channels < s.c)
+      return gemmImagesBatchedByChannels(rewriter, s, filterMatrix, channels);
     Value columns = copyWindows(rewriter, s, {C, KH, KW, N, OH, OW},
                                 {{0, 1, 2}, {3, 4, 5}}, accType);
     return gemmImagesBatched(rewriter, s, filterMatrix, columns);

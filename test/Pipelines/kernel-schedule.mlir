@@ -464,3 +464,33 @@ func.func @large(%a: tensor<136x320xf32>, %b: tensor<320x128xf32>) -> tensor<136
   %c = linalg.matmul ins(%a, %b : tensor<136x320xf32>, tensor<320x128xf32>) outs(%init : tensor<136x128xf32>) -> tensor<136x128xf32>
   return %c : tensor<136x128xf32>
 }
+
+// -----
+
+// Batched images whose columns exceed 1 MiB (4 images of 14x14: 2304 x 784
+// floats, 7 MiB) are built and multiplied a block of input channels at a
+// time into one transposed accumulator: 16 channels (144 rows, 441 KiB;
+// the largest divisor of 256 within 1 MiB and a panel's 256 steps), the
+// input and the filter read as slices at the block's channel, and the
+// accumulator transposed back once after the loop.
+
+// AVX512-DAG: #[[$BATCHWINDOWS:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d0, d1 + d4, d2 + d5)>
+// AVX512-LABEL: func.func @channel_blocks
+// AVX512-SAME:      %[[X:.*]]: tensor<4x256x16x16xf32>, %[[W:.*]]: tensor<256x256x3x3xf32>, %[[O:.*]]: tensor<4x256x14x14xf32>
+// AVX512: %[[WM:.*]] = tensor.collapse_shape %[[W]] {{\[}}[0], [1, 2, 3]] : tensor<256x256x3x3xf32> into tensor<256x2304xf32>
+// AVX512: %[[OT:.*]] = linalg.transpose ins(%[[O]] : tensor<4x256x14x14xf32>) {{.*}} permutation = [1, 0, 2, 3]
+// AVX512: %[[ACC:.*]] = scf.for %[[CH:.*]] = %c0 to %c256 step %c16 iter_args(%{{.*}} = %{{.*}}) -> (tensor<256x784xf32>)
+// AVX512:   %[[XB:.*]] = tensor.extract_slice %[[X]][0, %[[CH]], 0, 0] [4, 16, 16, 16] [1, 1, 1, 1]
+// AVX512:   %[[ROW:.*]] = arith.muli %[[CH]], %c9
+// AVX512:   %[[WB:.*]] = tensor.extract_slice %[[WM]][0, %[[ROW]]] [256, 144] [1, 1]
+// AVX512:   linalg.generic {indexing_maps = [#[[$BATCHWINDOWS]], #{{.*}}], {{.*}} ins(%[[XB]] : tensor<4x16x16x16xf32>) outs(%{{.*}} : tensor<16x3x3x4x14x14xf32>)
+// AVX512:   scf.for %{{.*}} = %c0 to %c144 step %c1
+// AVX512:     vector.fma
+// AVX512-NOT: linalg.transpose
+// AVX512: scf.yield
+// AVX512: %[[R:.*]] = linalg.transpose ins(%{{.*}} : tensor<256x4x14x14xf32>) outs(%[[O]] : tensor<4x256x14x14xf32>) permutation = [1, 0, 2, 3]
+// AVX512: return %[[R]]
+func.func @channel_blocks(%x: tensor<4x256x16x16xf32>, %w: tensor<256x256x3x3xf32>, %o: tensor<4x256x14x14xf32>) -> tensor<4x256x14x14xf32> {
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<4x256x16x16xf32>, tensor<256x256x3x3xf32>) outs(%o : tensor<4x256x14x14xf32>) -> tensor<4x256x14x14xf32>
+  return %r : tensor<4x256x14x14xf32>
+}
