@@ -54,6 +54,9 @@ void mlir::gs::buildCPUPipeline(OpPassManager &pm,
     pm.addPass(createCSEPass());
   }
 
+  // Elementwise ops and reductions along whole runs of rows, which LLVM
+  // vectorizes where it would unroll each short row.
+  pm.addPass(createCollapseInnerLoops());
   buildBufferizationPipeline(pm, /*deallocate=*/true);
   buildLoopsToLLVMPipeline(pm, /*gpuRuntimeCalls=*/false,
                            options.outlineKernels);

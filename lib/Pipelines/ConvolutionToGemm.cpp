@@ -273,8 +273,12 @@ static linalg::LinalgOp gemmImagesBatchedByChannels(RewriterBase &rewriter,
   auto index = [&](int64_t v) {
     return arith::ConstantIndexOp::create(rewriter, loc, v).getResult();
   };
-  auto loop = scf::ForOp::create(rewriter, loc, index(0), index(s.c),
-                                 index(channels), ValueRange{accT});
+  // Named one by one: argument evaluation order is unspecified.
+  Value first = index(0);
+  Value end = index(s.c);
+  Value step = index(channels);
+  auto loop =
+      scf::ForOp::create(rewriter, loc, first, end, step, ValueRange{accT});
   linalg::GenericOp gemm;
   {
     OpBuilder::InsertionGuard guard(rewriter);

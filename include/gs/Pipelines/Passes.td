@@ -75,6 +75,26 @@ def FuseElementwise : Pass<"gs-fuse-elementwise"> {
   ];
 }
 
+def CollapseInnerLoops : Pass<"gs-collapse-inner-loops"> {
+  let summary = "Merge the innermost parallel loops of elementwise and "
+                "reduction ops into one loop";
+  let description = [{
+    A `linalg.generic` on static tensors (not a contraction or convolution)
+    whose innermost parallel loops are contiguous in every operand becomes
+    a generic with those loops merged into one, its operands collapsed
+    alike (`linalg::collapseOpIterationDims`): the same elements in the
+    same order, so the same results. LLVM fully unrolls an innermost loop
+    of a few constant iterations (a row of 7, 14 or 28 elements) and then
+    vectorizes the loop around it with gathers and scatters at the row
+    stride; over the merged rows it vectorizes along memory. ResNet-18's
+    batch-normalization sums over the batch (per channel and position,
+    into f64 lanes) ran 3x faster so.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def SplitReductions : Pass<"gs-split-reductions"> {
   let summary = "Sum large floating-point reductions in lanes, then the lanes";
   let description = [{
