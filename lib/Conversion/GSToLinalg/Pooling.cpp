@@ -442,8 +442,8 @@ routeToOverlappingWindows(OpBuilder &b, Location loc, RankedTensorType inType,
                                   lastStride, g.padsBegin[rank - 1])
                        .numTerms);
 
-  forEachIndex(ArrayRef(g.strides).take_front(split), [&](ArrayRef<int64_t>
-                                                              residue) {
+  // One pass per class of the split dimensions, into its strided slice.
+  auto routeClass = [&](ArrayRef<int64_t> residue) {
     SmallVector<ResidueWindows> windows;
     SmallVector<int64_t> offsets = {0, 0}, strides = {1, 1};
     SmallVector<int64_t> sizes(inType.getShape().take_front(2));
@@ -566,7 +566,8 @@ routeToOverlappingWindows(OpBuilder &b, Location loc, RankedTensorType inType,
     result = tensor::InsertSliceOp::create(b, loc, routed, result, ValueRange(),
                                            ValueRange(), ValueRange(), offsets,
                                            sizes, strides);
-  });
+  };
+  forEachIndex(ArrayRef(g.strides).take_front(split), routeClass);
   if (plan.interleaveLast)
     result =
         tensor::CollapseShapeOp::create(b, loc, inType, result, interleaving);
