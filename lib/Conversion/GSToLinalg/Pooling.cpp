@@ -704,7 +704,8 @@ struct MaxPoolGradLowering : OpConversionPattern<MaxPoolGradOp> {
                       lowestValue(rewriter, loc, element));
     bool tiling = windowsTileInput(inType, outType, kernel, g);
     bool routing = !tiling && inType.hasStaticShape() &&
-                   outType.hasStaticShape() &&
+                   outType.hasStaticShape() && inType.getNumElements() > 0 &&
+                   outType.getNumElements() > 0 &&
                    llvm::all_of(g.dilations, [](int64_t d) { return d == 1; });
 
     WindowIndexing w = windowIndexing(rewriter, loc, kernel, g);
