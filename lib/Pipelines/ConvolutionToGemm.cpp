@@ -24,6 +24,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 
 using namespace mlir;
@@ -232,28 +233,49 @@ static linalg::LinalgOp gemmPerImage(RewriterBase &rewriter, const ConvShape &s,
   return cast<linalg::LinalgOp>(gemm.getOperation());
 }
 
-/// The accumulator of a batched GEMM: the output as out^T[f, (n, o)].
-static Value batchedAccumulator(RewriterBase &rewriter, const ConvShape &s) {
-  Location loc = s.conv->getLoc();
-  return collapse(rewriter, loc,
-                  permutedAccumulator(rewriter, loc, s.init, {1, 0, 2, 3}),
-                  {{0}, {1, 2, 3}});
+/// How a GEMM of batched images lays the output out: its dimensions
+/// permuted, then grouped into the GEMM's matrix.
+struct GemmLayout {
+  SmallVector<int64_t, 4> permutation;
+  SmallVector<ReassociationIndices, 2> groups;
+};
+
+/// out^T[f, (n, o)]: filters by the images' output positions.
+static GemmLayout filtersByPositions() {
+  return {{1, 0, 2, 3}, {{0}, {1, 2, 3}}};
 }
 
-/// Replaces the convolution by a batched GEMM's result out^T[f, (n, o)],
-/// transposed back into the output.
-static void replaceByBatchedResult(RewriterBase &rewriter, const ConvShape &s,
-                                   Value accT) {
+/// out[(n, o), f]: the images' output positions by filters.
+static GemmLayout positionsByFilters() {
+  return {{0, 2, 3, 1}, {{0, 1, 2}, {3}}};
+}
+
+/// The accumulator of a GEMM computing the output in `layout`.
+static Value gemmAccumulator(RewriterBase &rewriter, const ConvShape &s,
+                             const GemmLayout &layout) {
   Location loc = s.conv->getLoc();
-  Value resultT = tensor::ExpandShapeOp::create(
+  return collapse(
       rewriter, loc,
-      RankedTensorType::get({s.f, s.n, s.oh, s.ow}, s.outType.getElementType()),
-      accT, ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
-  rewriter.replaceOp(s.conv,
-                     linalg::TransposeOp::create(rewriter, loc, resultT,
-                                                 resultDestination(s.init),
-                                                 ArrayRef<int64_t>{1, 0, 2, 3})
-                         ->getResult(0));
+      permutedAccumulator(rewriter, loc, s.init, layout.permutation),
+      layout.groups);
+}
+
+/// Replaces the convolution by a GEMM's result `acc` in `layout`,
+/// transposed back into the init (so that a tile's, or a block loop's,
+/// result accumulates in place).
+static void replaceByGemmResult(RewriterBase &rewriter, const ConvShape &s,
+                                Value acc, const GemmLayout &layout) {
+  Location loc = s.conv->getLoc();
+  SmallVector<int64_t> shape;
+  for (int64_t p : layout.permutation)
+    shape.push_back(s.outType.getDimSize(p));
+  Value result = tensor::ExpandShapeOp::create(
+      rewriter, loc, s.outType.clone(shape), acc, layout.groups);
+  SmallVector<int64_t> back = invertPermutationVector(layout.permutation);
+  rewriter.replaceOp(
+      s.conv, linalg::TransposeOp::create(rewriter, loc, result,
+                                          resultDestination(s.init), back)
+                  ->getResult(0));
 }
 
 /// Images batched: out^T[f, (n, o)] += w[f, k] * columns[k, (n, o)].
@@ -262,8 +284,8 @@ static linalg::LinalgOp gemmImagesBatched(RewriterBase &rewriter,
                                           Value filterMatrix, Value columns) {
   linalg::GenericOp gemm =
       matrixProduct(rewriter, s.conv->getLoc(), filterMatrix, columns,
-                    batchedAccumulator(rewriter, s));
-  replaceByBatchedResult(rewriter, s, gemm.getResult(0));
+                    gemmAccumulator(rewriter, s, filtersByPositions()));
+  replaceByGemmResult(rewriter, s, gemm.getResult(0), filtersByPositions());
   return cast<linalg::LinalgOp>(gemm.getOperation());
 }
 
@@ -278,7 +300,7 @@ static linalg::LinalgOp gemmImagesBatchedByChannels(RewriterBase &rewriter,
                                                     int64_t channels) {
   Location loc = s.conv->getLoc();
   Type accType = s.outType.getElementType();
-  Value accT = batchedAccumulator(rewriter, s);
+  Value accT = gemmAccumulator(rewriter, s, filtersByPositions());
   auto inType = cast<RankedTensorType>(s.input.getType());
   int64_t window = s.kh * s.kw;
   auto index = [&](int64_t v) {
@@ -323,7 +345,7 @@ static linalg::LinalgOp gemmImagesBatchedByChannels(RewriterBase &rewriter,
                          loop.getRegionIterArgs().front());
     scf::YieldOp::create(rewriter, loc, gemm.getResult(0));
   }
-  replaceByBatchedResult(rewriter, s, loop.getResult(0));
+  replaceByGemmResult(rewriter, s, loop.getResult(0), filtersByPositions());
   return cast<linalg::LinalgOp>(gemm.getOperation());
 }
 
@@ -337,21 +359,11 @@ static linalg::LinalgOp gemmImagesBatchedTransposed(RewriterBase &rewriter,
                                                     Value filterMatrix,
                                                     Value columnsT) {
   Location loc = s.conv->getLoc();
-  Type accType = s.outType.getElementType();
   Value filterT = transposed(rewriter, loc, filterMatrix, {1, 0});
-  Value acc = collapse(rewriter, loc,
-                       permutedAccumulator(rewriter, loc, s.init, {0, 2, 3, 1}),
-                       {{0, 1, 2}, {3}});
-  linalg::GenericOp gemm = matrixProduct(rewriter, loc, columnsT, filterT, acc);
-  Value result = tensor::ExpandShapeOp::create(
-      rewriter, loc, RankedTensorType::get({s.n, s.oh, s.ow, s.f}, accType),
-      gemm.getResult(0), ArrayRef<ReassociationIndices>{{0, 1, 2}, {3}});
-  // Into the init, so that a loop over window rows accumulates in place.
-  rewriter.replaceOp(s.conv,
-                     linalg::TransposeOp::create(rewriter, loc, result,
-                                                 resultDestination(s.init),
-                                                 ArrayRef<int64_t>{0, 3, 1, 2})
-                         ->getResult(0));
+  linalg::GenericOp gemm =
+      matrixProduct(rewriter, loc, columnsT, filterT,
+                    gemmAccumulator(rewriter, s, positionsByFilters()));
+  replaceByGemmResult(rewriter, s, gemm.getResult(0), positionsByFilters());
   return cast<linalg::LinalgOp>(gemm.getOperation());
 }
 

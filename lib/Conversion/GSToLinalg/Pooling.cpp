@@ -351,6 +351,8 @@ namespace {
 /// dimension, for every class to find its windows in range.
 struct RoutingPlan {
   bool interleaveLast = false;
+  /// The windows an interleaved class reads: as many as any class reads.
+  int64_t interleavedTerms = 0;
   SmallVector<int64_t> low, high;
 };
 } // namespace
@@ -372,8 +374,9 @@ static RoutingPlan planRouting(RankedTensorType inType,
                                        g.strides[i], g.padsBegin[i]));
       maxTerms = std::max(maxTerms, classes.back().numTerms);
     }
-    // An interleaved class reads as many windows as the most any reads.
     bool interleaved = plan.interleaveLast && i == rank - 1;
+    if (interleaved)
+      plan.interleavedTerms = maxTerms;
     int64_t before = 0, after = 0;
     for (const ResidueWindows &w : classes) {
       int64_t terms = interleaved ? maxTerms : w.numTerms;
@@ -430,18 +433,6 @@ routeToOverlappingWindows(OpBuilder &b, Location loc, RankedTensorType inType,
   }
   AffineMap identity = AffineMap::getMultiDimIdentityMap(numLoops, ctx);
 
-  // The interleaved dimension's terms: window column
-  // q + (r + padding) floordiv stride - j of class r, at kernel column
-  // (r + padding) mod stride + j * stride where that is in the kernel.
-  int64_t interleavedTerms = 0;
-  if (plan.interleaveLast)
-    for (int64_t r = 0; r < lastStride; ++r)
-      interleavedTerms =
-          std::max(interleavedTerms,
-                   residueWindows(r, inType.getDimSize(1 + rank), kernel.back(),
-                                  lastStride, g.padsBegin[rank - 1])
-                       .numTerms);
-
   // One pass per class of the split dimensions, into its strided slice.
   auto routeClass = [&](ArrayRef<int64_t> residue) {
     SmallVector<ResidueWindows> windows;
@@ -461,7 +452,7 @@ routeToOverlappingWindows(OpBuilder &b, Location loc, RankedTensorType inType,
       offsets.append({0, 0});
       sizes.append({resultShape[1 + rank], lastStride});
       strides.append({1, 1});
-      numTerms.push_back(interleavedTerms);
+      numTerms.push_back(plan.interleavedTerms);
     }
     if (llvm::is_contained(sizes, 0))
       return;
@@ -492,6 +483,9 @@ routeToOverlappingWindows(OpBuilder &b, Location loc, RankedTensorType inType,
         t.splitPosition = t.splitPosition * kernel[i] + windows[i].rho +
                           term[i] * g.strides[i];
       }
+      // Along the interleaved dimension, term j of class r is window column
+      // q + (r + padding) floordiv stride - j, at kernel column
+      // (r + padding) mod stride + j * stride where that is in the kernel.
       if (plan.interleaveLast) {
         t.interleavedTerm = term.back();
         windowOffsets.push_back(0);
