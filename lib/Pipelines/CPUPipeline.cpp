@@ -58,6 +58,12 @@ void mlir::gs::buildCPUPipeline(OpPassManager &pm,
   // vectorizes where it would unroll each short row.
   pm.addPass(createCollapseInnerLoops());
   buildBufferizationPipeline(pm, /*deallocate=*/true);
+  // The register blocks' output rows prefetched and their steps marked
+  // for unrolling, on buffers.
+  if (options.kernelSchedule) {
+    pm.addPass(createPrefetchBlockOutputs());
+    pm.addPass(createUnrollRegisterBlockSteps());
+  }
   buildLoopsToLLVMPipeline(pm, /*gpuRuntimeCalls=*/false,
                            options.outlineKernels);
 }
@@ -109,6 +115,7 @@ void mlir::gs::buildLoopsToLLVMPipeline(OpPassManager &pm, bool gpuRuntimeCalls,
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createLoopAnnotationsToLLVM());
   pm.addPass(createConvertFuncToLLVMPass());
   if (outlineKernels)
     pm.addNestedPass<LLVM::LLVMFuncOp>(createMarkDistinctBuffersNoAlias());

@@ -6,6 +6,7 @@
 // register block becomes vector FMAs, the bias and ReLU one fused loop,
 // and every temporary buffer is freed.
 
+// CHECK: #[[$UNROLL:.*]] = #llvm.loop_annotation<unroll = #{{.*}}>
 // CHECK-NOT: builtin.unrealized_conversion_cast
 // CHECK-NOT: gs.
 // CHECK-LABEL: llvm.func @forward(
@@ -26,8 +27,14 @@
 // CHECK: llvm.return{{$}}
 // CHECK-NOT: llvm.call @{{(aligned_alloc|malloc)}}
 // Each loop nest a function of its own (gs-outline-kernels).
+// The register block's output rows 24 columns further along (the next
+// panel's) prefetched into L2, a prefetch per line (gs-prefetch-block-outputs);
+// its steps marked for LLVM to unroll (gs-unroll-register-block-steps).
 // CHECK: llvm.func internal @[[GEMM]](
+// CHECK-COUNT-8: "llvm.intr.prefetch"({{.*}}) <{cache = 1 : i32, hint = 2 : i32, rw = 0 : i32}>
+// CHECK-NOT: llvm.intr.prefetch
 // CHECK-COUNT-12: llvm.intr.fmuladd({{.*}}) : (vector<8xf32>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+// CHECK: llvm.br {{.*}} {loop_annotation = #[[$UNROLL]]}
 // CHECK: llvm.func internal @[[BIAS_RELU]](
 // CHECK: llvm.fadd {{.*}} : f32
 // CHECK-NEXT: llvm.intr.maximum({{.*}}) : (f32, f32) -> f32

@@ -95,6 +95,57 @@ def CollapseInnerLoops : Pass<"gs-collapse-inner-loops"> {
   ];
 }
 
+def UnrollRegisterBlockSteps : Pass<"gs-unroll-register-block-steps"> {
+  let summary = "Have LLVM unroll the reduction steps of the register blocks";
+  let description = [{
+    After the kernel schedule and loop-invariant-subset-hoisting, a
+    register block is a loop over the reduction steps whose iteration
+    arguments are its accumulator rows (vectors) and whose body broadcasts
+    A, loads a row of B and multiplies-adds (`vector.fma`). LLVM leaves
+    such a large loop body rolled; this pass marks the loop for LLVM to
+    unroll 4 times (`llvm.loop_annotation`, which `gs-loop-annotations-to-
+    llvm` carries over to the lowered loop's branch), so that the counter,
+    compare and branch, competing with the FMAs for ports, run once per
+    four steps. LLVM unrolls it late, where unrolling it here cost 2 s of
+    ResNet-18's MLIR lowering. Only blocks of 8 accumulators or more: the
+    narrow edge blocks are many (one per peeled edge of every GEMM) and
+    run little of the time.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def LoopAnnotationsToLLVM : Pass<"gs-loop-annotations-to-llvm"> {
+  let summary = "Carry loops' llvm.loop_annotation over to their LLVM branches";
+  let description = [{
+    `convert-scf-to-cf` moves an `scf.for`'s `llvm.loop_annotation`
+    attribute to the branch that closes the loop, and
+    `convert-cf-to-llvm` keeps it there as an attribute that translation
+    to LLVM IR ignores (LLVM 22): this pass, after both, makes it the
+    `loop_annotation` of the `llvm.br` or `llvm.cond_br`, which becomes
+    the branch's `!llvm.loop` metadata.
+  }];
+}
+
+def PrefetchBlockOutputs : Pass<"gs-prefetch-block-outputs"> {
+  let summary = "Prefetch the outputs the next panel's register block loads";
+  let description = [{
+    On bufferized code, before the steps of each register block (as
+    gs-unroll-register-block-steps finds them), prefetches into the L2
+    cache (`memref.prefetch`, locality 2) the output rows that the block at
+    the same rows of the next panel will load as its accumulators: each
+    accumulator row read again, one block width further along the row,
+    resolved through the subviews to the buffer they view and kept within
+    its rows (the last panel prefetches its own). A large GEMM's output
+    does not stay in the caches between the passes of its reduction slabs,
+    and a block's first steps waited for its 16 rows from memory (11% of a
+    2048^3 GEMM in its load instructions, 5% with the prefetches); the
+    next panel's block at the same rows runs 8 blocks later, time enough.
+  }];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect", "::mlir::memref::MemRefDialect"
+  ];
+}
+
 def SplitReductions : Pass<"gs-split-reductions"> {
   let summary = "Sum large floating-point reductions in lanes, then the lanes";
   let description = [{
