@@ -3,10 +3,12 @@
 // The innermost parallel loops of an elementwise or reduction generic that
 // are contiguous in all its operands merge into one loop, so that LLVM
 // vectorizes along memory instead of unrolling a short row and gathering
-// across rows.
+// across rows; so do the innermost reduction loops of reductions that are
+// the same in any order.
 //
 //===----------------------------------------------------------------------===//
 
+#include "gs/Conversion/LinalgReductions.h"
 #include "gs/Pipelines/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -22,10 +24,30 @@ namespace mlir::gs {
 using namespace mlir;
 
 namespace {
-/// The loops of `op` grouped for collapsing: its innermost parallel loops,
-/// as many as are contiguous in every operand, as one group, every other
-/// loop alone. Empty where there is nothing to merge.
-SmallVector<ReassociationIndices> innerParallelRun(linalg::GenericOp op) {
+/// Whether every output of `op` is a reduction whose result is the same in
+/// any order (integer counts, and, or, max, min), which LLVM vectorizes
+/// over a long loop; it keeps floating-point sums in order, scalar.
+bool reducesInAnyOrder(linalg::GenericOp op) {
+  for (auto [i, init] : llvm::enumerate(op.getDpsInits())) {
+    Operation *combiner = gs::getReductionCombiner(op, i);
+    std::optional<gs::CombinerIdentity> identity =
+        combiner ? gs::getCombinerIdentity(combiner,
+                                           getElementTypeOrSelf(init.getType()))
+                 : std::nullopt;
+    if (!identity || !identity->orderIndependent)
+      return false;
+  }
+  return true;
+}
+
+/// The loops of `op` grouped for collapsing: its innermost loops of one
+/// kind, as many as are contiguous in every operand, as one group, every
+/// other loop alone. Empty where there is nothing to merge. Parallel
+/// loops, or reduction loops where the reductions are the same in any
+/// order (reducesInAnyOrder): merged, a 4-D count over a tensor is one
+/// long vectorized loop instead of rows of 56 or 7 elements, and visits its
+/// elements in the same order all the same.
+SmallVector<ReassociationIndices> innerLoopRun(linalg::GenericOp op) {
   if (!op.hasPureTensorSemantics() || op.hasDynamicShape() ||
       linalg::isaContractionOpInterface(op) ||
       linalg::isaConvolutionOpInterface(op))
@@ -37,8 +59,11 @@ SmallVector<ReassociationIndices> innerParallelRun(linalg::GenericOp op) {
     return {};
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   int64_t numLoops = op.getNumLoops();
+  if (iterators.back() == utils::IteratorType::reduction &&
+      !reducesInAnyOrder(op))
+    return {};
   int64_t first = numLoops;
-  while (first > 0 && iterators[first - 1] == utils::IteratorType::parallel) {
+  while (first > 0 && iterators[first - 1] == iterators.back()) {
     ReassociationIndices run;
     for (int64_t d = first - 1; d < numLoops; ++d)
       run.push_back(d);
@@ -74,6 +99,8 @@ void moveShortReductionsInside(RewriterBase &rewriter, linalg::LinalgOp op) {
   SmallVector<utils::IteratorType> iterators = generic.getIteratorTypesArray();
   SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
   unsigned merged = iterators.size() - 1;
+  if (iterators[merged] != utils::IteratorType::parallel)
+    return;
   int64_t steps = 1;
   for (unsigned d = 0; d < merged; ++d) {
     if (iterators[d] != utils::IteratorType::reduction)
@@ -95,7 +122,7 @@ struct CollapseInnerLoopsPass
     SmallVector<std::pair<linalg::GenericOp, SmallVector<ReassociationIndices>>>
         collapses;
     getOperation()->walk([&](linalg::GenericOp op) {
-      SmallVector<ReassociationIndices> groups = innerParallelRun(op);
+      SmallVector<ReassociationIndices> groups = innerLoopRun(op);
       if (!groups.empty())
         collapses.emplace_back(op, std::move(groups));
     });

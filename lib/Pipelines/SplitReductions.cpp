@@ -87,6 +87,90 @@ std::optional<SplitPlan> planSplit(linalg::GenericOp op, int64_t minPoints,
   return plan;
 }
 
+/// The points `op` iterates over (static).
+int64_t pointsOf(linalg::GenericOp op) {
+  int64_t points = 1;
+  for (int64_t size : op.getStaticLoopRanges())
+    points *= size;
+  return points;
+}
+
+/// The lanes of a flattened full reduction of `points` points: the most
+/// that divide them, at most `maxLanes`, each lane combining at least
+/// kMinPointsPerLane points; 0 where fewer than kMinLanes would.
+int64_t flatLanes(int64_t points, int64_t maxLanes) {
+  for (int64_t lanes = std::min(maxLanes, points / kMinPointsPerLane);
+       lanes >= kMinLanes; --lanes)
+    if (points % lanes == 0)
+      return lanes;
+  return 0;
+}
+
+/// Whether `op` reduces the whole of its inputs, read in order, into
+/// scalars, at least one in an order-dependent way, over `minPoints` points
+/// or more: then it can read its inputs as (points / lanes) x lanes
+/// matrices instead, whatever their shape (flattenFullReduction). A 3x3
+/// convolution's weight of 512 input channels has 9 lanes as it is (the
+/// kernel's 3 x 3; 9 x 512 are more than 4096), too few to split.
+bool isFlattenableFullReduction(linalg::GenericOp op, int64_t minPoints) {
+  if (!op.hasPureTensorSemantics() || op.hasDynamicShape() ||
+      op.getNumParallelLoops() != 0 || op.getNumLoops() == 0 ||
+      !op.getBody()->getOps<linalg::IndexOp>().empty())
+    return false;
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (!op.getMatchingIndexingMap(input).isIdentity())
+      return false;
+  bool orderDependent = false;
+  for (auto [i, init] : llvm::enumerate(op.getDpsInits())) {
+    Operation *combiner = getReductionCombiner(op, i);
+    std::optional<CombinerIdentity> identity =
+        combiner ? getCombinerIdentity(combiner,
+                                       getElementTypeOrSelf(init.getType()))
+                 : std::nullopt;
+    if (!identity ||
+        op.getIndexingMapMatchingResult(op->getResult(i)).getNumResults())
+      return false;
+    orderDependent |= !identity->orderIndependent;
+  }
+  return orderDependent && pointsOf(op) >= minPoints;
+}
+
+/// `op` (isFlattenableFullReduction) over its inputs viewed as (points /
+/// lanes) x lanes matrices, replacing it: the same elements in the same
+/// order, two loops.
+linalg::GenericOp flattenFullReduction(linalg::GenericOp op, int64_t lanes,
+                                       RewriterBase &rewriter) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  int64_t points = pointsOf(op);
+  SmallVector<Value> matrices;
+  for (Value input : op.getDpsInputs()) {
+    auto type = cast<RankedTensorType>(input.getType());
+    Value flat = input;
+    if (type.getRank() != 1) {
+      ReassociationIndices all =
+          llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+      flat = tensor::CollapseShapeOp::create(
+          rewriter, loc, input, ArrayRef<ReassociationIndices>{all});
+    }
+    matrices.push_back(tensor::ExpandShapeOp::create(
+        rewriter, loc,
+        RankedTensorType::get({points / lanes, lanes}, type.getElementType()),
+        flat, ArrayRef<ReassociationIndices>{{0, 1}}));
+  }
+  MLIRContext *context = op.getContext();
+  SmallVector<AffineMap> maps(matrices.size(),
+                              AffineMap::getMultiDimIdentityMap(2, context));
+  maps.append(op.getNumDpsInits(), AffineMap::get(2, 0, {}, context));
+  auto flat = linalg::GenericOp::create(
+      rewriter, loc, op->getResultTypes(), matrices, op.getDpsInits(), maps,
+      SmallVector<utils::IteratorType>(2, utils::IteratorType::reduction));
+  rewriter.inlineRegionBefore(op.getRegion(), flat.getRegion(),
+                              flat.getRegion().end());
+  rewriter.replaceOp(op, flat.getResults());
+  return flat;
+}
+
 /// `map` with the loops of `dims` appended to its results.
 AffineMap withResults(AffineMap map, ArrayRef<unsigned> dims) {
   SmallVector<AffineExpr> results(map.getResults());
@@ -183,11 +267,20 @@ struct SplitReductionsPass
 
   void runOnOperation() override {
     SmallVector<std::pair<linalg::GenericOp, SplitPlan>> splits;
+    SmallVector<std::pair<linalg::GenericOp, int64_t>> flattenings;
     getOperation()->walk([&](linalg::GenericOp op) {
       if (std::optional<SplitPlan> plan = planSplit(op, minPoints, maxLanes))
         splits.emplace_back(op, std::move(*plan));
+      else if (isFlattenableFullReduction(op, minPoints))
+        if (int64_t lanes = flatLanes(pointsOf(op), maxLanes))
+          flattenings.emplace_back(op, lanes);
     });
     IRRewriter rewriter(&getContext());
+    for (auto [op, lanes] : flattenings) {
+      linalg::GenericOp flat = flattenFullReduction(op, lanes, rewriter);
+      if (std::optional<SplitPlan> plan = planSplit(flat, minPoints, maxLanes))
+        splits.emplace_back(flat, std::move(*plan));
+    }
     for (auto &[op, plan] : splits)
       splitReduction(op, plan, rewriter);
   }

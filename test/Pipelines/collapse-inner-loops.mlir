@@ -101,3 +101,49 @@ func.func @channel_broadcast(%x: tensor<2x3x4x5xf32>, %scale: tensor<1x3x1x1xf32
   } -> tensor<2x3x4x5xf32>
   return %r : tensor<2x3x4x5xf32>
 }
+
+// -----
+
+// Counts over a whole tensor (gs.cast_stats' counters, exact in any order):
+// the four reduction loops merge into one, which LLVM vectorizes where
+// it kept each row of 7 apart. A floating-point sum is left in its loops
+// (LLVM keeps it in order and scalar either way; gs-split-reductions gives
+// the large ones lanes), even beside a maximum.
+
+// CHECK-DAG: #[[$ELEMENT:.*]] = affine_map<(d0) -> (d0)>
+// CHECK-DAG: #[[$SCALAR:.*]] = affine_map<(d0) -> ()>
+// CHECK-LABEL: func.func @counts(
+// CHECK-SAME:      %[[X:.*]]: tensor<2x3x7x7xf32>
+// CHECK:         %[[FLAT:.*]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1, 2, 3]] : tensor<2x3x7x7xf32> into tensor<294xf32>
+// CHECK:         linalg.generic {indexing_maps = [#[[$ELEMENT]], #[[$SCALAR]], #[[$SCALAR]]], iterator_types = ["reduction"]}
+// CHECK-SAME:        ins(%[[FLAT]] : tensor<294xf32>)
+// CHECK-LABEL: func.func @sum_and_max(
+// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "reduction", "reduction", "reduction"]
+// CHECK-SAME:        ins(%{{.*}} : tensor<2x3x7x7xf32>)
+func.func @counts(%x: tensor<2x3x7x7xf32>, %nonzeros: tensor<i32>, %finite: tensor<i1>) -> (tensor<i32>, tensor<i1>) {
+  %r:2 = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> ()>, affine_map<(n, c, h, w) -> ()>], iterator_types = ["reduction", "reduction", "reduction", "reduction"]} ins(%x : tensor<2x3x7x7xf32>) outs(%nonzeros, %finite : tensor<i32>, tensor<i1>) {
+  ^bb0(%in: f32, %count: i32, %all: i1):
+    %zero = arith.constant 0.0 : f32
+    %inf = arith.constant 0x7F800000 : f32
+    %nz = arith.cmpf une, %in, %zero : f32
+    %one = arith.extui %nz : i1 to i32
+    %c = arith.addi %count, %one : i32
+    %a = math.absf %in : f32
+    %f = arith.cmpf olt, %a, %inf : f32
+    %both = arith.andi %all, %f : i1
+    linalg.yield %c, %both : i32, i1
+  } -> (tensor<i32>, tensor<i1>)
+  return %r#0, %r#1 : tensor<i32>, tensor<i1>
+}
+func.func @sum_and_max(%x: tensor<2x3x7x7xf32>, %sum: tensor<f64>, %max: tensor<f64>) -> (tensor<f64>, tensor<f64>) {
+  %r:2 = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> ()>, affine_map<(n, c, h, w) -> ()>], iterator_types = ["reduction", "reduction", "reduction", "reduction"]} ins(%x : tensor<2x3x7x7xf32>) outs(%sum, %max : tensor<f64>, tensor<f64>) {
+  ^bb0(%in: f32, %s: f64, %m: f64):
+    %w = arith.extf %in : f32 to f64
+    %sq = arith.mulf %w, %w : f64
+    %s2 = arith.addf %s, %sq : f64
+    %a = math.absf %w : f64
+    %m2 = arith.maximumf %m, %a : f64
+    linalg.yield %s2, %m2 : f64, f64
+  } -> (tensor<f64>, tensor<f64>)
+  return %r#0, %r#1 : tensor<f64>, tensor<f64>
+}

@@ -83,15 +83,15 @@ func.func @statistics(%g: tensor<64x32x14x14xf16>, %i0: tensor<f64>, %i1: tensor
 // -----
 
 // Left as they are: too few points; only exact combiners (the targets split
-// those themselves); a single reduction loop; a running value read twice; a
-// combiner without an identity; a contraction.
+// those themselves); a running value read twice; a combiner without an
+// identity; a contraction.
 
 // CHECK-LABEL: func.func @unchanged
 // NARROW-LABEL: func.func @unchanged
 // CHECK-NOT: -0.0
-// CHECK-COUNT-6: linalg.generic
+// CHECK-COUNT-5: linalg.generic
 // CHECK-NOT: linalg.generic
-func.func @unchanged(%small: tensor<8x8x15xf32>, %big: tensor<64x64x64xf32>, %flat: tensor<262144xf32>, %a: tensor<4x64x64xf32>, %b: tensor<64x64x4xf32>, %f: tensor<f32>, %i: tensor<i32>) -> (tensor<f32>, tensor<i32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<4x4xf32>) {
+func.func @unchanged(%small: tensor<8x8x15xf32>, %big: tensor<64x64x64xf32>, %a: tensor<4x64x64xf32>, %b: tensor<64x64x4xf32>, %f: tensor<f32>, %i: tensor<i32>) -> (tensor<f32>, tensor<i32>, tensor<f32>, tensor<f32>, tensor<4x4xf32>) {
   %0 = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> ()>], iterator_types = ["reduction", "reduction", "reduction"]} ins(%small : tensor<8x8x15xf32>) outs(%f : tensor<f32>) {
   ^bb0(%x: f32, %acc: f32):
     %s = arith.addf %acc, %x : f32
@@ -103,11 +103,6 @@ func.func @unchanged(%small: tensor<8x8x15xf32>, %big: tensor<64x64x64xf32>, %fl
     %s = arith.addi %acc, %nz : i32
     linalg.yield %s : i32
   } -> tensor<i32>
-  %2 = linalg.generic {indexing_maps = [affine_map<(a) -> (a)>, affine_map<(a) -> ()>], iterator_types = ["reduction"]} ins(%flat : tensor<262144xf32>) outs(%f : tensor<f32>) {
-  ^bb0(%x: f32, %acc: f32):
-    %s = arith.addf %acc, %x : f32
-    linalg.yield %s : f32
-  } -> tensor<f32>
   %3 = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> ()>], iterator_types = ["reduction", "reduction", "reduction"]} ins(%big : tensor<64x64x64xf32>) outs(%f : tensor<f32>) {
   ^bb0(%x: f32, %acc: f32):
     %t = arith.mulf %acc, %x : f32
@@ -126,5 +121,53 @@ func.func @unchanged(%small: tensor<8x8x15xf32>, %big: tensor<64x64x64xf32>, %fl
     %s = arith.addf %acc, %p : f32
     linalg.yield %s : f32
   } -> tensor<4x4xf32>
-  return %0, %1, %2, %3, %4, %5 : tensor<f32>, tensor<i32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<4x4xf32>
+  return %0, %1, %3, %4, %5 : tensor<f32>, tensor<i32>, tensor<f32>, tensor<f32>, tensor<4x4xf32>
+}
+
+// -----
+
+// Whole tensors summed whose innermost loops make too few lanes (a 3x3
+// convolution weight of 512 input channels: 9, and 9 x 512 is more than
+// 4096; a single loop: none) are read as (points / lanes) x lanes instead,
+// the most lanes that divide the points (at most 4096, each of at least 8
+// points): 2359296 = 576 x 4096 and 262144 = 64 x 4096 (with at most 100
+// lanes, 4096 x 64). A maximum beside the sum is split alike. A prime
+// number of points has no such lanes and is left alone.
+
+// CHECK-LABEL: func.func @whole_tensors
+// CHECK-SAME:      %[[W:[^:]*]]: tensor<512x512x3x3xf16>, %[[FLAT:[^:]*]]: tensor<262144xf32>
+// CHECK:         %[[WFLAT:.+]] = tensor.collapse_shape %[[W]] {{\[\[}}0, 1, 2, 3]] : tensor<512x512x3x3xf16> into tensor<2359296xf16>
+// CHECK:         %[[WM:.+]] = tensor.expand_shape %[[WFLAT]] {{\[\[}}0, 1]] output_shape [576, 4096] : tensor<2359296xf16> into tensor<576x4096xf16>
+// CHECK:         %[[WP:.+]]:2 = linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%[[WM]] : tensor<576x4096xf16>) outs(%{{.*}}, %{{.*}} : tensor<4096xf64>, tensor<4096xf64>)
+// CHECK:           arith.addf
+// CHECK:           arith.maximumf
+// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[WP]]#0, %[[WP]]#1 : tensor<4096xf64>, tensor<4096xf64>)
+// CHECK:         %[[FM:.+]] = tensor.expand_shape %[[FLAT]] {{\[\[}}0, 1]] output_shape [64, 4096] : tensor<262144xf32> into tensor<64x4096xf32>
+// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%[[FM]] : tensor<64x4096xf32>) outs(%{{.*}} : tensor<4096xf32>)
+// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%{{.*}} : tensor<4096xf32>)
+// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%{{.*}} : tensor<4099xf32>)
+// CHECK-NOT:     linalg.generic
+// NARROW-LABEL: func.func @whole_tensors
+// NARROW:         tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [4096, 64] : tensor<262144xf32> into tensor<4096x64xf32>
+func.func @whole_tensors(%w: tensor<512x512x3x3xf16>, %flat: tensor<262144xf32>, %prime: tensor<4099xf32>, %d: tensor<f64>, %f: tensor<f32>) -> (tensor<f64>, tensor<f64>, tensor<f32>, tensor<f32>) {
+  %0:2 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> ()>, affine_map<(a, b, c, d) -> ()>], iterator_types = ["reduction", "reduction", "reduction", "reduction"]} ins(%w : tensor<512x512x3x3xf16>) outs(%d, %d : tensor<f64>, tensor<f64>) {
+  ^bb0(%x: f16, %sum: f64, %max: f64):
+    %wide = arith.extf %x : f16 to f64
+    %sq = arith.mulf %wide, %wide : f64
+    %s = arith.addf %sum, %sq : f64
+    %abs = math.absf %wide : f64
+    %m = arith.maximumf %max, %abs : f64
+    linalg.yield %s, %m : f64, f64
+  } -> (tensor<f64>, tensor<f64>)
+  %1 = linalg.generic {indexing_maps = [affine_map<(a) -> (a)>, affine_map<(a) -> ()>], iterator_types = ["reduction"]} ins(%flat : tensor<262144xf32>) outs(%f : tensor<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  %2 = linalg.generic {indexing_maps = [affine_map<(a) -> (a)>, affine_map<(a) -> ()>], iterator_types = ["reduction"]} ins(%prime : tensor<4099xf32>) outs(%f : tensor<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  return %0#0, %0#1, %1, %2 : tensor<f64>, tensor<f64>, tensor<f32>, tensor<f32>
 }

@@ -88,7 +88,11 @@ def CollapseInnerLoops : Pass<"gs-collapse-inner-loops"> {
     vectorizes the loop around it with gathers and scatters at the row
     stride; over the merged rows it vectorizes along memory. ResNet-18's
     batch-normalization sums over the batch (per channel and position,
-    into f64 lanes) ran 3x faster so.
+    into f64 lanes) ran 3x faster so. The innermost reduction loops merge
+    likewise where every output's reduction is the same in any order
+    (integer counts, and, or, max, min): LLVM vectorizes those, over the
+    merged loop along memory; floating-point sums it keeps in order and
+    scalar either way, and they stay as they are.
   }];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
@@ -166,8 +170,13 @@ def SplitReductions : Pass<"gs-split-reductions"> {
     network (tens of thousands to millions of points per output) then run
     as one thread per lane on a GPU and as vector lanes on the CPU, and the
     two compute the same bits. Contractions and convolutions are left to
-    their kernels; an op whose innermost reduction loop alone exceeds
-    `max-lanes` points is left as it is.
+    their kernels. A reduction of whole tensors into scalars whose
+    innermost loops would make too few lanes (a 3x3 convolution weight of
+    512 input channels: 9 lanes, as 9 x 512 exceeds `max-lanes`; a single
+    loop: none) reads its inputs as (points / lanes) x lanes matrices
+    first, the most lanes that divide the points (at most `max-lanes`, each
+    of at least 8 points), and is split so; other ops without enough lanes
+    are left as they are.
   }];
   let options = [
     Option<"minPoints", "min-points", "int64_t", /*default=*/"1024",

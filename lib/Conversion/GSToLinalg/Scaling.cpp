@@ -16,6 +16,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::gs;
@@ -238,7 +239,9 @@ struct StatsCastLowering : OpConversionPattern<UnrealizedConversionCastOp> {
 };
 
 /// One pass counting, with the input rounded to FP16 as gs.cast rounds
-/// it: nonzeros, those flushed to 0, those left subnormal, infs.
+/// it: nonzeros, those flushed to 0, those left subnormal, infs. The
+/// counters are i32 where the input has fewer than 2^31 elements (widened
+/// to i64 after the pass): twice the lanes per vector of i64 counters.
 struct CastStatsLowering : OpConversionPattern<CastStatsOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -246,10 +249,16 @@ struct CastStatsLowering : OpConversionPattern<CastStatsOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Type i64 = rewriter.getI64Type();
+    RankedTensorType inputType = tensorTypeOf(adaptor.getInput());
+    Type counter =
+        inputType.hasStaticShape() &&
+                inputType.getNumElements() < std::numeric_limits<int32_t>::max()
+            ? rewriter.getI32Type()
+            : i64;
     constexpr int64_t numCounts = telemetry::NumCastCounts;
     SmallVector<Value> counts = reduceToScalars(
         rewriter, loc, adaptor.getInput(), SmallVector<double>(numCounts, 0.0),
-        SmallVector<Type>(numCounts, i64),
+        SmallVector<Type>(numCounts, counter),
         [&](OpBuilder &b, Location l, Value x, ValueRange acc) {
           Value half = arith::TruncFOp::create(b, l, b.getF16Type(), x);
           Value magnitude = math::AbsFOp::create(b, l, half);
@@ -271,9 +280,12 @@ struct CastStatsLowering : OpConversionPattern<CastStatsOp> {
           SmallVector<Value> next;
           for (auto [count, predicate] : llvm::zip_equal(acc, predicates))
             next.push_back(arith::AddIOp::create(
-                b, l, count, arith::ExtUIOp::create(b, l, i64, predicate)));
+                b, l, count, arith::ExtUIOp::create(b, l, counter, predicate)));
           return next;
         });
+    if (counter != i64)
+      for (Value &count : counts)
+        count = arith::ExtUIOp::create(rewriter, loc, i64, count);
     rewriter.replaceOpWithNewOp<tensor::FromElementsOp>(
         op, RankedTensorType::get({numCounts}, i64), counts);
     return success();

@@ -113,11 +113,13 @@ func.func @grad_stats_f64(%x: tensor<4x8xf64>) -> f32 {
 
 // -----
 
-// cast_stats: one reduction into four i64 counts of the input rounded to
-// FP16 (arith.truncf rounds to nearest even, as gs.cast does).
+// cast_stats: one reduction into four counts of the input rounded to
+// FP16 (arith.truncf rounds to nearest even, as gs.cast does), in i32
+// counters (fewer than 2^31 elements) widened to i64 after the pass.
 
 // CHECK-LABEL: func.func @cast_stats(
-// CHECK:         linalg.generic
+// CHECK:         %[[COUNTS:.*]]:4 = linalg.generic
+// CHECK-SAME:        outs({{.*}} : tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>)
 // CHECK:           %[[H:.*]] = arith.truncf %{{.*}} : f32 to f16
 // CHECK:           %[[M:.*]] = math.absf %[[H]] : f16
 // CHECK:           %[[NZ:.*]] = arith.cmpf une, %{{.*}}, %{{.*}} : f32
@@ -125,10 +127,29 @@ func.func @grad_stats_f64(%x: tensor<4x8xf64>) -> f32 {
 // CHECK:           arith.andi %[[NZ]], %[[Z]] : i1
 // CHECK:           arith.cmpf olt, %[[M]], %{{.*}} : f16
 // CHECK:           arith.cmpf oeq, %[[M]], %{{.*}} : f16
-// CHECK-COUNT-4:   arith.extui
-// CHECK:         tensor.from_elements %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<4xi64>
+// CHECK-COUNT-4:   arith.extui %{{.*}} : i1 to i32
+// CHECK:         %[[N:.*]] = tensor.extract %[[COUNTS]]#0[] : tensor<i32>
+// CHECK-COUNT-3: tensor.extract
+// CHECK:         %[[WIDE:.*]] = arith.extui %[[N]] : i32 to i64
+// CHECK-COUNT-3: arith.extui %{{.*}} : i32 to i64
+// CHECK:         tensor.from_elements %[[WIDE]], %{{.*}}, %{{.*}}, %{{.*}} : tensor<4xi64>
 func.func @cast_stats(%x: tensor<8x10xf32>) -> tensor<4xi64> {
   %counts = gs.cast_stats %x : tensor<8x10xf32>
+  return %counts : tensor<4xi64>
+}
+
+// -----
+
+// 2^31 elements and more: i64 counters.
+
+// CHECK-LABEL: func.func @cast_stats_2g(
+// CHECK:         linalg.generic
+// CHECK-SAME:        outs({{.*}} : tensor<i64>, tensor<i64>, tensor<i64>, tensor<i64>)
+// CHECK-COUNT-4:   arith.extui %{{.*}} : i1 to i64
+// CHECK-NOT:     i32
+// CHECK:         tensor.from_elements
+func.func @cast_stats_2g(%x: tensor<65536x32768xf32>) -> tensor<4xi64> {
+  %counts = gs.cast_stats %x : tensor<65536x32768xf32>
   return %counts : tensor<4xi64>
 }
 
