@@ -15,11 +15,21 @@
 // CHECK:           %[[NONZERO:.*]] = arith.cmpf olt, %{{.*}}, %[[A]] : f64
 // CHECK:           %[[SAFE:.*]] = arith.select %[[NONZERO]], %[[A]], %{{.*}} : f64
 // ln|x| inline from its exponent and mantissa bits (a libm call would keep
-// the loop scalar):
+// the loop scalar); (m-1)/(m+1) from an f32 reciprocal of m+1 refined by a
+// Newton step in f64 (no f64 division), the atanh series by FMAs:
 // CHECK:           %[[BITS:.*]] = arith.bitcast %[[SAFE]] : f64 to i64
 // CHECK:           arith.shrui %[[BITS]]
 // CHECK-NOT:       math.log
-// CHECK:           arith.divf
+// CHECK:           %[[DEN:.*]] = arith.addf %[[M:.*]], %{{.*}} : f64
+// CHECK:           %[[NARROW:.*]] = arith.truncf %[[DEN]] : f64 to f32
+// CHECK:           %[[RCP:.*]] = arith.divf %{{.*}}, %[[NARROW]] : f32
+// CHECK:           %[[R:.*]] = arith.extf %[[RCP]] : f32 to f64
+// CHECK:           %[[T0:.*]] = arith.mulf %{{.*}}, %[[R]] : f64
+// CHECK:           %[[NEG:.*]] = arith.negf %[[T0]] : f64
+// CHECK:           %[[RES:.*]] = math.fma %[[NEG]], %[[DEN]], %{{.*}} : f64
+// CHECK:           %[[T:.*]] = math.fma %[[RES]], %[[R]], %[[T0]] : f64
+// CHECK-COUNT-8:   math.fma
+// CHECK-NOT:       arith.divf
 // CHECK-NOT:       math.log
 // CHECK:           arith.maximumf %[[MAX]], %[[A]] : f64
 // CHECK:         %[[COUNT:.*]] = arith.constant 3.200000e+01 : f64
