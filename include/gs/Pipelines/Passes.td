@@ -107,10 +107,10 @@ def UnrollRegisterBlockSteps : Pass<"gs-unroll-register-block-steps"> {
     arguments are its accumulator rows (vectors) and whose body broadcasts
     A, loads a row of B and multiplies-adds (`vector.fma`). LLVM leaves
     such a large loop body rolled; this pass marks the loop for LLVM to
-    unroll 4 times (`llvm.loop_annotation`, which `gs-loop-annotations-to-
-    llvm` carries over to the lowered loop's branch), so that the counter,
-    compare and branch, competing with the FMAs for ports, run once per
-    four steps. LLVM unrolls it late, where unrolling it here cost 2 s of
+    unroll 4 times (`llvm.loop_annotation`, which
+    `gs-loop-annotations-to-llvm` carries over to the lowered loop's
+    branch), so that the counter, compare and branch, competing with the
+    FMAs for ports, run once per four steps. LLVM unrolls it late, where unrolling it here cost 2 s of
     ResNet-18's MLIR lowering. Only blocks of 8 accumulators or more: the
     narrow edge blocks are many (one per peeled edge of every GEMM) and
     run little of the time.
@@ -137,13 +137,14 @@ def PrefetchBlockOutputs : Pass<"gs-prefetch-block-outputs"> {
     gs-unroll-register-block-steps finds them), prefetches into the L2
     cache (`memref.prefetch`, locality 2) the output rows that the block at
     the same rows of the next panel will load as its accumulators: each
-    accumulator row read again, one block width further along the row,
-    resolved through the subviews to the buffer they view and kept within
-    its rows (the last panel prefetches its own). A large GEMM's output
-    does not stay in the caches between the passes of its reduction slabs,
-    and a block's first steps waited for its 16 rows from memory (11% of a
-    2048^3 GEMM in its load instructions, 5% with the prefetches); the
-    next panel's block at the same rows runs 8 blocks later, time enough.
+    accumulator row read again, one block width further along the row, one
+    prefetch per cache line, resolved through the subviews to the buffer
+    they view and kept within its rows (the last panel prefetches its own).
+    A large GEMM's output does not stay in the caches between the passes
+    of its reduction slabs, and a block's first steps waited for its rows
+    from memory (11% of a 2048^3 GEMM in its load instructions, 5% with
+    the prefetches); the next panel's block at the same rows runs 8 blocks
+    later, time enough.
   }];
   let dependentDialects = [
     "::mlir::affine::AffineDialect", "::mlir::memref::MemRefDialect"
