@@ -28,16 +28,9 @@ namespace {
 /// any order (integer counts, and, or, max, min), which LLVM vectorizes
 /// over a long loop; it keeps floating-point sums in order, scalar.
 bool reducesInAnyOrder(linalg::GenericOp op) {
-  for (auto [i, init] : llvm::enumerate(op.getDpsInits())) {
-    Operation *combiner = gs::getReductionCombiner(op, i);
-    std::optional<gs::CombinerIdentity> identity =
-        combiner ? gs::getCombinerIdentity(combiner,
-                                           getElementTypeOrSelf(init.getType()))
-                 : std::nullopt;
-    if (!identity || !identity->orderIndependent)
-      return false;
-  }
-  return true;
+  std::optional<SmallVector<gs::OutputReduction>> reductions =
+      gs::getOutputReductions(op);
+  return reductions && !gs::isOrderDependent(*reductions);
 }
 
 /// The loops of `op` grouped for collapsing: its innermost loops of one

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::gs {
@@ -53,26 +54,22 @@ std::optional<SplitPlan> planSplit(linalg::GenericOp op, int64_t minPoints,
   if (points < minPoints)
     return std::nullopt;
 
+  std::optional<SmallVector<OutputReduction>> reductions =
+      getOutputReductions(op);
+  // Sums that are exact in any order are the targets' to split.
+  if (!reductions || !isOrderDependent(*reductions))
+    return std::nullopt;
   SplitPlan plan;
-  bool orderDependent = false;
-  for (auto [i, init] : llvm::enumerate(op.getDpsInits())) {
-    Operation *combiner = getReductionCombiner(op, i);
-    if (!combiner)
-      return std::nullopt;
-    std::optional<CombinerIdentity> identity =
-        getCombinerIdentity(combiner, getElementTypeOrSelf(init.getType()));
-    AffineMap map = op.getIndexingMapMatchingResult(op->getResult(i));
-    if (!identity || !map.isProjectedPermutation() ||
+  for (auto [result, reduction] :
+       llvm::zip_equal(op->getResults(), *reductions)) {
+    AffineMap map = op.getIndexingMapMatchingResult(result);
+    if (!map.isProjectedPermutation() ||
         llvm::any_of(reductionDims,
                      [&](unsigned dim) { return map.isFunctionOfDim(dim); }))
       return std::nullopt;
-    orderDependent |= !identity->orderIndependent;
-    plan.combiners.push_back(combiner);
-    plan.identities.push_back(identity->value);
+    plan.combiners.push_back(reduction.combiner);
+    plan.identities.push_back(reduction.identity.value);
   }
-  // Sums that are exact in any order are the targets' to split.
-  if (!orderDependent)
-    return std::nullopt;
 
   // The innermost reduction loops that fit, keeping the outermost one.
   int64_t lanes = 1;
@@ -85,14 +82,6 @@ std::optional<SplitPlan> planSplit(linalg::GenericOp op, int64_t minPoints,
   if (lanes < kMinLanes || points / lanes < kMinPointsPerLane)
     return std::nullopt;
   return plan;
-}
-
-/// The points `op` iterates over (static).
-int64_t pointsOf(linalg::GenericOp op) {
-  int64_t points = 1;
-  for (int64_t size : op.getStaticLoopRanges())
-    points *= size;
-  return points;
 }
 
 /// The lanes of a flattened full reduction of `points` points: the most
@@ -120,19 +109,14 @@ bool isFlattenableFullReduction(linalg::GenericOp op, int64_t minPoints) {
   for (OpOperand *input : op.getDpsInputOperands())
     if (!op.getMatchingIndexingMap(input).isIdentity())
       return false;
-  bool orderDependent = false;
-  for (auto [i, init] : llvm::enumerate(op.getDpsInits())) {
-    Operation *combiner = getReductionCombiner(op, i);
-    std::optional<CombinerIdentity> identity =
-        combiner ? getCombinerIdentity(combiner,
-                                       getElementTypeOrSelf(init.getType()))
-                 : std::nullopt;
-    if (!identity ||
-        op.getIndexingMapMatchingResult(op->getResult(i)).getNumResults())
-      return false;
-    orderDependent |= !identity->orderIndependent;
-  }
-  return orderDependent && pointsOf(op) >= minPoints;
+  if (llvm::any_of(op->getResults(), [&](OpResult result) {
+        return op.getIndexingMapMatchingResult(result).getNumResults() != 0;
+      }))
+    return false;
+  std::optional<SmallVector<OutputReduction>> reductions =
+      getOutputReductions(op);
+  return reductions && isOrderDependent(*reductions) &&
+         computeProduct(op.getStaticLoopRanges()) >= minPoints;
 }
 
 /// `op` (isFlattenableFullReduction) over its inputs viewed as (points /
@@ -142,7 +126,7 @@ linalg::GenericOp flattenFullReduction(linalg::GenericOp op, int64_t lanes,
                                        RewriterBase &rewriter) {
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
-  int64_t points = pointsOf(op);
+  int64_t points = computeProduct(op.getStaticLoopRanges());
   SmallVector<Value> matrices;
   for (Value input : op.getDpsInputs()) {
     auto type = cast<RankedTensorType>(input.getType());
@@ -272,7 +256,8 @@ struct SplitReductionsPass
       if (std::optional<SplitPlan> plan = planSplit(op, minPoints, maxLanes))
         splits.emplace_back(op, std::move(*plan));
       else if (isFlattenableFullReduction(op, minPoints))
-        if (int64_t lanes = flatLanes(pointsOf(op), maxLanes))
+        if (int64_t lanes =
+                flatLanes(computeProduct(op.getStaticLoopRanges()), maxLanes))
           flattenings.emplace_back(op, lanes);
     });
     IRRewriter rewriter(&getContext());

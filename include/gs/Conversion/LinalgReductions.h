@@ -34,6 +34,22 @@ struct CombinerIdentity {
 std::optional<CombinerIdentity> getCombinerIdentity(Operation *combiner,
                                                     Type type);
 
+/// How one output of a reducing linalg.generic is combined.
+struct OutputReduction {
+  Operation *combiner;
+  CombinerIdentity identity;
+};
+
+/// Each output's combiner (getReductionCombiner) and its identity
+/// (getCombinerIdentity), in output order; nullopt where an output has
+/// neither.
+std::optional<SmallVector<OutputReduction>>
+getOutputReductions(linalg::GenericOp op);
+
+/// Whether one of `reductions` depends on the order it combines in (a
+/// floating-point sum or product).
+bool isOrderDependent(ArrayRef<OutputReduction> reductions);
+
 } // namespace mlir::gs
 
 #endif // GS_CONVERSION_LINALGREDUCTIONS_H

@@ -268,21 +268,14 @@ GenericKernelBuilder::delinearize(OpBuilder &b, Location loc, Value linear,
 void GenericKernelBuilder::planSplit() {
   if (reductionDims.empty() || numReductionPoints() < kSplitReductionPoints)
     return;
-  SmallVector<Operation *> found;
-  SmallVector<TypedAttr> values;
-  for (unsigned i = 0, e = op.getNumDpsInits(); i < e; ++i) {
-    Operation *combiner = getReductionCombiner(op, i);
-    if (!combiner)
-      return;
-    std::optional<CombinerIdentity> identity = getCombinerIdentity(
-        combiner, getElementTypeOrSelf(op.getDpsInits()[i].getType()));
-    if (!identity || !identity->orderIndependent)
-      return;
-    found.push_back(combiner);
-    values.push_back(identity->value);
+  std::optional<SmallVector<OutputReduction>> reductions =
+      getOutputReductions(op);
+  if (!reductions || isOrderDependent(*reductions))
+    return;
+  for (const OutputReduction &reduction : *reductions) {
+    combiners.push_back(reduction.combiner);
+    identities.push_back(reduction.identity.value);
   }
-  combiners = std::move(found);
-  identities = std::move(values);
 }
 
 SmallVector<Value> GenericKernelBuilder::callOperands(OpBuilder &b) {

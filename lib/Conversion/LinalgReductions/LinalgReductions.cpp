@@ -65,3 +65,25 @@ mlir::gs::getCombinerIdentity(Operation *combiner, Type type) {
     return value(APFloat::getOne(semantics), false);
   return std::nullopt;
 }
+
+std::optional<SmallVector<OutputReduction>>
+mlir::gs::getOutputReductions(linalg::GenericOp op) {
+  SmallVector<OutputReduction> reductions;
+  for (auto [i, init] : llvm::enumerate(op.getDpsInits())) {
+    Operation *combiner = getReductionCombiner(op, i);
+    if (!combiner)
+      return std::nullopt;
+    std::optional<CombinerIdentity> identity =
+        getCombinerIdentity(combiner, getElementTypeOrSelf(init.getType()));
+    if (!identity)
+      return std::nullopt;
+    reductions.push_back({combiner, *identity});
+  }
+  return reductions;
+}
+
+bool mlir::gs::isOrderDependent(ArrayRef<OutputReduction> reductions) {
+  return llvm::any_of(reductions, [](const OutputReduction &reduction) {
+    return !reduction.identity.orderIndependent;
+  });
+}
