@@ -384,9 +384,6 @@ static void print(const Tensor &t, StringRef name, llvm::raw_ostream &os) {
 /// given inputs, every input is zeros.
 static int benchmark(gs::JitFunction &function,
                      std::vector<const Tensor *> inputs) {
-  // Time the function, not mmap and page faults, as training executables
-  // run it.
-  gs::runtime::keepFreedBuffersInHeap();
   std::vector<Tensor> zeros;
   if (inputs.empty()) {
     for (const gs::TensorSignature &s : function.inputs()) {
