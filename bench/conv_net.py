@@ -13,6 +13,12 @@ Prints, in one run, on one thread each, both pinned to the same core:
   (batch 64, 28x28), FP32 and gradient-scaling steps (SGD momentum 0.9)
   against PyTorch's FP32 step, and the gs step over our FP32 step.
 
+Each case runs in rounds (--rounds, default 3): ours, then each
+PyTorch's, in turn; each side's figure is its fastest round's median
+(these machines are shared: a neighbour's load slows whole runs of a
+process by up to a quarter, and the interleaved rounds give each side the
+same chances of a quiet one).
+
 The baseline is Debian's PyTorch (1.13) with its default CPU kernels: the
 script prints which ones it has (oneDNN/MKL-DNN convolutions, the BLAS).
 With --pytorch-python, a second baseline: the PyTorch of that interpreter
@@ -22,8 +28,8 @@ build/pytorch-current), which times each case in a process of its own
 ours. Ratios are PyTorch's time over ours (above 1: GradScale is faster).
 
 Run with Debian's Python (PyTorch, NumPy):
-  /usr/bin/python3 bench/conv_net.py [--build BUILD] [--runs N] [--no-networks]
-      [--pytorch-python build/pytorch-current/bin/python3]
+  /usr/bin/python3 bench/conv_net.py [--build BUILD] [--runs N] [--rounds R]
+      [--no-networks] [--pytorch-python build/pytorch-current/bin/python3]
 """
 
 import argparse
@@ -114,15 +120,18 @@ def export(model, inputs, names, path):
                           output_names=["loss"])
 
 
-def gs_step_ms(build, model, shapes, train, scaling, inputs, runs, tmp):
-    """Compiles the train step of `model` and times it with gs-run."""
+def gs_step(build, model, train, scaling, tmp):
+    """The train step of `model` as gs-opt writes it (a file)."""
     step = os.path.join(tmp, f"step_{scaling}.mlir")
     gs_opt = os.path.join(build, "bin", "gs-opt")
+    subprocess.run([gs_opt, model, f"--onnx-train={train}",
+                    f"--gs-train=scaling={scaling}", "-o", step], check=True)
+    return step
+
+
+def gs_step_ms(build, step, inputs, runs):
+    """The median time of the train step in `step`, by gs-run."""
     gs_run = os.path.join(build, "bin", "gs-run")
-    command = [gs_opt, model, f"--onnx-train={train}",
-               f"--gs-train=scaling={scaling}", "-o", step]
-    command += [f"--onnx-shape={name}={shape}" for name, shape in shapes]
-    subprocess.run(command, check=True)
     command = ["taskset", "-c", str(CORE), gs_run, step, "--entry=train_step",
                f"--benchmark={runs}"]
     for path in inputs:
@@ -130,6 +139,16 @@ def gs_step_ms(build, model, shapes, train, scaling, inputs, runs, tmp):
     out = subprocess.run(command, check=True, capture_output=True,
                          text=True).stdout
     return float(re.search(r"median ([0-9.]+) ms", out).group(1))
+
+
+def fastest_rounds(rounds, timers):
+    """Calls each timer in turn, `rounds` times; each one's fastest
+    result."""
+    best = [float("inf")] * len(timers)
+    for _ in range(rounds):
+        for i, timer in enumerate(timers):
+            best[i] = min(best[i], timer())
+    return best
 
 
 def save(tmp, name, value):
@@ -206,20 +225,24 @@ def conv_layers(args):
           f"{'GFLOP/s':>8} {'PyTorch/GS':>10}{current}")
     for name, *_ in RESNET18_CONVS:
         model, x, flops = layer_case(name)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "layer.onnx")
             export(model, (x,), ["x"], path)
-            ours = gs_step_ms(args.build, path, [], "loss=loss optimizer=sgd "
-                              "lr=0.01", "fp32", [save(tmp, "x", x.numpy())],
-                              args.runs, tmp)
-        theirs = torch_step_ms(model, (x,),
-                               torch.optim.SGD(model.parameters(), lr=0.01),
-                               args.runs)
+            step = gs_step(args.build, path, "loss=loss optimizer=sgd lr=0.01",
+                           "fp32", tmp)
+            inputs = [save(tmp, "x", x.numpy())]
+            timers = [lambda: gs_step_ms(args.build, step, inputs, args.runs),
+                      lambda: torch_step_ms(model, (x,), optimizer, args.runs)]
+            if args.pytorch_python:
+                timers.append(lambda: current_pytorch(args, name))
+            times = fastest_rounds(args.rounds, timers)
+        ours, theirs = times[:2]
         line = (f"{name:20} {ours:8.1f} ms {flops / ours / 1e6:8.1f} "
                 f"{theirs:8.1f} ms {flops / theirs / 1e6:8.1f} "
                 f"{theirs / ours:9.2f}x")
-        latest = current_pytorch(args, name)
-        if latest is not None:
+        if args.pytorch_python:
+            latest = times[2]
             line += (f" {latest:8.1f} ms {flops / latest / 1e6:8.1f} "
                      f"{latest / ours:10.2f}x")
         print(line, flush=True)
@@ -232,24 +255,28 @@ def networks(args):
           f"{'PyTorch/GS fp32':>15} {'gs/fp32':>8}{current}")
     for name, _ in NETWORKS:
         model, x, target = network_case(name)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, name + ".onnx")
             export(model, (x, target), ["x", "target"], path)
             inputs = [save(tmp, "x", x.numpy()),
                       save(tmp, "target", target.numpy())]
             train = "optimizer=momentum lr=0.01 momentum=0.9"
-            fp32 = gs_step_ms(args.build, path, [], train, "fp32", inputs,
-                              args.runs, tmp)
-            gs = gs_step_ms(args.build, path, [], train, "gs", inputs,
-                            args.runs, tmp)
-        theirs = torch_step_ms(
-            model, (x, target),
-            torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9),
-            args.runs)
+            steps = [gs_step(args.build, path, train, scaling, tmp)
+                     for scaling in ("fp32", "gs")]
+            timers = [
+                lambda: gs_step_ms(args.build, steps[0], inputs, args.runs),
+                lambda: gs_step_ms(args.build, steps[1], inputs, args.runs),
+                lambda: torch_step_ms(model, (x, target), optimizer,
+                                      args.runs)]
+            if args.pytorch_python:
+                timers.append(lambda: current_pytorch(args, name))
+            times = fastest_rounds(args.rounds, timers)
+        fp32, gs, theirs = times[:3]
         line = (f"{name:10} {fp32:8.1f} ms {gs:8.1f} ms {theirs:8.1f} ms "
                 f"{theirs / fp32:14.2f}x {gs / fp32:7.2f}x")
-        latest = current_pytorch(args, name)
-        if latest is not None:
+        if args.pytorch_python:
+            latest = times[3]
             line += f" {latest:8.1f} ms {latest / fp32:15.2f}x"
         print(line, flush=True)
 
@@ -257,7 +284,11 @@ def networks(args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--build", default=str(ROOT / "build"))
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=5,
+                        help="timed steps per round (after a warm-up)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="interleaved rounds per case; each side's "
+                        "fastest round's median counts")
     parser.add_argument("--no-networks", action="store_true",
                         help="only the convolution layers (the networks "
                         "take minutes to compile)")
@@ -267,6 +298,8 @@ def main():
     parser.add_argument("--pytorch-worker", metavar="CASE",
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.runs < 1 or args.rounds < 1:
+        parser.error("--runs and --rounds must be at least 1")
     os.sched_setaffinity(0, {CORE})
     torch.set_num_threads(1)
     if args.pytorch_worker is not None:
