@@ -4,7 +4,9 @@
 // are contiguous in all its operands merge into one loop, so that LLVM
 // vectorizes along memory instead of unrolling a short row and gathering
 // across rows; so do the innermost reduction loops of reductions that are
-// the same in any order.
+// the same in any order. Operands whose buffers will not be contiguous
+// along those loops (strided slices, slices of part of a row) keep them:
+// their collapse would bufferize into a copy.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,8 +15,11 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 
 namespace mlir::gs {
 #define GEN_PASS_DEF_COLLAPSEINNERLOOPS
@@ -33,9 +38,110 @@ bool reducesInAnyOrder(linalg::GenericOp op) {
   return reductions && !gs::isOrderDependent(*reductions);
 }
 
+/// The strides, in elements, of the buffer that `value` will bufferize
+/// into, as the IR shows them: a slice's are its source's times its own,
+/// a destination-passing op's result's those of its destination (an
+/// `scf.for`'s iteration argument's, those of its init), a reshape's
+/// those of its source regrouped; any other tensor is a buffer of its own
+/// (row-major). None where a size or a slice's stride is dynamic.
+std::optional<SmallVector<int64_t>> bufferStrides(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape())
+    return std::nullopt;
+  SmallVector<int64_t> ownBuffer = computeStrides(type.getShape());
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+    if (OpOperand *init = loop ? loop.getTiedLoopInit(arg) : nullptr)
+      return bufferStrides(init->get());
+    return ownBuffer;
+  }
+  Operation *def = value.getDefiningOp();
+  auto result = cast<OpResult>(value);
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
+    std::optional<SmallVector<int64_t>> source =
+        bufferStrides(slice.getSource());
+    if (!source || ShapedType::isDynamicShape(slice.getStaticStrides()))
+      return std::nullopt;
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    SmallVector<int64_t> strides;
+    for (auto [d, step] : llvm::enumerate(slice.getStaticStrides()))
+      if (!dropped.test(d))
+        strides.push_back((*source)[d] * step);
+    return strides;
+  }
+  if (auto loop = dyn_cast<scf::ForOp>(def))
+    return bufferStrides(loop.getInitArgs()[result.getResultNumber()]);
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(def))
+    return bufferStrides(dps.getTiedOpOperand(result)->get());
+  if (auto cast = dyn_cast<tensor::CastOp>(def))
+    return bufferStrides(cast.getSource());
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
+    // A group that is not contiguous is copied into a buffer of its own.
+    std::optional<SmallVector<int64_t>> source =
+        bufferStrides(collapse.getSrc());
+    ArrayRef<int64_t> shape = collapse.getSrcType().getShape();
+    if (!source)
+      return std::nullopt;
+    SmallVector<int64_t> strides;
+    for (const ReassociationIndices &group :
+         collapse.getReassociationIndices()) {
+      for (size_t i = 0; i + 1 < group.size(); ++i)
+        if ((*source)[group[i]] !=
+            (*source)[group[i + 1]] * shape[group[i + 1]])
+          return ownBuffer;
+      strides.push_back((*source)[group.back()]);
+    }
+    return strides;
+  }
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def)) {
+    std::optional<SmallVector<int64_t>> source = bufferStrides(expand.getSrc());
+    if (!source)
+      return std::nullopt;
+    SmallVector<int64_t> strides(ownBuffer.size());
+    for (auto [g, group] : llvm::enumerate(expand.getReassociationIndices())) {
+      int64_t stride = (*source)[g];
+      for (int64_t d : llvm::reverse(group)) {
+        strides[d] = stride;
+        stride *= type.getDimSize(d);
+      }
+    }
+    return strides;
+  }
+  return ownBuffer;
+}
+
+/// Whether the loops `run` (consecutive, outermost first) of `op` can
+/// merge into one with every operand's dimensions along them merged in
+/// place: the loops are one sequence of dimensions in each operand's
+/// indexing map (or absent from it), and each dimension of that sequence
+/// lies in the operand's buffer a whole next dimension apart.
+bool mergesInPlace(linalg::GenericOp op, ArrayRef<SmallVector<int64_t>> strides,
+                   const ReassociationIndices &run) {
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (!linalg::areDimSequencesPreserved(maps, {run}))
+    return false;
+  for (auto [operand, map] : llvm::zip(op->getOpOperands(), maps)) {
+    auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+    if (!type)
+      continue;
+    ArrayRef<int64_t> operandStrides = strides[operand.getOperandNumber()];
+    SmallVector<int64_t> dims;
+    for (int64_t loop : run)
+      if (std::optional<unsigned> d =
+              map.getResultPosition(getAffineDimExpr(loop, op.getContext())))
+        dims.push_back(*d);
+    for (size_t i = 0; i + 1 < dims.size(); ++i)
+      if (operandStrides[dims[i]] !=
+          operandStrides[dims[i + 1]] * type.getDimSize(dims[i + 1]))
+        return false;
+  }
+  return true;
+}
+
 /// The loops of `op` grouped for collapsing: its innermost loops of one
 /// kind, as many as are contiguous in every operand, as one group, every
-/// other loop alone. Empty where there is nothing to merge. Parallel
+/// other loop alone (mergesInPlace). Empty where there is nothing to
+/// merge. Parallel
 /// loops, or reduction loops where the reductions are the same in any
 /// order (reducesInAnyOrder): merged, a 4-D count over a tensor is one
 /// long vectorized loop instead of rows of 56 or 7 elements, and visits its
@@ -55,12 +161,19 @@ SmallVector<ReassociationIndices> innerLoopRun(linalg::GenericOp op) {
   if (iterators.back() == utils::IteratorType::reduction &&
       !reducesInAnyOrder(op))
     return {};
+  SmallVector<SmallVector<int64_t>> strides;
+  for (Value operand : op->getOperands()) {
+    std::optional<SmallVector<int64_t>> operandStrides = bufferStrides(operand);
+    if (!operandStrides && isa<RankedTensorType>(operand.getType()))
+      return {};
+    strides.push_back(operandStrides.value_or(SmallVector<int64_t>()));
+  }
   int64_t first = numLoops;
   while (first > 0 && iterators[first - 1] == iterators.back()) {
     ReassociationIndices run;
     for (int64_t d = first - 1; d < numLoops; ++d)
       run.push_back(d);
-    if (!linalg::areDimSequencesPreserved(maps, {run}))
+    if (!mergesInPlace(op, strides, run))
       break;
     --first;
   }

@@ -147,3 +147,66 @@ func.func @sum_and_max(%x: tensor<2x3x7x7xf32>, %sum: tensor<f64>, %max: tensor<
   } -> (tensor<f64>, tensor<f64>)
   return %r#0, %r#1 : tensor<f64>, tensor<f64>
 }
+
+// -----
+
+// col2im's add of one kernel position into a strided slice of the output,
+// in place: neither the strided target nor the contribution (a slice of
+// 27 of 28 columns) lies contiguously along the rows, so their collapse
+// would bufferize into copies; the loops stay.
+
+// CHECK-LABEL: func.func @strided_target(
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]
+// CHECK-SAME:        ins(%{{.*}} : tensor<8x4x27x27xf32>) outs(%{{.*}} : tensor<8x4x27x27xf32>)
+func.func @strided_target(%cols: tensor<8x4x3x3x28x28xf32>, %acc: tensor<8x4x56x56xf32>) -> tensor<8x4x56x56xf32> {
+  %c = tensor.extract_slice %cols[0, 0, 0, 0, 1, 1] [8, 4, 1, 1, 27, 27] [1, 1, 1, 1, 1, 1] : tensor<8x4x3x3x28x28xf32> to tensor<8x4x27x27xf32>
+  %t = tensor.extract_slice %acc[0, 0, 1, 1] [8, 4, 27, 27] [1, 1, 2, 2] : tensor<8x4x56x56xf32> to tensor<8x4x27x27xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (n, c, h, w)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c : tensor<8x4x27x27xf32>) outs(%t : tensor<8x4x27x27xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.addf %out, %in : f32
+    linalg.yield %a : f32
+  } -> tensor<8x4x27x27xf32>
+  %r = tensor.insert_slice %s into %acc[0, 0, 1, 1] [8, 4, 27, 27] [1, 1, 2, 2] : tensor<8x4x27x27xf32> into tensor<8x4x56x56xf32>
+  return %r : tensor<8x4x56x56xf32>
+}
+
+// -----
+
+// A slice of 2 of 4 channels of every image is contiguous along each
+// image's channels, rows and columns, not across images: those three loops
+// merge, the batch's stays. A fill computed into such a slice lies in it
+// (the fill's result is its destination's buffer).
+
+// CHECK-LABEL: func.func @channel_slice(
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
+// CHECK-SAME:        ins(%{{.*}} : tensor<8x168xf32>) outs(%{{.*}} : tensor<8x168xf32>)
+func.func @channel_slice(%x: tensor<8x4x12x7xf32>, %y: tensor<8x4x12x7xf32>) -> tensor<8x2x12x7xf32> {
+  %channels = tensor.extract_slice %x[0, 1, 0, 0] [8, 2, 12, 7] [1, 1, 1, 1] : tensor<8x4x12x7xf32> to tensor<8x2x12x7xf32>
+  %target = tensor.extract_slice %y[0, 2, 0, 0] [8, 2, 12, 7] [1, 1, 1, 1] : tensor<8x4x12x7xf32> to tensor<8x2x12x7xf32>
+  %zero = arith.constant 0.0 : f32
+  %zeros = linalg.fill ins(%zero : f32) outs(%target : tensor<8x2x12x7xf32>) -> tensor<8x2x12x7xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (n, c, h, w)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%channels : tensor<8x2x12x7xf32>) outs(%zeros : tensor<8x2x12x7xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.addf %out, %in : f32
+    linalg.yield %a : f32
+  } -> tensor<8x2x12x7xf32>
+  return %r : tensor<8x2x12x7xf32>
+}
+
+// -----
+
+// A slice of whole images merges all its loops.
+
+// CHECK-LABEL: func.func @image_slice(
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel"]
+// CHECK-SAME:        ins(%{{.*}} : tensor<1344xf32>) outs(%{{.*}} : tensor<1344xf32>)
+func.func @image_slice(%x: tensor<8x4x12x7xf32>) -> tensor<4x4x12x7xf32> {
+  %images = tensor.extract_slice %x[2, 0, 0, 0] [4, 4, 12, 7] [1, 1, 1, 1] : tensor<8x4x12x7xf32> to tensor<4x4x12x7xf32>
+  %e = tensor.empty() : tensor<4x4x12x7xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (n, c, h, w)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%images : tensor<4x4x12x7xf32>) outs(%e : tensor<4x4x12x7xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.mulf %in, %in : f32
+    linalg.yield %a : f32
+  } -> tensor<4x4x12x7xf32>
+  return %r : tensor<4x4x12x7xf32>
+}

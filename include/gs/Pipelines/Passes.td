@@ -92,7 +92,11 @@ def CollapseInnerLoops : Pass<"gs-collapse-inner-loops"> {
     likewise where every output's reduction is the same in any order
     (integer counts, and, or, max, min): LLVM vectorizes those, over the
     merged loop along memory; floating-point sums it keeps in order and
-    scalar either way, and they stay as they are.
+    scalar either way, and they stay as they are. Loops along which an
+    operand's buffer will not be contiguous (a strided slice, a slice of
+    part of each row, or an op computing into one: the strides are traced
+    through slices, destinations, loops and reshapes) stay: collapsing
+    such an operand bufferizes into a copy of it.
   }];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
