@@ -3,6 +3,7 @@
 #include "gs/Compiler/Compiler.h"
 
 #include "gs/Conversion/GSToGPU/DeviceMemory.h"
+#include "gs/Runtime/BufferCache.h"
 #include "gs/Runtime/Collectives.h"
 #include "gs/Runtime/Cuda/Device.h"
 
@@ -267,13 +268,15 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const CompiledModel &compiled,
     runtimeSymbols[mangle(function.name)] = {
         llvm::orc::ExecutorAddr::fromPtr(function.address),
         llvm::JITSymbolFlags::Exported};
-  // A data-parallel step calls the collectives (one rank unless the
-  // process installed a communicator).
-  for (const runtime::CollectiveFunction &function :
-       runtime::collectiveFunctions())
-    runtimeSymbols[mangle(function.name)] = {
-        llvm::orc::ExecutorAddr::fromPtr(function.address),
-        llvm::JITSymbolFlags::Exported};
+  // Buffers come from the runtime's buffer cache; a data-parallel step
+  // calls the collectives (one rank unless the process installed a
+  // communicator).
+  for (const auto *functions :
+       {&runtime::bufferCacheFunctions(), &runtime::collectiveFunctions()})
+    for (const runtime::RuntimeFunction &function : *functions)
+      runtimeSymbols[mangle(function.name)] = {
+          llvm::orc::ExecutorAddr::fromPtr(function.address),
+          llvm::JITSymbolFlags::Exported};
   if (llvm::Error err =
           dylib.define(llvm::orc::absoluteSymbols(std::move(runtimeSymbols))))
     return fail(std::move(err));

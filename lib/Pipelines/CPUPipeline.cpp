@@ -102,13 +102,17 @@ void mlir::gs::buildLoopsToLLVMPipeline(OpPassManager &pm, bool gpuRuntimeCalls,
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertVectorToLLVMPass());
-  // Buffers from aligned_alloc, whose results LLVM knows no other pointer
-  // reaches. An over-allocated malloc aligned through integer arithmetic
-  // hides that, and LLVM then keeps every copy and elementwise loop of a
-  // few iterations scalar (it cannot move their loads past their stores).
+  // Buffers from the generic aligned allocation function, which the
+  // runtime's buffer cache defines (gs/Runtime/BufferCache.h), its result
+  // noalias (gs-mark-allocations-noalias): an over-allocated malloc aligned
+  // through integer arithmetic hid that, and LLVM then kept every copy and
+  // elementwise loop of a few iterations scalar (it could not move their
+  // loads past their stores).
   FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
   memrefToLLVM.useAlignedAlloc = true;
+  memrefToLLVM.useGenericFunctions = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
+  pm.addNestedPass<LLVM::LLVMFuncOp>(createMarkAllocationsNoAlias());
   // LLVM intrinsics where they exist (rsqrt has no libm function), libm
   // for the rest.
   pm.addPass(createConvertMathToLLVMPass());

@@ -4,6 +4,7 @@
 
 #include "gs/Compiler/ModelTable.h"
 #include "gs/Dialect/GS/IR/GSOps.h"
+#include "gs/Runtime/BufferCache.h"
 #include "gs/Runtime/Collectives.h"
 #include "gs/Runtime/DeviceModel.h"
 #include "gs/Runtime/Model.h"
@@ -245,14 +246,16 @@ JitFunction::compile(ModuleOp module, StringRef entry, const CPUTarget &cpu,
     error = "JIT compilation failed: " + llvm::toString(engine.takeError());
     return nullptr;
   }
-  // gs.all_reduce and gs.world_size call the runtime's collectives.
+  // Buffers come from the runtime's buffer cache; gs.all_reduce and
+  // gs.world_size call the runtime's collectives.
   (*engine)->registerSymbols([](llvm::orc::MangleAndInterner mangle) {
     llvm::orc::SymbolMap symbols;
-    for (const runtime::CollectiveFunction &function :
-         runtime::collectiveFunctions())
-      symbols[mangle(function.name)] = {
-          llvm::orc::ExecutorAddr::fromPtr(function.address),
-          llvm::JITSymbolFlags::Exported};
+    for (const auto *functions :
+         {&runtime::bufferCacheFunctions(), &runtime::collectiveFunctions()})
+      for (const runtime::RuntimeFunction &function : *functions)
+        symbols[mangle(function.name)] = {
+            llvm::orc::ExecutorAddr::fromPtr(function.address),
+            llvm::JITSymbolFlags::Exported};
     return symbols;
   });
   jit->engine = std::move(*engine);
@@ -278,7 +281,6 @@ std::string JitFunction::run(const std::vector<const Tensor *> &inputs,
   }
   if (loaded)
     return runtime::run(loaded->table(), *deviceEntry, inputs, outputs);
-  runtime::keepFreedBuffersInHeap();
   // Outputs of the right types and shapes are reused (a benchmark's
   // repeated calls); others are replaced.
   bool reusable = outputs.size() == outputs_.size();

@@ -266,11 +266,10 @@ extern "C" void gs_device_world_size(int64_t *, int64_t *output,
     fail("gs_device_world_size: " + error);
 }
 
-const std::vector<CollectiveFunction> &
-mlir::gs::runtime::collectiveFunctions() {
+const std::vector<RuntimeFunction> &mlir::gs::runtime::collectiveFunctions() {
 #define GS_COLLECTIVE_ENTRY(name)                                              \
   { #name, reinterpret_cast < void *>(&name) }
-  static const std::vector<CollectiveFunction> functions = {
+  static const std::vector<RuntimeFunction> functions = {
       GS_COLLECTIVE_ENTRY(gs_all_reduce_start_sum_f32),
       GS_COLLECTIVE_ENTRY(gs_all_reduce_start_sum_f64),
       GS_COLLECTIVE_ENTRY(gs_all_reduce_start_sum_i64),

@@ -120,7 +120,6 @@ void callEntry(const gs_entry_info &entry, const void *const *inputs,
 /// Runs `entry` of `model` where the model runs.
 std::string runEntry(const gs_model_info &model, const gs_entry_info &entry,
                      const void *const *inputs, void *const *results) {
-  keepFreedBuffersInHeap();
   if (runsOnDevice(model))
     return runOnDevice(model, entry, inputs, results);
   callEntry(entry, inputs, results);
@@ -226,11 +225,8 @@ mlir::gs::runtime::memrefDescriptor(const void *data,
 }
 
 void mlir::gs::runtime::keepFreedBuffersInHeap() {
-  static const bool kept = [] {
-    return mallopt(M_MMAP_THRESHOLD, 32 << 20) &&
-           mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  }();
-  (void)kept;
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 
 Tensor mlir::gs::runtime::readParam(const gs_param_info &param) {

@@ -9,6 +9,8 @@
 // CHECK: #[[$UNROLL:.*]] = #llvm.loop_annotation<unroll = #{{.*}}>
 // CHECK-NOT: builtin.unrealized_conversion_cast
 // CHECK-NOT: gs.
+// Buffers from the runtime's buffer cache, fresh blocks (noalias).
+// CHECK: llvm.func @_mlir_memref_to_llvm_aligned_alloc(i64, i64) -> (!llvm.ptr {llvm.noalias})
 // CHECK-LABEL: llvm.func @forward(
 // Three inputs and two out-parameters, each a memref descriptor: 7
 // arguments for a 2-D memref, 5 for the 1-D bias, 33 in all.
@@ -16,16 +18,16 @@
 // CHECK-NOT: llvm.return %
 // The transposed weights, the GEMM (each register block zeroes its own
 // outputs: no pass zeroing the whole output), bias and ReLU.
-// CHECK: %[[A:.+]] = llvm.call @aligned_alloc
+// CHECK: %[[A:.+]] = llvm.call @_mlir_memref_to_llvm_aligned_alloc
 // CHECK: llvm.call @forward_kernel_0(
-// CHECK: %[[B:.+]] = llvm.call @aligned_alloc
+// CHECK: %[[B:.+]] = llvm.call @_mlir_memref_to_llvm_aligned_alloc
 // CHECK: llvm.call @[[GEMM:forward_kernel_1]](
 // CHECK: llvm.call @[[BIAS_RELU:forward_kernel_2]](
 // CHECK: "llvm.intr.memcpy"
-// CHECK-DAG: llvm.call @free(%[[A]])
-// CHECK-DAG: llvm.call @free(%[[B]])
+// CHECK-DAG: llvm.call @_mlir_memref_to_llvm_free(%[[A]])
+// CHECK-DAG: llvm.call @_mlir_memref_to_llvm_free(%[[B]])
 // CHECK: llvm.return{{$}}
-// CHECK-NOT: llvm.call @{{(aligned_alloc|malloc)}}
+// CHECK-NOT: llvm.call @{{(aligned_alloc|malloc|_mlir_memref_to_llvm_aligned_alloc)}}
 // Each loop nest a function of its own (gs-outline-kernels).
 // The register block's output rows 24 columns further along (the next
 // panel's) prefetched into L2, a prefetch per line (gs-prefetch-block-outputs);

@@ -10,17 +10,19 @@
 // RUN:   | opt -O3 -mtriple=x86_64-unknown-linux-gnu -mcpu=x86-64-v3 -S \
 // RUN:   | FileCheck %s --check-prefix=NO-MEMCPY
 
-// Temporaries come from aligned_alloc, which LLVM knows returns memory no
-// other pointer reaches; an aligned malloc (pointer arithmetic through
-// integers) hid that, so LLVM could not reorder a copy's loads past its
-// stores and left every copy and elementwise loop of few iterations
-// scalar. Here the im2col copies of two convolutions, FP16 (widened as it
-// is copied) and FP32, and the FP16 filter's widening run on vectors only.
+// Temporaries come from the runtime's buffer cache through the generic
+// aligned allocation function, whose result is noalias (as LLVM knows
+// aligned_alloc's is): memory no other pointer reaches. An aligned malloc
+// (pointer arithmetic through integers) hid that, so LLVM could not
+// reorder a copy's loads past its stores and left every copy and
+// elementwise loop of few iterations scalar. Here the im2col copies of two
+// convolutions, FP16 (widened as it is copied) and FP32, and the FP16
+// filter's widening run on vectors only.
 
 // CHECK-LABEL: define void @convolution_f16(
-// CHECK: call {{.*}} @aligned_alloc(i64 64,
+// CHECK: call {{.*}} @_mlir_memref_to_llvm_aligned_alloc(i64 64,
 // CHECK-LABEL: define void @convolution_f32(
-// CHECK: call {{.*}} @aligned_alloc(i64 64,
+// CHECK: call {{.*}} @_mlir_memref_to_llvm_aligned_alloc(i64 64,
 
 // The loop nests are functions of their own (gs-outline-kernels).
 // CHECK: define internal {{.*}} @convolution_f16_kernel_0(

@@ -285,4 +285,19 @@ def MarkDistinctBuffersNoAlias
   }];
 }
 
+def MarkAllocationsNoAlias
+    : Pass<"gs-mark-allocations-noalias", "::mlir::LLVM::LLVMFuncOp"> {
+  let summary = "noalias on the results of the generic allocation functions";
+  let description = [{
+    Puts `llvm.noalias` on the result of the declarations of MLIR's generic
+    allocation functions (`_mlir_memref_to_llvm_alloc` and
+    `_mlir_memref_to_llvm_aligned_alloc`, which `finalize-memref-to-llvm`
+    calls with `use-generic-functions`; the runtime's buffer cache defines
+    them): each returns a block no other pointer reaches, as LLVM knows
+    `aligned_alloc` does by its name. Without it LLVM could not move a
+    copy's loads past its stores, and left copies and short elementwise
+    loops scalar.
+  }];
+}
+
 #endif // GS_PIPELINES_PASSES_TD

@@ -23,6 +23,7 @@
 #ifndef GS_RUNTIME_COLLECTIVES_H
 #define GS_RUNTIME_COLLECTIVES_H
 
+#include "gs/Runtime/RuntimeFunction.h"
 #include "gs/Runtime/Tensor.h"
 
 #include <cstdint>
@@ -208,11 +209,7 @@ void setCollectivesTimedApart(bool apart);
 
 /// The C functions above by name, for a JIT that links compiled steps
 /// into this process.
-struct CollectiveFunction {
-  const char *name;
-  void *address;
-};
-const std::vector<CollectiveFunction> &collectiveFunctions();
+const std::vector<RuntimeFunction> &collectiveFunctions();
 
 } // namespace mlir::gs::runtime
 

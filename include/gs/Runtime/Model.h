@@ -57,11 +57,9 @@ std::vector<int64_t> memrefDescriptor(const void *data,
 void callPacked(const gs_entry_info &entry,
                 std::vector<std::vector<int64_t>> &descriptors);
 
-/// Keeps freed buffers of up to 32 MiB in the process's heap instead of
-/// returning them to the system (glibc's mmap and trim thresholds; the
-/// first call sets them, later calls do nothing): a compiled step allocates
-/// and frees the same buffers every call, and mapping them anew each time
-/// costs page faults. Every run of an entry (gs_run, run) calls it.
+/// Keeps freed buffers in the process's heap instead of returning them to
+/// the system: a compiled step allocates and frees the same buffers every
+/// call, and mapping them anew each time costs page faults.
 void keepFreedBuffersInHeap();
 
 /// A parameter's current value (for a model on a GPU, copied from the

@@ -118,11 +118,7 @@ const char *gs_last_error(void);
 int gs_init(const gs_model_info *model);
 
 /* Runs the entry `name` on `inputs` (one dense buffer per input, in the
- * entry's order and layout) and writes its results to `results`. The first
- * call raises glibc's mmap and trim thresholds (mallopt) so that freed
- * blocks of up to 32 MiB stay in the heap: a step frees and allocates the
- * same buffers every call, which glibc would otherwise unmap and fault in
- * again each time (twice the step time of a ResNet-18 layer). */
+ * entry's order and layout) and writes its results to `results`. */
 int gs_run(const gs_model_info *model, const char *name,
            const void *const *inputs, void *const *results);
 
