@@ -57,6 +57,7 @@ void mlir::gs::buildCPUPipeline(OpPassManager &pm,
   // Elementwise ops and reductions along whole runs of rows, which LLVM
   // vectorizes where it would unroll each short row.
   pm.addPass(createCollapseInnerLoops());
+  pm.addPass(createFillPadFrames());
   buildBufferizationPipeline(pm, /*deallocate=*/true);
   // The register blocks' output rows prefetched and their steps marked
   // for unrolling, on buffers.

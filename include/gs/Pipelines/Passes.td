@@ -285,6 +285,23 @@ def MarkDistinctBuffersNoAlias
   }];
 }
 
+def FillPadFrames : Pass<"gs-fill-pad-frames"> {
+  let summary = "Pad by filling the frame and inserting the source";
+  let description = [{
+    A `tensor.pad` by a constant, of static shapes, becomes an empty tensor
+    whose frame is filled with the constant (for each padded side of each
+    dimension, one slab: the dimensions before it restricted to the
+    interior, so no element is filled twice) and the source inserted into
+    its interior. `tensor.pad` itself bufferizes into a fill of the whole
+    padded buffer and a copy into its interior, writing every interior
+    element twice: a convolution's padded 8x64x58x58 input filled 6.9 MB
+    for a frame of 0.5 MB.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def MarkAllocationsNoAlias
     : Pass<"gs-mark-allocations-noalias", "::mlir::LLVM::LLVMFuncOp"> {
   let summary = "noalias on the results of the generic allocation functions";
