@@ -485,50 +485,64 @@ struct ConvTransposeLowering : OpConversionPattern<ConvTransposeOp> {
       frame.push_back(extent - 1 - g.padsBegin[i]);
     }
     auto spreadType = inType.clone(spreadShape);
-    Value spread =
-        linalg::GenericOp::create(
-            rewriter, loc, spreadType, ValueRange(),
-            emptyTensor(rewriter, loc, spreadType),
-            rewriter.getMultiDimIdentityMap(rank + 2),
-            parallelIterators(rank + 2),
-            [&](OpBuilder &b, Location l, ValueRange) {
-              Type idx = b.getIndexType();
-              Value inside = arith::ConstantIntOp::create(b, l, 1, 1);
-              SmallVector<Value> indices = {linalg::IndexOp::create(b, l, 0),
-                                            linalg::IndexOp::create(b, l, 1)};
-              for (int64_t i = 0; i < rank; ++i) {
-                Value j = linalg::IndexOp::create(b, l, i + 2);
-                Value shifted = arith::SubIOp::create(
-                    b, l, j, scalarConstant(b, l, idx, frame[i]));
-                Value stride = scalarConstant(b, l, idx, g.strides[i]);
-                Value q = arith::DivSIOp::create(b, l, shifted, stride);
-                Value r = arith::RemSIOp::create(b, l, shifted, stride);
-                auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
-                  return arith::CmpIOp::create(b, l, p, x, y);
-                };
-                // Named one by one: argument evaluation order is unspecified.
-                Value notBefore = cmp(arith::CmpIPredicate::sge, shifted,
-                                      scalarConstant(b, l, idx, 0));
-                Value onStride = cmp(arith::CmpIPredicate::eq, r,
-                                     scalarConstant(b, l, idx, 0));
-                Value notAfter =
-                    cmp(arith::CmpIPredicate::slt, q,
-                        scalarConstant(b, l, idx, inType.getDimSize(i + 2)));
-                Value ok = arith::AndIOp::create(
-                    b, l, notBefore,
-                    arith::AndIOp::create(b, l, onStride, notAfter));
-                inside = arith::AndIOp::create(b, l, inside, ok);
-                // Clamp so that the read stays in bounds when unused.
-                indices.push_back(arith::SelectOp::create(
-                    b, l, ok, q, scalarConstant(b, l, idx, 0)));
-              }
-              Value read = tensor::ExtractOp::create(b, l, input, indices);
-              Value zero = scalarConstant(b, l, element, 0.0);
-              linalg::YieldOp::create(b, l,
-                                      ValueRange{arith::SelectOp::create(
-                                          b, l, inside, read, zero)});
-            })
-            .getResult(0);
+    // At stride 1 with a frame on both sides, a pad by zeros (a fill of the
+    // frame and a copy, gs-fill-pad-frames), not a gather per element.
+    SmallVector<int64_t> low(2, 0), high(2, 0);
+    for (int64_t i = 0; i < rank; ++i) {
+      low.push_back(frame[i]);
+      high.push_back(spreadShape[i + 2] - frame[i] - inType.getDimSize(i + 2));
+    }
+    Value spread;
+    if (llvm::all_of(g.strides, [](int64_t s) { return s == 1; }) &&
+        llvm::all_of(low, [](int64_t v) { return v >= 0; }) &&
+        llvm::all_of(high, [](int64_t v) { return v >= 0; }))
+      spread = pad(rewriter, loc, input, low, high,
+                   scalarConstant(rewriter, loc, element, 0.0));
+    else
+      spread =
+          linalg::GenericOp::create(
+              rewriter, loc, spreadType, ValueRange(),
+              emptyTensor(rewriter, loc, spreadType),
+              rewriter.getMultiDimIdentityMap(rank + 2),
+              parallelIterators(rank + 2),
+              [&](OpBuilder &b, Location l, ValueRange) {
+                Type idx = b.getIndexType();
+                Value inside = arith::ConstantIntOp::create(b, l, 1, 1);
+                SmallVector<Value> indices = {linalg::IndexOp::create(b, l, 0),
+                                              linalg::IndexOp::create(b, l, 1)};
+                for (int64_t i = 0; i < rank; ++i) {
+                  Value j = linalg::IndexOp::create(b, l, i + 2);
+                  Value shifted = arith::SubIOp::create(
+                      b, l, j, scalarConstant(b, l, idx, frame[i]));
+                  Value stride = scalarConstant(b, l, idx, g.strides[i]);
+                  Value q = arith::DivSIOp::create(b, l, shifted, stride);
+                  Value r = arith::RemSIOp::create(b, l, shifted, stride);
+                  auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
+                    return arith::CmpIOp::create(b, l, p, x, y);
+                  };
+                  // Named one by one: argument evaluation order is unspecified.
+                  Value notBefore = cmp(arith::CmpIPredicate::sge, shifted,
+                                        scalarConstant(b, l, idx, 0));
+                  Value onStride = cmp(arith::CmpIPredicate::eq, r,
+                                       scalarConstant(b, l, idx, 0));
+                  Value notAfter =
+                      cmp(arith::CmpIPredicate::slt, q,
+                          scalarConstant(b, l, idx, inType.getDimSize(i + 2)));
+                  Value ok = arith::AndIOp::create(
+                      b, l, notBefore,
+                      arith::AndIOp::create(b, l, onStride, notAfter));
+                  inside = arith::AndIOp::create(b, l, inside, ok);
+                  // Clamp so that the read stays in bounds when unused.
+                  indices.push_back(arith::SelectOp::create(
+                      b, l, ok, q, scalarConstant(b, l, idx, 0)));
+                }
+                Value read = tensor::ExtractOp::create(b, l, input, indices);
+                Value zero = scalarConstant(b, l, element, 0.0);
+                linalg::YieldOp::create(b, l,
+                                        ValueRange{arith::SelectOp::create(
+                                            b, l, inside, read, zero)});
+              })
+              .getResult(0);
 
     // Flipped weights with channels swapped: (M x C/group x K...) from
     // (C x M/group x K...), through a grouped view.

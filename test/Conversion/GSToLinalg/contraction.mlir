@@ -370,13 +370,14 @@ func.func @conv_transpose_stride2_bias(%x: tensor<1x1x3x3xf32>, %w: tensor<1x2x3
 // -----
 
 // A grouped FP16 transposed convolution (1-D, padded): the convolution of
-// the spread input is grouped, accumulates in f32 and rounds once.
+// the input (at stride 1 framed by a pad of zeros, here of none: the
+// kernel of 2 less its pad of 1 leaves no frame) is grouped, accumulates in
+// f32 and rounds once.
 // CHECK-DAG: #[[$FLIP:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, -d3 + 1)>
 // CHECK-DAG: #[[$IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d3 + d5)>
 // CHECK-LABEL: func.func @conv_transpose_grouped_f16(
-// CHECK:         %[[SPREAD:.*]] = linalg.generic
-// CHECK-SAME:        outs(%{{.*}} : tensor<1x4x5xf16>)
-// CHECK:           tensor.extract
+// CHECK-SAME:      %[[X:.*]]: tensor<1x4x5xf16>
+// CHECK-NOT:     tensor.pad
 // CHECK:         linalg.generic {indexing_maps = [#[[$FLIP]], #{{.+}}]
 // CHECK-SAME:        ins(%{{.*}} : tensor<2x2x3x2xf16>) outs(%{{.*}} : tensor<2x3x2x2xf16>)
 // CHECK:         tensor.collapse_shape %{{.*}} {{\[}}[0, 1], [2], [3]] : tensor<2x3x2x2xf16> into tensor<6x2x2xf16>
@@ -395,6 +396,22 @@ func.func @conv_transpose_grouped_f16(%x: tensor<1x4x5xf16>, %w: tensor<4x3x2xf1
   %0 = gs.conv_transpose %x, %w {group = 2 : i64, pads = array<i64: 1, 1>}
       : tensor<1x4x5xf16>, tensor<4x3x2xf16> -> tensor<1x6x4xf16>
   return %0 : tensor<1x6x4xf16>
+}
+
+// -----
+
+// At stride 1 the input is framed by kernel - 1 - pad zeros on each side: a
+// tensor.pad (whose frame alone is filled, gs-fill-pad-frames), where
+// strides above 1 spread the input by a gather of every element.
+// CHECK-LABEL: func.func @conv_transpose_stride1_frame(
+// CHECK-SAME:      %[[X:.*]]: tensor<2x3x4xf32>
+// CHECK:         tensor.pad %[[X]] low[0, 0, 2] high[0, 0, 2]
+// CHECK:           tensor.yield %{{.*}} : f32
+// CHECK:         } : tensor<2x3x4xf32> to tensor<2x3x8xf32>
+// CHECK-NOT:     tensor.extract %[[X]]
+func.func @conv_transpose_stride1_frame(%x: tensor<2x3x4xf32>, %w: tensor<3x5x3xf32>) -> tensor<2x5x6xf32> {
+  %0 = gs.conv_transpose %x, %w : tensor<2x3x4xf32>, tensor<3x5x3xf32> -> tensor<2x5x6xf32>
+  return %0 : tensor<2x5x6xf32>
 }
 
 // -----
