@@ -235,6 +235,22 @@ struct LoadedModel::Linker {
   std::unique_ptr<llvm::orc::LLJIT> jit;
 };
 
+llvm::orc::SymbolMap
+mlir::gs::runtimeFunctionSymbols(llvm::orc::MangleAndInterner &mangle) {
+  llvm::orc::SymbolMap symbols;
+  // Buffers come from the runtime's buffer cache; a data-parallel step
+  // calls the collectives (one rank unless the process installed a
+  // communicator); host code lowered for a GPU calls the mgpu* functions.
+  for (const auto *functions :
+       {&runtime::bufferCacheFunctions(), &runtime::collectiveFunctions(),
+        &runtime::cuda::runtimeAPIFunctions()})
+    for (const runtime::RuntimeFunction &function : *functions)
+      symbols[mangle(function.name)] = {
+          llvm::orc::ExecutorAddr::fromPtr(function.address),
+          llvm::JITSymbolFlags::Exported};
+  return symbols;
+}
+
 LoadedModel::LoadedModel() : linker(std::make_unique<Linker>()) {}
 LoadedModel::~LoadedModel() = default;
 
@@ -258,27 +274,10 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const CompiledModel &compiled,
   if (!process)
     return fail(process.takeError());
   dylib.addGenerator(std::move(*process));
-  // Host code lowered for a GPU calls the runtime's mgpu* functions, which
-  // a static executable need not export.
   llvm::orc::MangleAndInterner mangle((*jit)->getExecutionSession(),
                                       (*jit)->getDataLayout());
-  llvm::orc::SymbolMap runtimeSymbols;
-  for (const runtime::cuda::RuntimeAPIFunction &function :
-       runtime::cuda::runtimeAPIFunctions())
-    runtimeSymbols[mangle(function.name)] = {
-        llvm::orc::ExecutorAddr::fromPtr(function.address),
-        llvm::JITSymbolFlags::Exported};
-  // Buffers come from the runtime's buffer cache; a data-parallel step
-  // calls the collectives (one rank unless the process installed a
-  // communicator).
-  for (const auto *functions :
-       {&runtime::bufferCacheFunctions(), &runtime::collectiveFunctions()})
-    for (const runtime::RuntimeFunction &function : *functions)
-      runtimeSymbols[mangle(function.name)] = {
-          llvm::orc::ExecutorAddr::fromPtr(function.address),
-          llvm::JITSymbolFlags::Exported};
-  if (llvm::Error err =
-          dylib.define(llvm::orc::absoluteSymbols(std::move(runtimeSymbols))))
+  if (llvm::Error err = dylib.define(
+          llvm::orc::absoluteSymbols(runtimeFunctionSymbols(mangle))))
     return fail(std::move(err));
   for (const std::string &object : compiled.objects)
     if (llvm::Error err = (*jit)->addObjectFile(

@@ -139,9 +139,8 @@ bool mergesInPlace(linalg::GenericOp op, ArrayRef<SmallVector<int64_t>> strides,
 }
 
 /// The loops of `op` grouped for collapsing: its innermost loops of one
-/// kind, as many as are contiguous in every operand, as one group, every
-/// other loop alone (mergesInPlace). Empty where there is nothing to
-/// merge. Parallel
+/// kind, as many as merge in place (mergesInPlace), as one group, every
+/// other loop alone. Empty where there is nothing to merge. Parallel
 /// loops, or reduction loops where the reductions are the same in any
 /// order (reducesInAnyOrder): merged, a 4-D count over a tensor is one
 /// long vectorized loop instead of rows of 56 or 7 elements, and visits its

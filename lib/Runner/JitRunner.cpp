@@ -246,17 +246,8 @@ JitFunction::compile(ModuleOp module, StringRef entry, const CPUTarget &cpu,
     error = "JIT compilation failed: " + llvm::toString(engine.takeError());
     return nullptr;
   }
-  // Buffers come from the runtime's buffer cache; gs.all_reduce and
-  // gs.world_size call the runtime's collectives.
   (*engine)->registerSymbols([](llvm::orc::MangleAndInterner mangle) {
-    llvm::orc::SymbolMap symbols;
-    for (const auto *functions :
-         {&runtime::bufferCacheFunctions(), &runtime::collectiveFunctions()})
-      for (const runtime::RuntimeFunction &function : *functions)
-        symbols[mangle(function.name)] = {
-            llvm::orc::ExecutorAddr::fromPtr(function.address),
-            llvm::JITSymbolFlags::Exported};
-    return symbols;
+    return runtimeFunctionSymbols(mangle);
   });
   jit->engine = std::move(*engine);
   jit->symbol = ("_mlir_ciface_" + entry).str();

@@ -30,8 +30,12 @@ Cache &cache() {
   return *instance;
 }
 
-/// A block of `bytes` (a multiple of `alignment`, a power of two).
+/// A block of `bytes` rounded up to a multiple of `alignment` (a power of
+/// two); null where there is none.
 void *allocate(uint64_t alignment, uint64_t bytes) {
+  if (!alignment || (alignment & (alignment - 1)) ||
+      bytes > UINT64_MAX - alignment)
+    return nullptr;
   bytes = bytes ? (bytes + alignment - 1) & ~(alignment - 1) : alignment;
   if (bytes < kCachedBlockBytes)
     return std::aligned_alloc(alignment, bytes);

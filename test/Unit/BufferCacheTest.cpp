@@ -50,6 +50,10 @@ TEST(BufferCacheTest, SmallBlocksAreNotCached) {
   _mlir_memref_to_llvm_free(small);
   EXPECT_EQ(bufferCacheStats().idleBlocks, 0u);
   _mlir_memref_to_llvm_free(nullptr);
+  // No block for an alignment that is no power of two, or a size that
+  // overflows when rounded up.
+  EXPECT_EQ(_mlir_memref_to_llvm_aligned_alloc(48, kBig), nullptr);
+  EXPECT_EQ(_mlir_memref_to_llvm_aligned_alloc(64, UINT64_MAX - 8), nullptr);
   // Sizes round up to the alignment; a zero-byte block is a real one.
   void *empty = _mlir_memref_to_llvm_alloc(0);
   EXPECT_NE(empty, nullptr);

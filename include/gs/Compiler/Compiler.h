@@ -27,6 +27,8 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ExecutionEngine/Orc/Core.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
 
 #include <functional>
 #include <memory>
@@ -146,6 +148,13 @@ FailureOr<CompiledModel> compileModel(ModuleOp module,
                                       const TrainPipelineOptions &train,
                                       const CompileOptions &options,
                                       std::string &error);
+
+/// The runtime's functions that compiled code calls (the buffer cache's
+/// allocation functions, the collectives, the GPU runtime API), by their
+/// names as `mangle` makes them: for a JIT that links compiled code into a
+/// process whose dynamic symbol table need not hold them.
+llvm::orc::SymbolMap
+runtimeFunctionSymbols(llvm::orc::MangleAndInterner &mangle);
 
 /// A compiled model linked into this process (by LLVM's ORC JIT), for the
 /// runtime to run: its table stays valid while the object lives.

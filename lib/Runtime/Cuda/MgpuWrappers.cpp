@@ -214,9 +214,9 @@ void mgpuMemcpy(void *to, void *from, size_t bytes, CUstream) {
 
 } // extern "C"
 
-const std::vector<RuntimeAPIFunction> &
+const std::vector<mlir::gs::runtime::RuntimeFunction> &
 mlir::gs::runtime::cuda::runtimeAPIFunctions() {
-  static const std::vector<RuntimeAPIFunction> functions = {
+  static const std::vector<RuntimeFunction> functions = {
       {"mgpuSetDefaultDevice", reinterpret_cast<void *>(&mgpuSetDefaultDevice)},
       {"mgpuModuleLoad", reinterpret_cast<void *>(&mgpuModuleLoad)},
       {"mgpuModuleLoadJIT", reinterpret_cast<void *>(&mgpuModuleLoadJIT)},

@@ -14,6 +14,7 @@
 
 #include "gs/Runtime/Cuda/DeviceAllocator.h"
 #include "gs/Runtime/Cuda/Driver.h"
+#include "gs/Runtime/RuntimeFunction.h"
 
 #include <map>
 #include <memory>
@@ -184,16 +185,10 @@ std::string processDevice(Device *&device);
 /// among its machine's); GS_CUDA_DEVICE does not override it.
 void setProcessDeviceOrdinal(int ordinal);
 
-/// A function of MLIR's GPU runtime API (mgpu*) as GSCudaRuntime defines it
-/// (MgpuWrappers.cpp).
-struct RuntimeAPIFunction {
-  const char *name;
-  void *address;
-};
-
-/// Every such function, for a JIT that links host code lowered for a GPU
-/// into a process whose dynamic symbol table need not hold them.
-const std::vector<RuntimeAPIFunction> &runtimeAPIFunctions();
+/// The functions of MLIR's GPU runtime API (mgpu*) as GSCudaRuntime defines
+/// them (MgpuWrappers.cpp), for a JIT that links host code lowered for a
+/// GPU into a process whose dynamic symbol table need not hold them.
+const std::vector<RuntimeFunction> &runtimeAPIFunctions();
 
 } // namespace mlir::gs::runtime::cuda
 
