@@ -169,10 +169,9 @@ struct MatMulLowering : OpConversionPattern<MatMulOp> {
                                    AffineMap::get(numLoops, 0, outExprs, ctx)};
     SmallVector<utils::IteratorType> iterators = parallelIterators(numLoops);
     iterators.back() = utils::IteratorType::reduction;
-    Value product = linalg::GenericOp::create(
-                        rewriter, loc, acc.getType(), ValueRange{lhs, rhs}, acc,
-                        maps, iterators,
-                        buildMultiplyAddBody)
+    Value product = linalg::GenericOp::create(rewriter, loc, acc.getType(),
+                                              ValueRange{lhs, rhs}, acc, maps,
+                                              iterators, buildMultiplyAddBody)
                         .getResult(0);
     rewriter.replaceOp(op, epilogue(rewriter, loc, product, type, Value(), -1));
     return success();
@@ -240,10 +239,9 @@ static Value convolve(OpBuilder &b, Location loc, Value input, Value weight,
                                  AffineMap::get(numLoops, 0, wExprs, ctx),
                                  AffineMap::get(numLoops, 0, outExprs, ctx)};
   Value result =
-      linalg::GenericOp::create(
-          b, loc, groupedAcc.getType(), ValueRange{groupedIn, groupedW},
-          groupedAcc, maps, iterators,
-          buildMultiplyAddBody)
+      linalg::GenericOp::create(b, loc, groupedAcc.getType(),
+                                ValueRange{groupedIn, groupedW}, groupedAcc,
+                                maps, iterators, buildMultiplyAddBody)
           .getResult(0);
   return reshapeTo(b, loc, result, accType);
 }
@@ -311,15 +309,14 @@ static Value transposedConvolutionByColumns(OpBuilder &b, Location loc,
   SmallVector<int64_t> colsShape;
   if (batchImages) {
     // Loops (mk, (n, p) | c) over the images as C x (N*P).
-    auto imagesType = RankedTensorType::get({c, n, inSize},
-                                            inType.getElementType());
-    Value channelsFirst =
-        linalg::TransposeOp::create(b, loc, images,
-                                    emptyTensor(b, loc, imagesType),
-                                    ArrayRef<int64_t>{1, 0, 2})
-            ->getResult(0);
-    Value columns = reshapeTo(b, loc, channelsFirst,
-                              imagesType.clone({c, n * inSize}));
+    auto imagesType =
+        RankedTensorType::get({c, n, inSize}, inType.getElementType());
+    Value channelsFirst = linalg::TransposeOp::create(
+                              b, loc, images, emptyTensor(b, loc, imagesType),
+                              ArrayRef<int64_t>{1, 0, 2})
+                              ->getResult(0);
+    Value columns =
+        reshapeTo(b, loc, channelsFirst, imagesType.clone({c, n * inSize}));
     auto colsType =
         RankedTensorType::get({m * kernelSize, n * inSize}, accType);
     Value zeros = filledTensor(b, loc, colsType, 0.0);
@@ -328,8 +325,8 @@ static Value transposedConvolutionByColumns(OpBuilder &b, Location loc,
                SmallVector<AffineMap>{AffineMap::get(3, 0, {d(0), d(2)}, ctx),
                                       AffineMap::get(3, 0, {d(2), d(1)}, ctx),
                                       AffineMap::get(3, 0, {d(0), d(1)}, ctx)},
-               SmallVector<utils::IteratorType>{
-                   par, par, utils::IteratorType::reduction},
+               SmallVector<utils::IteratorType>{par, par,
+                                                utils::IteratorType::reduction},
                buildMultiplyAddBody)
                .getResult(0);
     colsShape = {m};
@@ -337,21 +334,18 @@ static Value transposedConvolutionByColumns(OpBuilder &b, Location loc,
     colsShape.push_back(n);
   } else {
     // Loops (n, mk, p | c), per image.
-    auto colsType =
-        RankedTensorType::get({n, m * kernelSize, inSize}, accType);
+    auto colsType = RankedTensorType::get({n, m * kernelSize, inSize}, accType);
     Value zeros = filledTensor(b, loc, colsType, 0.0);
-    cols =
-        linalg::GenericOp::create(
-            b, loc, colsType, ValueRange{weights, images}, zeros,
-            SmallVector<AffineMap>{AffineMap::get(4, 0, {d(1), d(3)}, ctx),
-                                   AffineMap::get(4, 0, {d(0), d(3), d(2)},
-                                                  ctx),
-                                   AffineMap::get(4, 0, {d(0), d(1), d(2)},
-                                                  ctx)},
-            SmallVector<utils::IteratorType>{par, par, par,
-                                             utils::IteratorType::reduction},
-            buildMultiplyAddBody)
-            .getResult(0);
+    cols = linalg::GenericOp::create(
+               b, loc, colsType, ValueRange{weights, images}, zeros,
+               SmallVector<AffineMap>{
+                   AffineMap::get(4, 0, {d(1), d(3)}, ctx),
+                   AffineMap::get(4, 0, {d(0), d(3), d(2)}, ctx),
+                   AffineMap::get(4, 0, {d(0), d(1), d(2)}, ctx)},
+               SmallVector<utils::IteratorType>{par, par, par,
+                                                utils::IteratorType::reduction},
+               buildMultiplyAddBody)
+               .getResult(0);
     colsShape = {n, m};
     llvm::append_range(colsShape, kernel);
   }
@@ -383,8 +377,7 @@ static Value transposedConvolutionByColumns(OpBuilder &b, Location loc,
       int64_t lo =
           std::max<int64_t>(0, llvm::divideCeilSigned(-shift, g.strides[i]));
       int64_t hi = std::min<int64_t>(
-          in[i],
-          llvm::divideFloorSigned(out[i] - 1 - shift, g.strides[i]) + 1);
+          in[i], llvm::divideFloorSigned(out[i] - 1 - shift, g.strides[i]) + 1);
       first.push_back(lo);
       count.push_back(hi - lo);
       empty |= hi <= lo;
@@ -447,6 +440,60 @@ static Value transposedConvolutionByColumns(OpBuilder &b, Location loc,
   return acc;
 }
 
+/// The input of a transposed convolution spread out by the stride and
+/// framed: element j of spatial dimension i reads input element
+/// (j - frame_i) / stride_i where that divides exactly, else zero.
+static Value spreadInput(OpBuilder &builder, Location loc, Value input,
+                         RankedTensorType spreadType, ArrayRef<int64_t> frame,
+                         ArrayRef<int64_t> strides) {
+  RankedTensorType inType = tensorTypeOf(input);
+  Type element = inType.getElementType();
+  int64_t rank = inType.getRank() - 2;
+  return linalg::GenericOp::create(
+             builder, loc, spreadType, ValueRange(),
+             emptyTensor(builder, loc, spreadType),
+             builder.getMultiDimIdentityMap(rank + 2),
+             parallelIterators(rank + 2),
+             [&](OpBuilder &b, Location l, ValueRange) {
+               Type idx = b.getIndexType();
+               Value inside = arith::ConstantIntOp::create(b, l, 1, 1);
+               SmallVector<Value> indices = {linalg::IndexOp::create(b, l, 0),
+                                             linalg::IndexOp::create(b, l, 1)};
+               for (int64_t i = 0; i < rank; ++i) {
+                 Value j = linalg::IndexOp::create(b, l, i + 2);
+                 Value shifted = arith::SubIOp::create(
+                     b, l, j, scalarConstant(b, l, idx, frame[i]));
+                 Value stride = scalarConstant(b, l, idx, strides[i]);
+                 Value q = arith::DivSIOp::create(b, l, shifted, stride);
+                 Value r = arith::RemSIOp::create(b, l, shifted, stride);
+                 auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
+                   return arith::CmpIOp::create(b, l, p, x, y);
+                 };
+                 // Named one by one: argument evaluation order is unspecified.
+                 Value notBefore = cmp(arith::CmpIPredicate::sge, shifted,
+                                       scalarConstant(b, l, idx, 0));
+                 Value onStride = cmp(arith::CmpIPredicate::eq, r,
+                                      scalarConstant(b, l, idx, 0));
+                 Value notAfter =
+                     cmp(arith::CmpIPredicate::slt, q,
+                         scalarConstant(b, l, idx, inType.getDimSize(i + 2)));
+                 Value ok = arith::AndIOp::create(
+                     b, l, notBefore,
+                     arith::AndIOp::create(b, l, onStride, notAfter));
+                 inside = arith::AndIOp::create(b, l, inside, ok);
+                 // Clamp so that the read stays in bounds when unused.
+                 indices.push_back(arith::SelectOp::create(
+                     b, l, ok, q, scalarConstant(b, l, idx, 0)));
+               }
+               Value read = tensor::ExtractOp::create(b, l, input, indices);
+               Value zero = scalarConstant(b, l, element, 0.0);
+               linalg::YieldOp::create(b, l,
+                                       ValueRange{arith::SelectOp::create(
+                                           b, l, inside, read, zero)});
+             })
+      .getResult(0);
+}
+
 /// A transposed convolution is a convolution with stride 1 of the input
 /// spread out by the stride (zeros between its elements) and framed by
 /// `dilation * (kernel - 1) - pad` elements, with the kernel flipped and its
@@ -474,8 +521,7 @@ struct ConvTransposeLowering : OpConversionPattern<ConvTransposeOp> {
       return success();
     }
 
-    // The spread and framed input: element j of spatial dim i reads input
-    // element (j - frame_i) / stride_i when that divides exactly.
+    // The input spread out by the stride and framed (spreadInput).
     SmallVector<int64_t> spreadShape(inType.getShape().take_front(2));
     SmallVector<int64_t> frame;
     for (int64_t i = 0; i < rank; ++i) {
@@ -492,57 +538,14 @@ struct ConvTransposeLowering : OpConversionPattern<ConvTransposeOp> {
       low.push_back(frame[i]);
       high.push_back(spreadShape[i + 2] - frame[i] - inType.getDimSize(i + 2));
     }
-    Value spread;
-    if (llvm::all_of(g.strides, [](int64_t s) { return s == 1; }) &&
+    bool framedOnly =
+        llvm::all_of(g.strides, [](int64_t s) { return s == 1; }) &&
         llvm::all_of(low, [](int64_t v) { return v >= 0; }) &&
-        llvm::all_of(high, [](int64_t v) { return v >= 0; }))
-      spread = pad(rewriter, loc, input, low, high,
-                   scalarConstant(rewriter, loc, element, 0.0));
-    else
-      spread =
-          linalg::GenericOp::create(
-              rewriter, loc, spreadType, ValueRange(),
-              emptyTensor(rewriter, loc, spreadType),
-              rewriter.getMultiDimIdentityMap(rank + 2),
-              parallelIterators(rank + 2),
-              [&](OpBuilder &b, Location l, ValueRange) {
-                Type idx = b.getIndexType();
-                Value inside = arith::ConstantIntOp::create(b, l, 1, 1);
-                SmallVector<Value> indices = {linalg::IndexOp::create(b, l, 0),
-                                              linalg::IndexOp::create(b, l, 1)};
-                for (int64_t i = 0; i < rank; ++i) {
-                  Value j = linalg::IndexOp::create(b, l, i + 2);
-                  Value shifted = arith::SubIOp::create(
-                      b, l, j, scalarConstant(b, l, idx, frame[i]));
-                  Value stride = scalarConstant(b, l, idx, g.strides[i]);
-                  Value q = arith::DivSIOp::create(b, l, shifted, stride);
-                  Value r = arith::RemSIOp::create(b, l, shifted, stride);
-                  auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
-                    return arith::CmpIOp::create(b, l, p, x, y);
-                  };
-                  // Named one by one: argument evaluation order is unspecified.
-                  Value notBefore = cmp(arith::CmpIPredicate::sge, shifted,
-                                        scalarConstant(b, l, idx, 0));
-                  Value onStride = cmp(arith::CmpIPredicate::eq, r,
-                                       scalarConstant(b, l, idx, 0));
-                  Value notAfter =
-                      cmp(arith::CmpIPredicate::slt, q,
-                          scalarConstant(b, l, idx, inType.getDimSize(i + 2)));
-                  Value ok = arith::AndIOp::create(
-                      b, l, notBefore,
-                      arith::AndIOp::create(b, l, onStride, notAfter));
-                  inside = arith::AndIOp::create(b, l, inside, ok);
-                  // Clamp so that the read stays in bounds when unused.
-                  indices.push_back(arith::SelectOp::create(
-                      b, l, ok, q, scalarConstant(b, l, idx, 0)));
-                }
-                Value read = tensor::ExtractOp::create(b, l, input, indices);
-                Value zero = scalarConstant(b, l, element, 0.0);
-                linalg::YieldOp::create(b, l,
-                                        ValueRange{arith::SelectOp::create(
-                                            b, l, inside, read, zero)});
-              })
-              .getResult(0);
+        llvm::all_of(high, [](int64_t v) { return v >= 0; });
+    Value spread = framedOnly ? pad(rewriter, loc, input, low, high,
+                                    scalarConstant(rewriter, loc, element, 0.0))
+                              : spreadInput(rewriter, loc, input, spreadType,
+                                            frame, g.strides);
 
     // Flipped weights with channels swapped: (M x C/group x K...) from
     // (C x M/group x K...), through a grouped view.
