@@ -33,7 +33,9 @@ struct PadAsFrame : OpRewritePattern<tensor::PadOp> {
     if (!value || !type.hasStaticShape() ||
         !pad.getSourceType().hasStaticShape() || pad.getNofold() ||
         ShapedType::isDynamicShape(pad.getStaticLow()) ||
-        ShapedType::isDynamicShape(pad.getStaticHigh()))
+        ShapedType::isDynamicShape(pad.getStaticHigh()) ||
+        llvm::any_of(pad.getStaticLow(), [](int64_t v) { return v < 0; }) ||
+        llvm::any_of(pad.getStaticHigh(), [](int64_t v) { return v < 0; }))
       return rewriter.notifyMatchFailure(pad, "needs a static, constant pad");
     Location loc = pad.getLoc();
     ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();

@@ -53,12 +53,34 @@ func.func @one_side(%x: tensor<2x3x3xf16>) -> tensor<2x4x5xf16> {
 
 // -----
 
-// A pad whose value depends on the position, or of dynamic sizes, stays.
+// A constant defined in the pad's body fills the frame too (the pattern
+// driver has hoisted it out of the body).
+
+// CHECK-LABEL: func.func @constant_in_body(
+// CHECK:         %[[ONE:.*]] = arith.constant 1.0
+// CHECK:         linalg.fill ins(%[[ONE]] : f32) outs(%{{.*}} : tensor<1xf32>)
+// CHECK:         linalg.fill ins(%[[ONE]] : f32) outs(%{{.*}} : tensor<2xf32>)
+// CHECK-NOT:     tensor.pad
+func.func @constant_in_body(%x: tensor<4xf32>) -> tensor<7xf32> {
+  %p = tensor.pad %x low[1] high[2] {
+  ^bb0(%i: index):
+    %one = arith.constant 1.0 : f32
+    tensor.yield %one : f32
+  } : tensor<4xf32> to tensor<7xf32>
+  return %p : tensor<7xf32>
+}
+
+// -----
+
+// A pad whose value depends on the position, of dynamic sizes, or by a
+// negative amount (a crop) stays.
 
 // CHECK-LABEL: func.func @not_constant(
 // CHECK:         tensor.pad
 // CHECK-LABEL: func.func @dynamic(
 // CHECK:         tensor.pad
+// CHECK-LABEL: func.func @negative(
+// CHECK:         tensor.pad %{{.*}} low[-1] high[2]
 func.func @not_constant(%x: tensor<4xf32>) -> tensor<6xf32> {
   %p = tensor.pad %x low[1] high[1] {
   ^bb0(%i: index):
@@ -75,4 +97,12 @@ func.func @dynamic(%x: tensor<?xf32>) -> tensor<?xf32> {
     tensor.yield %zero : f32
   } : tensor<?xf32> to tensor<?xf32>
   return %p : tensor<?xf32>
+}
+func.func @negative(%x: tensor<4xf32>) -> tensor<5xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[-1] high[2] {
+  ^bb0(%i: index):
+    tensor.yield %zero : f32
+  } : tensor<4xf32> to tensor<5xf32>
+  return %p : tensor<5xf32>
 }
