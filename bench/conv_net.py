@@ -2,8 +2,10 @@
 """Benchmark: convolutional training steps against PyTorch on the CPU.
 
 Prints, in one run, on one thread each, both pinned to the same core:
-- every distinct convolution of ResNet-18 at batch 8 (224x224 input) as a
-  training step of its own: forward, weight gradient and input gradient
+- every distinct convolution of ResNet-18 at batch 8 (224x224 input), and
+  the grouped convolutions of ResNeXt-50 (32x4d) and depthwise ones of
+  MobileNetV2 of the same sizes, each as a training step of its own:
+  forward, weight gradient and input gradient
   (a trainable per-channel bias before the convolution makes the input
   gradient needed; the first layer, as in the network, has none), SGD
   update; GradScale's time (`gs-run --benchmark` of the FP32 train step)
@@ -29,7 +31,8 @@ ours. Ratios are PyTorch's time over ours (above 1: GradScale is faster).
 
 Run with Debian's Python (PyTorch, NumPy):
   /usr/bin/python3 bench/conv_net.py [--build BUILD] [--runs N] [--rounds R]
-      [--no-networks] [--pytorch-python build/pytorch-current/bin/python3]
+      [--no-networks] [--layers REGEX]
+      [--pytorch-python build/pytorch-current/bin/python3]
 """
 
 import argparse
@@ -54,20 +57,29 @@ sys.path.insert(0, str(ROOT / "test" / "ImportONNX" / "Inputs"))
 from export_torch_models import WithLoss, resnet18  # noqa: E402
 CORE = min(os.sched_getaffinity(0))
 
-# ResNet-18's distinct convolutions at batch 8: (name, in channels, out
-# channels, kernel, stride, input size).
-RESNET18_CONVS = [
-    ("conv1 7x7/2", 3, 64, 7, 2, 224),
-    ("layer1 3x3", 64, 64, 3, 1, 56),
-    ("layer2.0 3x3/2", 64, 128, 3, 2, 56),
-    ("layer2 3x3", 128, 128, 3, 1, 28),
-    ("layer2 down 1x1/2", 64, 128, 1, 2, 56),
-    ("layer3.0 3x3/2", 128, 256, 3, 2, 28),
-    ("layer3 3x3", 256, 256, 3, 1, 14),
-    ("layer3 down 1x1/2", 128, 256, 1, 2, 28),
-    ("layer4.0 3x3/2", 256, 512, 3, 2, 14),
-    ("layer4 3x3", 512, 512, 3, 1, 7),
-    ("layer4 down 1x1/2", 256, 512, 1, 2, 14),
+# The convolutions timed at batch 8: (name, in channels, out channels,
+# kernel, stride, input size, groups). First ResNet-18's distinct ones.
+CONVS = [
+    ("conv1 7x7/2", 3, 64, 7, 2, 224, 1),
+    ("layer1 3x3", 64, 64, 3, 1, 56, 1),
+    ("layer2.0 3x3/2", 64, 128, 3, 2, 56, 1),
+    ("layer2 3x3", 128, 128, 3, 1, 28, 1),
+    ("layer2 down 1x1/2", 64, 128, 1, 2, 56, 1),
+    ("layer3.0 3x3/2", 128, 256, 3, 2, 28, 1),
+    ("layer3 3x3", 256, 256, 3, 1, 14, 1),
+    ("layer3 down 1x1/2", 128, 256, 1, 2, 28, 1),
+    ("layer4.0 3x3/2", 256, 512, 3, 2, 14, 1),
+    ("layer4 3x3", 512, 512, 3, 1, 7, 1),
+    ("layer4 down 1x1/2", 256, 512, 1, 2, 14, 1),
+    # ResNeXt-50 32x4d's grouped 3x3 convolutions: 4, 8 and 16 channels a
+    # group.
+    ("rx layer1 3x3 g32", 128, 128, 3, 1, 56, 32),
+    ("rx layer2.0 3x3/2 g32", 256, 256, 3, 2, 56, 32),
+    ("rx layer3 3x3 g32", 512, 512, 3, 1, 14, 32),
+    # MobileNetV2's depthwise 3x3 convolutions (a channel a group).
+    ("mb dw 3x3 144", 144, 144, 3, 1, 56, 144),
+    ("mb dw 3x3/2 144", 144, 144, 3, 2, 56, 144),
+    ("mb dw 3x3 960", 960, 960, 3, 1, 7, 960),
 ]
 BATCH = 8
 
@@ -77,11 +89,11 @@ class ConvLayer(nn.Module):
     layer's, whose input is the data), one convolution, and the mean square
     of its output as the loss."""
 
-    def __init__(self, cin, cout, kernel, stride, first):
+    def __init__(self, cin, cout, kernel, stride, groups, first):
         super().__init__()
         self.shift = None if first else nn.Parameter(torch.zeros(1, cin, 1, 1))
         self.conv = nn.Conv2d(cin, cout, kernel, stride=stride,
-                              padding=kernel // 2, bias=False)
+                              padding=kernel // 2, groups=groups, bias=False)
 
     def forward(self, x):
         if self.shift is not None:
@@ -158,16 +170,17 @@ def save(tmp, name, value):
 
 
 def layer_case(name):
-    """ResNet-18's convolution `name`: its model, input and step FLOPs."""
-    _, cin, cout, kernel, stride, size = next(
-        case for case in RESNET18_CONVS if case[0] == name)
+    """The convolution `name`: its model, input and step FLOPs."""
+    _, cin, cout, kernel, stride, size, groups = next(
+        case for case in CONVS if case[0] == name)
     torch.manual_seed(0)
     first = name.startswith("conv1")
-    model = ConvLayer(cin, cout, kernel, stride, first)
+    model = ConvLayer(cin, cout, kernel, stride, groups, first)
     x = torch.randn(BATCH, cin, size, size)
     out = (size + 2 * (kernel // 2) - kernel) // stride + 1
     passes = 2 if first else 3
-    flops = passes * 2 * BATCH * cout * out * out * cin * kernel * kernel
+    flops = (passes * 2 * BATCH * cout * out * out * (cin // groups) *
+             kernel * kernel)
     return model, x, flops
 
 
@@ -217,13 +230,16 @@ def current_pytorch(args, name=None):
 
 
 def conv_layers(args):
-    print(f"ResNet-18 convolutions, batch {BATCH}, train step (forward, "
+    print(f"Convolutions (ResNet-18's; rx: ResNeXt-50 32x4d's grouped, mb: "
+          f"MobileNetV2's depthwise), batch {BATCH}, train step (forward, "
           f"weight and input gradients, SGD), FP32, one thread")
     current = " " * 5 + "PyTorch 2" + " " * 4 + "GFLOP/s PyTorch2/GS" \
         if args.pytorch_python else ""
-    print(f"{'layer':20} {'GradScale':>11} {'GFLOP/s':>8} {'PyTorch':>11} "
+    print(f"{'layer':22} {'GradScale':>11} {'GFLOP/s':>8} {'PyTorch':>11} "
           f"{'GFLOP/s':>8} {'PyTorch/GS':>10}{current}")
-    for name, *_ in RESNET18_CONVS:
+    for name, *_ in CONVS:
+        if not re.search(args.layers, name):
+            continue
         model, x, flops = layer_case(name)
         optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
         with tempfile.TemporaryDirectory() as tmp:
@@ -238,7 +254,7 @@ def conv_layers(args):
                 timers.append(lambda: current_pytorch(args, name))
             times = fastest_rounds(args.rounds, timers)
         ours, theirs = times[:2]
-        line = (f"{name:20} {ours:8.1f} ms {flops / ours / 1e6:8.1f} "
+        line = (f"{name:22} {ours:8.1f} ms {flops / ours / 1e6:8.1f} "
                 f"{theirs:8.1f} ms {flops / theirs / 1e6:8.1f} "
                 f"{theirs / ours:9.2f}x")
         if args.pytorch_python:
@@ -292,6 +308,8 @@ def main():
     parser.add_argument("--no-networks", action="store_true",
                         help="only the convolution layers (the networks "
                         "take minutes to compile)")
+    parser.add_argument("--layers", default="", metavar="REGEX",
+                        help="only the convolutions whose names match")
     parser.add_argument("--pytorch-python",
                         help="a Python whose PyTorch (a current release) is "
                         "a second baseline")

@@ -893,6 +893,22 @@ struct CPUKernelSchedulePass
     unsigned bits = vectorBits ? vectorBits : hostVectorBits();
     RegisterBlock block = registerBlockFor(bits);
 
+    // Grouped convolutions as loops of ungrouped ones, a group at a time,
+    // where a group fills a GEMM's register blocks; the others (depthwise
+    // ones) as loops, from the generic of the same computation.
+    SmallVector<linalg::Conv2DNgchwGfchwOp> groupedConvs;
+    module.walk(
+        [&](linalg::Conv2DNgchwGfchwOp conv) { groupedConvs.push_back(conv); });
+    for (linalg::Conv2DNgchwGfchwOp conv : groupedConvs) {
+      if (succeeded(gs::splitGroupedConvolution(rewriter, conv)))
+        continue;
+      rewriter.setInsertionPoint(conv);
+      if (failed(linalg::generalizeNamedOp(rewriter, conv))) {
+        conv->emitOpError("could not be generalized");
+        return signalPassFailure();
+      }
+    }
+
     // Convolutions as GEMMs over an im2col copy of the input. Those it
     // does not take (empty ones) stay loops, which run zero times.
     SmallVector<linalg::Conv2DNchwFchwOp> convs;

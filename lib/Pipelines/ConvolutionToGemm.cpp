@@ -74,15 +74,32 @@ struct ConvShape {
 enum WindowLoop { N, C, KH, KW, OH, OW };
 } // namespace
 
-/// Windows at least this wide (a 512-bit vector of f32), and wider than the
-/// output, are copied into transposed columns, along the window's rows.
-/// Narrower ones lost so: ResNet-18's 7x7 layers (windows of 7 in their
-/// weight gradients) ran their train steps 21-37% slower.
-static constexpr int64_t kLongestCopyRun = 16;
+/// Windows at least this wide (half a 512-bit vector of f32), and wider
+/// than the output, are copied into transposed columns, along the window's
+/// rows. Narrower ones lost so: ResNet-18's 7x7 layers (windows of 7 in
+/// their weight gradients) ran their train steps 21-37% slower. Windows of
+/// 14 won: ResNet-18's 14x14 3x3 layer step 3.6% faster, ResNeXt-50's
+/// grouped one (16 channels and filters a group, whose GEMMs are too
+/// narrow to hide the copy of runs of 3) 2x.
+static constexpr int64_t kShortestTransposedRun = 8;
+
+/// Dilated windows are copied into transposed columns only for outputs of
+/// this many positions or more (a 512-bit vector of f32).
+static constexpr int64_t kFewestDilatedPositions = 16;
 
 /// Loops of linalg.conv_2d_nchw_fchw: (n, f, oh, ow, c, kh, kw).
 static constexpr unsigned kImagesLoop = 0, kOutputRowsLoop = 2,
                           kChannelsLoop = 4, kWindowRowsLoop = 5;
+
+/// The group loop of linalg.conv_2d_ngchw_gfchw: (n, g, f, oh, ow, c, kh,
+/// kw).
+static constexpr unsigned kGroupsLoop = 1;
+
+/// The fewest filters, and reduction steps (channels x kernel positions), a
+/// group for its convolution to run as a GEMM: fewer leave a register
+/// block mostly empty. Depthwise convolutions (a filter and a channel a
+/// group) stay loops.
+static constexpr int64_t kMinGroupFilters = 4, kMinGroupSteps = 16;
 
 /// The reduction steps of a GEMM panel (CPUKernelSchedule's kc).
 static constexpr int64_t kPanelSteps = 256;
@@ -390,33 +407,34 @@ static int64_t outputRowsPerBlock(int64_t rows, int64_t width, int64_t limit) {
   return best;
 }
 
-/// Tiles `loop` of `conv` by `size` (a divisor of its extent, so that the
-/// tile's shapes stay static) and rewrites the tile's convolution. Along
-/// a parallel loop, an output accumulated from a fill is filled tile by
-/// tile instead, so that the tile's GEMM sees the fill (and makes its own,
-/// where it accumulates in another layout).
-static FailureOr<linalg::LinalgOp> tileAndRewrite(RewriterBase &rewriter,
-                                                  linalg::Conv2DNchwFchwOp conv,
-                                                  unsigned loop, int64_t size) {
-  auto fill = conv.getOutputs()[0].getDefiningOp<linalg::FillOp>();
-  if (conv.getIteratorTypesArray()[loop] != utils::IteratorType::parallel)
+/// Tiles `loop` of `op` by `size` (a divisor of its extent, so that the
+/// tile's shapes stay static), replacing it; returns the tile's op. Along a
+/// parallel loop, an output accumulated from a fill is filled tile by tile
+/// instead, so that the tile's GEMM sees the fill (and makes its own, where
+/// it accumulates in another layout).
+static FailureOr<linalg::LinalgOp> tileFillingTiles(RewriterBase &rewriter,
+                                                    linalg::LinalgOp op,
+                                                    unsigned loop,
+                                                    int64_t size) {
+  auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+  if (op.getIteratorTypesArray()[loop] != utils::IteratorType::parallel)
     fill = nullptr;
   scf::SCFTilingOptions options;
-  SmallVector<int64_t> sizes(conv.getNumLoops(), 0);
+  SmallVector<int64_t> sizes(op.getNumLoops(), 0);
   sizes[loop] = size;
   options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
-  rewriter.setInsertionPoint(conv);
+  rewriter.setInsertionPoint(op);
   FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(conv.getOperation()), options);
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
   if (failed(tiled))
-    return rewriter.notifyMatchFailure(conv, "could not be tiled");
-  rewriter.replaceOp(conv, tiled->replacements);
-  auto tile = cast<linalg::Conv2DNchwFchwOp>(tiled->tiledOps.front());
+    return rewriter.notifyMatchFailure(op, "could not be tiled");
+  rewriter.replaceOp(op, tiled->replacements);
+  auto tile = cast<linalg::LinalgOp>(tiled->tiledOps.front());
   if (fill) {
     auto tileLoop = cast<scf::ForOp>(tiled->loops.front().getOperation());
     rewriter.setInsertionPoint(tile);
     Value filled = linalg::FillOp::create(rewriter, fill.getLoc(),
-                                          fill.getInputs(), tile.getOutputs())
+                                          fill.getInputs(), tile.getDpsInits())
                        .getResult(0);
     rewriter.modifyOpInPlace(tile,
                              [&] { tile.getDpsInitsMutable()[0].set(filled); });
@@ -424,7 +442,20 @@ static FailureOr<linalg::LinalgOp> tileAndRewrite(RewriterBase &rewriter,
       tileLoop.getInitArgsMutable()[0].set(fill.getOutputs().front());
     });
   }
-  return mlir::gs::rewriteConvolutionAsGemm(rewriter, tile);
+  return tile;
+}
+
+/// Tiles `loop` of `conv` by `size` (tileFillingTiles) and rewrites the
+/// tile's convolution.
+static FailureOr<linalg::LinalgOp> tileAndRewrite(RewriterBase &rewriter,
+                                                  linalg::Conv2DNchwFchwOp conv,
+                                                  unsigned loop, int64_t size) {
+  FailureOr<linalg::LinalgOp> tile =
+      tileFillingTiles(rewriter, conv, loop, size);
+  if (failed(tile))
+    return failure();
+  return mlir::gs::rewriteConvolutionAsGemm(
+      rewriter, cast<linalg::Conv2DNchwFchwOp>(tile->getOperation()));
 }
 
 FailureOr<linalg::LinalgOp>
@@ -487,8 +518,8 @@ mlir::gs::rewriteConvolutionAsGemm(RewriterBase &rewriter,
   // the transposed GEMM paid off for 7x7 outputs (ResNet-18's first layer,
   // 2x), not for 3x3 or 1x1 ones (4-10% slower).
   bool transposedColumns =
-      batchImages && s.kw > s.ow && s.kw >= kLongestCopyRun &&
-      (s.dilations[1] == 1 || s.oh * s.ow >= kLongestCopyRun);
+      batchImages && s.kw > s.ow && s.kw >= kShortestTransposedRun &&
+      (s.dilations[1] == 1 || s.oh * s.ow >= kFewestDilatedPositions);
   int64_t columnBytes = s.n * imageBytes;
   if (columnBytes > kColumnBlockBytes) {
     // Blocks of output rows, or of the reduction for transposed columns,
@@ -545,4 +576,51 @@ mlir::gs::rewriteConvolutionAsGemm(RewriterBase &rewriter,
   Value columns = copyWindows(rewriter, s, {N, C, KH, KW, OH, OW},
                               {{0}, {1, 2, 3}, {4, 5}}, accType);
   return gemmPerImage(rewriter, s, filterMatrix, columns);
+}
+
+FailureOr<linalg::Conv2DNchwFchwOp>
+mlir::gs::splitGroupedConvolution(RewriterBase &rewriter,
+                                  linalg::Conv2DNgchwGfchwOp conv) {
+  auto filterType = dyn_cast<RankedTensorType>(conv.getInputs()[1].getType());
+  if (!conv.hasPureTensorSemantics() || conv.hasDynamicShape() || !filterType ||
+      filterType.getNumElements() == 0)
+    return rewriter.notifyMatchFailure(conv, "needs static, non-empty shapes");
+  int64_t filters = filterType.getDimSize(1);
+  int64_t steps =
+      filterType.getNumElements() / filterType.getDimSize(0) / filters;
+  if (filters < kMinGroupFilters || steps < kMinGroupSteps)
+    return rewriter.notifyMatchFailure(conv, "too few filters or reduction "
+                                             "steps a group for a GEMM");
+  FailureOr<linalg::LinalgOp> tile =
+      tileFillingTiles(rewriter, conv, kGroupsLoop, 1);
+  if (failed(tile))
+    return failure();
+
+  // The group's slices without their unit group dimension.
+  Location loc = conv.getLoc();
+  rewriter.setInsertionPoint(*tile);
+  Value input =
+      collapse(rewriter, loc, tile->getDpsInputs()[0], {{0, 1}, {2}, {3}, {4}});
+  Value filter =
+      collapse(rewriter, loc, tile->getDpsInputs()[1], {{0, 1}, {2}, {3}, {4}});
+  SmallVector<ReassociationIndices> outputGroups = {{0}, {1, 2}, {3}, {4}};
+  Value init = tile->getDpsInits()[0];
+  Value acc;
+  if (auto fill = init.getDefiningOp<linalg::FillOp>()) {
+    // Filled as a 4-D tensor, which the GEMM's accumulator recognizes.
+    Value destination =
+        collapse(rewriter, loc, fill.getOutputs().front(), outputGroups);
+    acc = linalg::FillOp::create(rewriter, loc, fill.getInputs(), destination)
+              .getResult(0);
+  } else {
+    acc = collapse(rewriter, loc, init, outputGroups);
+  }
+  auto ungrouped = linalg::Conv2DNchwFchwOp::create(
+      rewriter, loc, acc.getType(), ValueRange{input, filter}, acc,
+      conv.getStrides(), conv.getDilations());
+  rewriter.replaceOp(
+      *tile, tensor::ExpandShapeOp::create(rewriter, loc, init.getType(),
+                                           ungrouped.getResult(0), outputGroups)
+                 .getResult());
+  return ungrouped;
 }

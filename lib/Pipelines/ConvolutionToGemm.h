@@ -1,7 +1,8 @@
 //===- ConvolutionToGemm.h - 2-D convolutions as GEMMs ---------*- C++ -*-===//
 //
 // The CPU kernel schedule's im2col: a 2-D convolution of any strides and
-// dilations becomes a copy of its input windows and one GEMM-like op.
+// dilations becomes a copy of its input windows and one GEMM-like op; a
+// grouped one, a loop of such convolutions, one a group.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +27,17 @@ namespace mlir::gs {
 /// non-float types.
 FailureOr<linalg::LinalgOp>
 rewriteConvolutionAsGemm(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv);
+
+/// Rewrites a grouped convolution `conv` (N x G x C x H x W input, G x F x
+/// C x KH x KW filter, N x G x F x OH x OW output) as a loop over its groups,
+/// each group's an ungrouped convolution of its slices, which
+/// rewriteConvolutionAsGemm takes next; returns that convolution. Fails,
+/// leaving `conv` as it is, for dynamic or empty shapes and for groups of
+/// too few filters or reduction steps to fill a GEMM's register blocks
+/// (depthwise convolutions).
+FailureOr<linalg::Conv2DNchwFchwOp>
+splitGroupedConvolution(RewriterBase &rewriter,
+                        linalg::Conv2DNgchwGfchwOp conv);
 
 } // namespace mlir::gs
 

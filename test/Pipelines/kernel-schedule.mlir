@@ -494,3 +494,54 @@ func.func @channel_blocks(%x: tensor<4x256x16x16xf32>, %w: tensor<256x256x3x3xf3
   %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<4x256x16x16xf32>, tensor<256x256x3x3xf32>) outs(%o : tensor<4x256x14x14xf32>) -> tensor<4x256x14x14xf32>
   return %r : tensor<4x256x14x14xf32>
 }
+
+// -----
+
+// A grouped convolution from zeros (2 groups of 8 channels and 16 filters):
+// a loop over the groups, whose slices, without their unit group
+// dimension, make an ungrouped convolution each, an im2col copy and a GEMM
+// (16 filters x 72 steps) filling each register block's outputs itself.
+
+// AVX512-LABEL: func.func @grouped
+// AVX512-NOT: linalg.conv_2d_ngchw_gfchw
+// AVX512: %[[EMPTY:.*]] = tensor.empty() : tensor<1x2x16x4x4xf32>
+// AVX512: scf.for %[[G:.*]] = %c0 to %c2 step %c1 iter_args(%{{.*}} = %[[EMPTY]]) -> (tensor<1x2x16x4x4xf32>)
+// AVX512:   %[[IN:.*]] = tensor.extract_slice %{{.*}}[0, %[[G]], 0, 0, 0] [1, 1, 8, 6, 6] [1, 1, 1, 1, 1]
+// AVX512:   %[[FILTER:.*]] = tensor.extract_slice %{{.*}}[%[[G]], 0, 0, 0, 0] [1, 16, 8, 3, 3] [1, 1, 1, 1, 1]
+// AVX512:   tensor.collapse_shape %[[IN]] {{\[\[}}0, 1], [2], [3], [4]] : tensor<1x1x8x6x6xf32> into tensor<1x8x6x6xf32>
+// AVX512:   tensor.collapse_shape %[[FILTER]] {{\[\[}}0, 1], [2, 3, 4]] : tensor<1x16x8x3x3xf32> into tensor<16x72xf32>
+// AVX512:   linalg.generic {{.*}} outs(%{{.*}} : tensor<1x8x3x3x4x4xf32>)
+// AVX512:   scf.for %{{.*}} = %c0 to %c16 step %c8
+// AVX512:     linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x8x16xf32>)
+// AVX512:     scf.for %{{.*}} = %c0 to %c72 step %c1
+// AVX512-COUNT-8: vector.fma %{{.*}} : vector<16xf32>
+// AVX512:   tensor.insert_slice %{{.*}} into %{{.*}}[0, %[[G]], 0, 0, 0] [1, 1, 16, 4, 4] [1, 1, 1, 1, 1]
+func.func @grouped(%x: tensor<1x2x8x6x6xf32>, %w: tensor<2x16x8x3x3xf32>) -> tensor<1x2x16x4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<1x2x16x4x4xf32>
+  %o = linalg.fill ins(%zero : f32) outs(%empty : tensor<1x2x16x4x4xf32>) -> tensor<1x2x16x4x4xf32>
+  %r = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x2x8x6x6xf32>, tensor<2x16x8x3x3xf32>) outs(%o : tensor<1x2x16x4x4xf32>) -> tensor<1x2x16x4x4xf32>
+  return %r : tensor<1x2x16x4x4xf32>
+}
+
+// -----
+
+// Depthwise (a channel and a filter a group) and depth-multiplier (two
+// filters) convolutions would make GEMMs of one or two rows: they stay one
+// generic of the same loops, strides and dilations.
+
+// AVX512-DAG: #[[$DWIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 * 2 + d6, d4 * 2 + d7)>
+// AVX512-DAG: #[[$DWFILTER:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
+// AVX512-LABEL: func.func @depthwise
+// AVX512-NOT: linalg.conv_2d_ngchw_gfchw
+// AVX512: linalg.generic {indexing_maps = [#[[$DWIN]], #[[$DWFILTER]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+// AVX512-SAME: outs(%{{.*}} : tensor<2x4x1x3x3xf32>)
+// AVX512: linalg.generic
+// AVX512-SAME: outs(%{{.*}} : tensor<2x4x2x3x3xf32>)
+// AVX512-NOT: vector.fma
+func.func @depthwise(%x: tensor<2x4x1x7x7xf32>, %w: tensor<4x1x1x3x3xf32>, %o: tensor<2x4x1x3x3xf32>,
+                     %w2: tensor<4x2x1x3x3xf32>, %o2: tensor<2x4x2x3x3xf32>) -> (tensor<2x4x1x3x3xf32>, tensor<2x4x2x3x3xf32>) {
+  %r = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<2x4x1x7x7xf32>, tensor<4x1x1x3x3xf32>) outs(%o : tensor<2x4x1x3x3xf32>) -> tensor<2x4x1x3x3xf32>
+  %r2 = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w2 : tensor<2x4x1x7x7xf32>, tensor<4x2x1x3x3xf32>) outs(%o2 : tensor<2x4x2x3x3xf32>) -> tensor<2x4x2x3x3xf32>
+  return %r, %r2 : tensor<2x4x1x3x3xf32>, tensor<2x4x2x3x3xf32>
+}

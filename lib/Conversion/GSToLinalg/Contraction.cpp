@@ -3,9 +3,10 @@
 // Contractions accumulate in f32 for f16 operands (the named linalg ops
 // extend their inputs to the accumulator's type) and round once in an
 // epilogue that also applies alpha, beta, C or the bias.
-// gs.scaled_contraction becomes the gs ops it fused. GEMMs and
-// ungrouped convolutions become named linalg ops, which the CPU kernel
-// schedule tiles and vectorizes; grouped convolutions a linalg.generic.
+// gs.scaled_contraction becomes the gs ops it fused. GEMMs, convolutions
+// and 2-D grouped ones become named linalg ops, which the CPU kernel
+// schedule tiles and vectorizes; other grouped convolutions a
+// linalg.generic.
 //
 //===----------------------------------------------------------------------===//
 
@@ -180,8 +181,8 @@ struct MatMulLowering : OpConversionPattern<MatMulOp> {
 
 /// Convolution of an already padded input (N x C x S...) with weights
 /// (M x C/group x K...) into an accumulator (N x M x O...): named linalg ops
-/// for 1-3 spatial dimensions without groups, a grouped linalg.generic
-/// otherwise.
+/// for 1-3 spatial dimensions without groups and for 2 with them (channels
+/// split into groups), a grouped linalg.generic otherwise.
 static Value convolve(OpBuilder &b, Location loc, Value input, Value weight,
                       Value acc, ArrayRef<int64_t> strides,
                       ArrayRef<int64_t> dilations, int64_t group) {
@@ -218,6 +219,14 @@ static Value convolve(OpBuilder &b, Location loc, Value input, Value weight,
   Value groupedIn = grouped(input, {n, group, c / group});
   Value groupedW = grouped(weight, {group, m / group, c / group});
   Value groupedAcc = grouped(acc, {n, group, m / group});
+  if (rank == 2) {
+    Value result =
+        linalg::Conv2DNgchwGfchwOp::create(
+            b, loc, groupedAcc.getType(), ValueRange{groupedIn, groupedW},
+            groupedAcc, stridesAttr, dilationsAttr)
+            .getResult(0);
+    return reshapeTo(b, loc, result, accType);
+  }
 
   // Loops: n, g, mg, o_0..o_{r-1}, cg, k_0..k_{r-1}.
   MLIRContext *ctx = b.getContext();
@@ -449,6 +458,23 @@ static Value spreadInput(OpBuilder &builder, Location loc, Value input,
   RankedTensorType inType = tensorTypeOf(input);
   Type element = inType.getElementType();
   int64_t rank = inType.getRank() - 2;
+  // Where every input element lands inside: zeros with the input inserted
+  // at the stride (a fill and a strided copy).
+  bool landsInside = true;
+  SmallVector<int64_t> offsets(2, 0), steps(2, 1);
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t last = frame[i] + (inType.getDimSize(i + 2) - 1) * strides[i];
+    landsInside &= frame[i] >= 0 && last < spreadType.getDimSize(i + 2);
+    offsets.push_back(frame[i]);
+    steps.push_back(strides[i]);
+  }
+  if (landsInside)
+    return tensor::InsertSliceOp::create(
+        builder, loc, input, filledTensor(builder, loc, spreadType, 0.0),
+        ValueRange(), ValueRange(), ValueRange(), offsets, inType.getShape(),
+        steps);
+
+  // Otherwise a gather, each element's input index computed.
   return linalg::GenericOp::create(
              builder, loc, spreadType, ValueRange(),
              emptyTensor(builder, loc, spreadType),

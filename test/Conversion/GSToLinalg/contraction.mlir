@@ -4,8 +4,9 @@
 // ops accumulating into a zero-filled accumulator (f32 for f16 operands:
 // the named ops extend their inputs to the accumulator type), followed by
 // one epilogue generic that applies alpha, beta * C or the bias and rounds
-// to the result type. Grouped convolutions and batched / vector matmuls
-// are linalg.generic contractions.
+// to the result type. 2-D grouped convolutions are named ops too; other
+// grouped ones and batched / vector matmuls are linalg.generic
+// contractions.
 
 // A plain f32 GEMM is the matmul alone: no epilogue.
 // CHECK-LABEL: func.func @gemm_f32(
@@ -297,24 +298,17 @@ func.func @conv2d_f16_bias(%x: tensor<1x2x4x4xf16>, %w: tensor<2x2x3x3xf16>,
 
 // -----
 
-// Grouped convolution: channels split into (group, C/group) views; loops
-// n, g, m/g, oh, ow | c/g, kh, kw, with strides and dilations in the input
-// map.
-// CHECK-DAG: #[[$IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 * 2 + d6 * 2, d4 * 2 + d7 * 2)>
-// CHECK-DAG: #[[$WT:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
-// CHECK-DAG: #[[$OUT:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
+// A 2-D grouped convolution: channels split into (group, C/group) views,
+// convolved by linalg.conv_2d_ngchw_gfchw (which the CPU kernel schedule
+// turns into a GEMM per group) with the strides and dilations.
 // CHECK-LABEL: func.func @conv2d_grouped(
 // CHECK-SAME:      %[[X:.*]]: tensor<1x4x9x9xf32>, %[[W:.*]]: tensor<6x2x3x3xf32>)
 // CHECK:         %[[ACC:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x6x3x3xf32>)
 // CHECK:         %[[GX:.*]] = tensor.expand_shape %[[X]] {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 2, 2, 9, 9] : tensor<1x4x9x9xf32> into tensor<1x2x2x9x9xf32>
 // CHECK:         %[[GW:.*]] = tensor.expand_shape %[[W]] {{\[}}[0, 1], [2], [3], [4]] output_shape [2, 3, 2, 3, 3] : tensor<6x2x3x3xf32> into tensor<2x3x2x3x3xf32>
 // CHECK:         %[[GACC:.*]] = tensor.expand_shape %[[ACC]] {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 2, 3, 3, 3] : tensor<1x6x3x3xf32> into tensor<1x2x3x3x3xf32>
-// CHECK:         %[[G:.*]] = linalg.generic {indexing_maps = [#[[$IN]], #[[$WT]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+// CHECK:         %[[G:.*]] = linalg.conv_2d_ngchw_gfchw {dilations = dense<2> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
 // CHECK-SAME:        ins(%[[GX]], %[[GW]] : tensor<1x2x2x9x9xf32>, tensor<2x3x2x3x3xf32>) outs(%[[GACC]] : tensor<1x2x3x3x3xf32>)
-// CHECK-NEXT:    ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %[[O:.*]]: f32):
-// CHECK-NEXT:      %[[PR:.*]] = arith.mulf %[[A]], %[[B]] : f32
-// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[O]], %[[PR]] : f32
-// CHECK-NEXT:      linalg.yield %[[S]] : f32
 // CHECK:         %[[R:.*]] = tensor.collapse_shape %[[G]] {{\[}}[0], [1, 2], [3], [4]] : tensor<1x2x3x3x3xf32> into tensor<1x6x3x3xf32>
 // CHECK:         return %[[R]]
 func.func @conv2d_grouped(%x: tensor<1x4x9x9xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x3x3xf32> {
@@ -402,7 +396,7 @@ func.func @conv_transpose_grouped_f16(%x: tensor<1x4x5xf16>, %w: tensor<4x3x2xf1
 
 // At stride 1 the input is framed by kernel - 1 - pad zeros on each side: a
 // tensor.pad (whose frame alone is filled, gs-fill-pad-frames), where
-// strides above 1 spread the input by a gather of every element.
+// strides above 1 spread the input out (below).
 // CHECK-LABEL: func.func @conv_transpose_stride1_frame(
 // CHECK-SAME:      %[[X:.*]]: tensor<2x3x4xf32>
 // CHECK:         tensor.pad %[[X]] low[0, 0, 2] high[0, 0, 2]
@@ -412,6 +406,41 @@ func.func @conv_transpose_grouped_f16(%x: tensor<1x4x5xf16>, %w: tensor<4x3x2xf1
 func.func @conv_transpose_stride1_frame(%x: tensor<2x3x4xf32>, %w: tensor<3x5x3xf32>) -> tensor<2x5x6xf32> {
   %0 = gs.conv_transpose %x, %w : tensor<2x3x4xf32>, tensor<3x5x3xf32> -> tensor<2x5x6xf32>
   return %0 : tensor<2x5x6xf32>
+}
+
+// -----
+
+// A grouped transposed convolution with a stride above 1 (the input
+// gradient of a strided grouped convolution) convolves the input spread
+// out by the stride: zeros with the input inserted at the stride, offset
+// by its frame of kernel - 1 - pad = 1, not a gather computing each
+// element's index.
+// CHECK-LABEL: func.func @conv_transpose_grouped_strided(
+// CHECK-SAME:      %[[X:.*]]: tensor<1x4x3x3xf32>
+// CHECK:         %[[ZEROS:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x4x8x8xf32>)
+// CHECK:         %[[SPREAD:.*]] = tensor.insert_slice %[[X]] into %[[ZEROS]][0, 0, 1, 1] [1, 4, 3, 3] [1, 1, 2, 2] : tensor<1x4x3x3xf32> into tensor<1x4x8x8xf32>
+// CHECK-NOT:     arith.divsi
+// CHECK:         tensor.expand_shape %[[SPREAD]] {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 2, 2, 8, 8]
+// CHECK:         linalg.conv_2d_ngchw_gfchw
+func.func @conv_transpose_grouped_strided(%x: tensor<1x4x3x3xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x6x6x6xf32> {
+  %0 = gs.conv_transpose %x, %w {group = 2 : i64, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 0, 0>}
+      : tensor<1x4x3x3xf32>, tensor<4x3x3x3xf32> -> tensor<1x6x6x6xf32>
+  return %0 : tensor<1x6x6x6xf32>
+}
+
+// -----
+
+// Where the pads cut more than the kernel's extent, input elements land
+// outside the spread tensor: the gather then reads only those inside.
+// CHECK-LABEL: func.func @conv_transpose_grouped_cropped(
+// CHECK-NOT:     tensor.insert_slice
+// CHECK:         arith.divsi
+// CHECK:         arith.remsi
+// CHECK:         tensor.extract
+func.func @conv_transpose_grouped_cropped(%x: tensor<1x2x4xf32>, %w: tensor<2x1x2xf32>) -> tensor<1x2x3xf32> {
+  %0 = gs.conv_transpose %x, %w {group = 2 : i64, strides = array<i64: 2>, pads = array<i64: 3, 2>}
+      : tensor<1x2x4xf32>, tensor<2x1x2xf32> -> tensor<1x2x3xf32>
+  return %0 : tensor<1x2x3xf32>
 }
 
 // -----

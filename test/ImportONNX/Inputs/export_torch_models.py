@@ -2,7 +2,7 @@
 """Exports PyTorch models with their loss, in training mode, at opset 17.
 
 Usage: export_torch_models.py [--eval] OUTDIR [mlp] [cnn] [upsample] [clamped]
-                              [resnet18]
+                              [grouped] [resnet18]
 
 Each model is wrapped with nn.CrossEntropyLoss so that the export holds one
 SoftmaxCrossEntropyLoss whose scalar output is the loss. With --eval, the
@@ -81,6 +81,21 @@ def clamped():
     return Clamped(), (1, 28, 28)
 
 
+def grouped():
+    """Grouped convolutions as ResNeXt and MobileNet have them: groups of 8
+    channels and filters; depthwise (a channel a group), strided; dilated
+    groups of 4 channels and 8 filters; strided groups; a depth multiplier
+    of 2 (a channel and two filters a group)."""
+    return nn.Sequential(
+        nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(),
+        nn.Conv2d(32, 32, 3, padding=1, groups=4), nn.ReLU(),
+        nn.Conv2d(32, 32, 3, stride=2, padding=1, groups=32), nn.ReLU(),
+        nn.Conv2d(32, 64, 3, padding=2, dilation=2, groups=8), nn.ReLU(),
+        nn.Conv2d(64, 128, 3, stride=2, padding=1, groups=16), nn.ReLU(),
+        nn.Conv2d(128, 256, 3, padding=1, groups=128), nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(256, 10)), (1, 28, 28)
+
+
 def resnet18():
     import torchvision
     return torchvision.models.resnet18(num_classes=10), (3, 224, 224)
@@ -123,7 +138,7 @@ def main():
     out = args[0]
     os.makedirs(out, exist_ok=True)
     builders = {"mlp": mlp, "cnn": cnn, "upsample": upsample,
-                "clamped": clamped, "resnet18": resnet18}
+                "clamped": clamped, "grouped": grouped, "resnet18": resnet18}
     for name in args[1:] or builders:
         (export_eval if evaluation else export)(name, builders[name], out)
 

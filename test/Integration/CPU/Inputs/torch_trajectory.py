@@ -3,7 +3,7 @@
 step on the same data; compares losses, parameters and gradients per step.
 
 Usage: torch_trajectory.py --gs-run PATH --work DIR
-                           [--model mlp|cnn|upsample|clamped|resnet18]
+                           [--model mlp|cnn|upsample|clamped|grouped|resnet18]
                            [--batch 16] [--steps 5] [--rtol 1e-5]
                            [--param-rtol 1e-5] [--grad-rtol 1e-4]
                            [--lr 0.01] [--mixed-precision GS_OPT]
@@ -11,8 +11,8 @@ Usage: torch_trajectory.py --gs-run PATH --work DIR
 
 Run with Debian's Python (torch 1.13). The models are those of
 test/ImportONNX/Inputs/export_torch_models.py (the MLP; the CNN with
-BatchNorm in training mode, max and global average pooling; torchvision's
-ResNet-18) with CrossEntropyLoss, exported in training mode. The batch is
+BatchNorm in training mode, max and global average pooling; grouped and
+depthwise convolutions; torchvision's ResNet-18) with CrossEntropyLoss, exported in training mode. The batch is
 the first Fashion-MNIST training images scaled to [0, 1] (for ResNet-18
 repeated to 3 channels and enlarged 8x to 224 x 224). Torch runs
 deterministically on one thread with SGD(lr=--lr, momentum=0.9), which is
@@ -140,7 +140,7 @@ def main():
     parser.add_argument("--work", required=True)
     parser.add_argument("--model", default="mlp",
                         choices=["mlp", "cnn", "upsample", "clamped",
-                                 "resnet18"])
+                                 "grouped", "resnet18"])
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--rtol", type=float, default=1e-5)
