@@ -138,6 +138,86 @@ bool mergesInPlace(linalg::GenericOp op, ArrayRef<SmallVector<int64_t>> strides,
   return true;
 }
 
+/// The dimensions of each input of `op` that its map reads at the constant
+/// index 0 and that have size 1 (a 1 x C x 1 x 1 bias read as (0, c, 0,
+/// 0)); empty where there are none. Fails where a map has another
+/// constant or non-dimension index, or an output has such an index.
+FailureOr<SmallVector<SmallVector<int64_t>>>
+unitBroadcastDims(linalg::GenericOp op) {
+  SmallVector<SmallVector<int64_t>> dims(op->getNumOperands());
+  bool any = false;
+  for (OpOperand &operand : op->getOpOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+    for (auto [d, expr] : llvm::enumerate(map.getResults())) {
+      if (isa<AffineDimExpr>(expr))
+        continue;
+      auto constant = dyn_cast<AffineConstantExpr>(expr);
+      if (!constant || constant.getValue() != 0 || !type ||
+          type.getDimSize(d) != 1 || op.isDpsInit(&operand))
+        return failure();
+      dims[operand.getOperandNumber()].push_back(d);
+      any = true;
+    }
+  }
+  if (!any)
+    dims.clear();
+  return dims;
+}
+
+/// `op` with the inputs it broadcasts along unit dimensions by constant
+/// indices (unitBroadcastDims) read through collapse_shapes without
+/// those dimensions, so that every map is a projected permutation (the
+/// bias of `x + b`, with x N x C x 7 x 7, then no longer keeps the rows of
+/// 7 apart). Returns the new op, or null where there is none to drop or
+/// the maps are otherwise not projected permutations.
+linalg::GenericOp dropUnitBroadcasts(RewriterBase &rewriter,
+                                     linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics())
+    return nullptr;
+  FailureOr<SmallVector<SmallVector<int64_t>>> dropped = unitBroadcastDims(op);
+  if (failed(dropped) || dropped->empty())
+    return nullptr;
+  rewriter.setInsertionPoint(op);
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (OpOperand &operand : op->getOpOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    ArrayRef<int64_t> unit = (*dropped)[operand.getOperandNumber()];
+    if (unit.empty()) {
+      maps.push_back(map);
+      if (!op.isDpsInit(&operand))
+        inputs.push_back(operand.get());
+      continue;
+    }
+    // Each kept dimension grouped with the dropped ones before it; the
+    // dropped ones at the end join the last group.
+    SmallVector<AffineExpr> kept;
+    SmallVector<ReassociationIndices> groups;
+    ReassociationIndices pending;
+    for (auto [d, expr] : llvm::enumerate(map.getResults())) {
+      pending.push_back(d);
+      if (llvm::is_contained(unit, static_cast<int64_t>(d)))
+        continue;
+      kept.push_back(expr);
+      groups.push_back(pending);
+      pending.clear();
+    }
+    if (!groups.empty())
+      llvm::append_range(groups.back(), pending);
+    inputs.push_back(tensor::CollapseShapeOp::create(rewriter, op.getLoc(),
+                                                     operand.get(), groups));
+    maps.push_back(AffineMap::get(map.getNumDims(), 0, kept, op.getContext()));
+  }
+  auto normalized = linalg::GenericOp::create(
+      rewriter, op.getLoc(), op.getResultTypes(), inputs, op.getDpsInits(),
+      maps, op.getIteratorTypesArray());
+  rewriter.inlineRegionBefore(op.getRegion(), normalized.getRegion(),
+                              normalized.getRegion().begin());
+  rewriter.replaceOp(op, normalized.getResults());
+  return normalized;
+}
+
 /// The loops of `op` grouped for collapsing: its innermost loops of one
 /// kind, as many as merge in place (mergesInPlace), as one group, every
 /// other loop alone. Empty where there is nothing to merge. Parallel
@@ -226,12 +306,16 @@ struct CollapseInnerLoopsPass
   void runOnOperation() override {
     SmallVector<std::pair<linalg::GenericOp, SmallVector<ReassociationIndices>>>
         collapses;
-    getOperation()->walk([&](linalg::GenericOp op) {
+    IRRewriter rewriter(&getContext());
+    SmallVector<linalg::GenericOp> generics;
+    getOperation()->walk([&](linalg::GenericOp op) { generics.push_back(op); });
+    for (linalg::GenericOp op : generics) {
+      if (linalg::GenericOp normalized = dropUnitBroadcasts(rewriter, op))
+        op = normalized;
       SmallVector<ReassociationIndices> groups = innerLoopRun(op);
       if (!groups.empty())
         collapses.emplace_back(op, std::move(groups));
-    });
-    IRRewriter rewriter(&getContext());
+    }
     for (auto &[op, groups] : collapses) {
       rewriter.setInsertionPoint(op);
       FailureOr<linalg::CollapseResult> collapsed =

@@ -77,12 +77,22 @@ func.func @transposed_operand(%a: tensor<5x6x7xf32>, %b: tensor<6x7x5xf32>) -> t
 
 // -----
 
-// Windows (o + k) and broadcasts by constant indices are left as they are.
+// Windows (o + k) are left as they are. A broadcast along unit dimensions
+// by constant indices (a 1 x C x 1 x 1 scale read at (0, c, 0, 0)) is read
+// without them, as C, so that the rows merge (a channel's 4 x 5 positions);
+// one by a constant index into a longer dimension stays.
 
+// CHECK-DAG: #[[$ROWS:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[$CHANNEL:.*]] = affine_map<(d0, d1, d2) -> (d1)>
 // CHECK-LABEL: func.func @window(
 // CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<1x2x10x10xf32>, tensor<3x3xf32>) outs(%{{.*}} : tensor<1x2x8x8xf32>)
 // CHECK-LABEL: func.func @channel_broadcast(
-// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x3x4x5xf32>, tensor<1x3x1x1xf32>) outs(%{{.*}} : tensor<2x3x4x5xf32>)
+// CHECK-SAME:      %[[X:.*]]: tensor<2x3x4x5xf32>, %[[SCALE:.*]]: tensor<1x3x1x1xf32>)
+// CHECK:         %[[CHANNELS:.*]] = tensor.collapse_shape %[[SCALE]] {{\[}}[0, 1, 2, 3]] : tensor<1x3x1x1xf32> into tensor<3xf32>
+// CHECK:         %[[XR:.*]] = tensor.collapse_shape %[[X]] {{\[}}[0], [1], [2, 3]] : tensor<2x3x4x5xf32> into tensor<2x3x20xf32>
+// CHECK:         linalg.generic {indexing_maps = [#[[$ROWS]], #[[$CHANNEL]], #[[$ROWS]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[XR]], %[[CHANNELS]] : tensor<2x3x20xf32>, tensor<3xf32>) outs(%{{.*}} : tensor<2x3x20xf32>)
+// CHECK-LABEL: func.func @first_row_broadcast(
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x3x4x5xf32>, tensor<1x3x2x1xf32>) outs(%{{.*}} : tensor<2x3x4x5xf32>)
 func.func @window(%x: tensor<1x2x10x10xf32>, %init: tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32> {
   %w = tensor.empty() : tensor<3x3xf32>
   %r = linalg.generic {indexing_maps = [affine_map<(n, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>, affine_map<(n, c, kh, kw, oh, ow) -> (kh, kw)>, affine_map<(n, c, kh, kw, oh, ow) -> (n, c, oh, ow)>], iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel", "parallel"]} ins(%x, %w : tensor<1x2x10x10xf32>, tensor<3x3xf32>) outs(%init : tensor<1x2x8x8xf32>) {
@@ -95,6 +105,15 @@ func.func @window(%x: tensor<1x2x10x10xf32>, %init: tensor<1x2x8x8xf32>) -> tens
 func.func @channel_broadcast(%x: tensor<2x3x4x5xf32>, %scale: tensor<1x3x1x1xf32>) -> tensor<2x3x4x5xf32> {
   %e = tensor.empty() : tensor<2x3x4x5xf32>
   %r = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (0, c, 0, 0)>, affine_map<(n, c, h, w) -> (n, c, h, w)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x, %scale : tensor<2x3x4x5xf32>, tensor<1x3x1x1xf32>) outs(%e : tensor<2x3x4x5xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %m = arith.mulf %a, %s : f32
+    linalg.yield %m : f32
+  } -> tensor<2x3x4x5xf32>
+  return %r : tensor<2x3x4x5xf32>
+}
+func.func @first_row_broadcast(%x: tensor<2x3x4x5xf32>, %scale: tensor<1x3x2x1xf32>) -> tensor<2x3x4x5xf32> {
+  %e = tensor.empty() : tensor<2x3x4x5xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (0, c, 0, 0)>, affine_map<(n, c, h, w) -> (n, c, h, w)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x, %scale : tensor<2x3x4x5xf32>, tensor<1x3x2x1xf32>) outs(%e : tensor<2x3x4x5xf32>) {
   ^bb0(%a: f32, %s: f32, %o: f32):
     %m = arith.mulf %a, %s : f32
     linalg.yield %m : f32

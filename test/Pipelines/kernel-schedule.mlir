@@ -528,20 +528,25 @@ func.func @grouped(%x: tensor<1x2x8x6x6xf32>, %w: tensor<2x16x8x3x3xf32>) -> ten
 
 // Depthwise (a channel and a filter a group) and depth-multiplier (two
 // filters) convolutions would make GEMMs of one or two rows: they stay one
-// generic of the same loops, strides and dilations.
+// generic of the same computation. Where the windows move by 1 along the
+// rows, the output positions move inside the reductions (each output adds
+// its terms in the same order); at stride 2 the loops stay as they are.
 
 // AVX512-DAG: #[[$DWIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 * 2 + d6, d4 * 2 + d7)>
 // AVX512-DAG: #[[$DWFILTER:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
+// AVX512-DAG: #[[$ROWIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d3, d4 + d6, d5 + d7)>
+// AVX512-DAG: #[[$ROWFILTER:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d3, d4, d5)>
+// AVX512-DAG: #[[$ROWOUT:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d6, d7)>
 // AVX512-LABEL: func.func @depthwise
 // AVX512-NOT: linalg.conv_2d_ngchw_gfchw
 // AVX512: linalg.generic {indexing_maps = [#[[$DWIN]], #[[$DWFILTER]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
 // AVX512-SAME: outs(%{{.*}} : tensor<2x4x1x3x3xf32>)
-// AVX512: linalg.generic
-// AVX512-SAME: outs(%{{.*}} : tensor<2x4x2x3x3xf32>)
+// AVX512: linalg.generic {indexing_maps = [#[[$ROWIN]], #[[$ROWFILTER]], #[[$ROWOUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+// AVX512-SAME: outs(%{{.*}} : tensor<2x4x2x5x5xf32>)
 // AVX512-NOT: vector.fma
 func.func @depthwise(%x: tensor<2x4x1x7x7xf32>, %w: tensor<4x1x1x3x3xf32>, %o: tensor<2x4x1x3x3xf32>,
-                     %w2: tensor<4x2x1x3x3xf32>, %o2: tensor<2x4x2x3x3xf32>) -> (tensor<2x4x1x3x3xf32>, tensor<2x4x2x3x3xf32>) {
+                     %w2: tensor<4x2x1x3x3xf32>, %o2: tensor<2x4x2x5x5xf32>) -> (tensor<2x4x1x3x3xf32>, tensor<2x4x2x5x5xf32>) {
   %r = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<2x4x1x7x7xf32>, tensor<4x1x1x3x3xf32>) outs(%o : tensor<2x4x1x3x3xf32>) -> tensor<2x4x1x3x3xf32>
-  %r2 = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w2 : tensor<2x4x1x7x7xf32>, tensor<4x2x1x3x3xf32>) outs(%o2 : tensor<2x4x2x3x3xf32>) -> tensor<2x4x2x3x3xf32>
-  return %r, %r2 : tensor<2x4x1x3x3xf32>, tensor<2x4x2x3x3xf32>
+  %r2 = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w2 : tensor<2x4x1x7x7xf32>, tensor<4x2x1x3x3xf32>) outs(%o2 : tensor<2x4x2x5x5xf32>) -> tensor<2x4x2x5x5xf32>
+  return %r, %r2 : tensor<2x4x1x3x3xf32>, tensor<2x4x2x5x5xf32>
 }

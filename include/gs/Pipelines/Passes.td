@@ -96,7 +96,9 @@ def CollapseInnerLoops : Pass<"gs-collapse-inner-loops"> {
     operand's buffer will not be contiguous (a strided slice, a slice of
     part of each row, or an op computing into one: the strides are traced
     through slices, destinations, loops and reshapes) stay: collapsing
-    such an operand bufferizes into a copy of it.
+    such an operand bufferizes into a copy of it. An input broadcast along
+    unit dimensions by constant indices (a 1 x C x 1 x 1 bias read at
+    (0, c, 0, 0)) is read through a collapse_shape without them first.
   }];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
@@ -213,7 +215,11 @@ def CPUKernelSchedule : Pass<"gs-cpu-kernel-schedule", "::mlir::ModuleOp"> {
   let summary = "Tile and vectorize contractions for the host CPU";
   let description = [{
     Blocks the GEMMs of linalg-on-tensors IR for SIMD registers. 2-D
-    convolutions become an im2col gather and a GEMM. Every contraction with
+    convolutions become an im2col gather and a GEMM; grouped ones a loop
+    of such convolutions, one a group, where a group has 4 filters and 16
+    reduction steps or more, and one generic otherwise (depthwise ones,
+    with the output positions inside the reductions where the windows move
+    by 1 along the rows). Every contraction with
     one reduction dimension (matmuls, batched matmuls, the im2col products)
     is tiled into panels of `nr` columns and `kc` = 256 reduction steps, and
     those into register blocks of `mr x nr` outputs updated one reduction
