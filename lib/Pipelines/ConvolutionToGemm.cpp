@@ -591,20 +591,23 @@ mlir::gs::splitGroupedConvolution(RewriterBase &rewriter,
   if (filters < kMinGroupFilters || steps < kMinGroupSteps)
     return rewriter.notifyMatchFailure(conv, "too few filters or reduction "
                                              "steps a group for a GEMM");
-  FailureOr<linalg::LinalgOp> tile =
+  Location loc = conv.getLoc();
+  // Tiling replaces `conv`: the tile, a grouped convolution of one group,
+  // has its strides and dilations.
+  FailureOr<linalg::LinalgOp> tiled =
       tileFillingTiles(rewriter, conv, kGroupsLoop, 1);
-  if (failed(tile))
+  if (failed(tiled))
     return failure();
+  auto tile = cast<linalg::Conv2DNgchwGfchwOp>(tiled->getOperation());
 
   // The group's slices without their unit group dimension.
-  Location loc = conv.getLoc();
-  rewriter.setInsertionPoint(*tile);
+  rewriter.setInsertionPoint(tile);
   Value input =
-      collapse(rewriter, loc, tile->getDpsInputs()[0], {{0, 1}, {2}, {3}, {4}});
+      collapse(rewriter, loc, tile.getInputs()[0], {{0, 1}, {2}, {3}, {4}});
   Value filter =
-      collapse(rewriter, loc, tile->getDpsInputs()[1], {{0, 1}, {2}, {3}, {4}});
+      collapse(rewriter, loc, tile.getInputs()[1], {{0, 1}, {2}, {3}, {4}});
   SmallVector<ReassociationIndices> outputGroups = {{0}, {1, 2}, {3}, {4}};
-  Value init = tile->getDpsInits()[0];
+  Value init = tile.getOutputs()[0];
   Value acc;
   if (auto fill = init.getDefiningOp<linalg::FillOp>()) {
     // Filled as a 4-D tensor, which the GEMM's accumulator recognizes.
@@ -617,10 +620,10 @@ mlir::gs::splitGroupedConvolution(RewriterBase &rewriter,
   }
   auto ungrouped = linalg::Conv2DNchwFchwOp::create(
       rewriter, loc, acc.getType(), ValueRange{input, filter}, acc,
-      conv.getStrides(), conv.getDilations());
+      tile.getStrides(), tile.getDilations());
   rewriter.replaceOp(
-      *tile, tensor::ExpandShapeOp::create(rewriter, loc, init.getType(),
-                                           ungrouped.getResult(0), outputGroups)
-                 .getResult());
+      tile, tensor::ExpandShapeOp::create(rewriter, loc, init.getType(),
+                                          ungrouped.getResult(0), outputGroups)
+                .getResult());
   return ungrouped;
 }
