@@ -288,7 +288,8 @@ struct ConvLowering : OpConversionPattern<ConvOp> {
 /// the GEMM's columns), and each kernel position's contributions add into
 /// the output at
 ///   o = i * stride + k * dilation - pad_begin
-/// (col2im): one strided slice of the output per kernel position.
+/// (col2im), a row-contiguous slice of one stride phase of the output per
+/// kernel position, the phases interleaved at the end.
 static Value transposedConvolutionByColumns(OpBuilder &b, Location loc,
                                             Value input, Value weight,
                                             RankedTensorType type,
@@ -361,9 +362,23 @@ static Value transposedConvolutionByColumns(OpBuilder &b, Location loc,
   llvm::append_range(colsShape, in);
   cols = reshapeTo(b, loc, cols, tensorTypeOf(cols).clone(colsShape));
 
-  // col2im, one kernel position at a time. A position's contributions are
-  // N x M x I... (M x N x I... when the images were batched).
-  Value acc = filledTensor(b, loc, type.clone(accType), 0.0);
+  // col2im, one kernel position at a time, into an accumulator of the
+  // output's stride phases: out[n, m, o...] with o = a * s + p is
+  // phases[n, m, p..., a...]. A kernel position's contributions land in
+  // one phase, at consecutive a (o = i * s + shift: p = shift mod s, a = i +
+  // floor(shift / s)), so each is added along rows in place; a last pass
+  // interleaves the phases into the output. Added into the strided slices
+  // of the output, they had been gathers and scatters, a pass each.
+  SmallVector<int64_t> phasesShape = {n, m};
+  SmallVector<int64_t> planes;
+  for (int64_t i = 0; i < rank; ++i)
+    phasesShape.push_back(g.strides[i]);
+  for (int64_t i = 0; i < rank; ++i) {
+    planes.push_back(llvm::divideCeil(out[i], g.strides[i]));
+    phasesShape.push_back(planes.back());
+  }
+  auto phasesType = RankedTensorType::get(phasesShape, accType);
+  Value acc = filledTensor(b, loc, phasesType, 0.0);
   SmallVector<int64_t> position(rank, 0);
   AffineMap identity = AffineMap::getMultiDimIdentityMap(rank + 2, ctx);
   AffineMap contributionMap = identity;
@@ -379,7 +394,7 @@ static Value transposedConvolutionByColumns(OpBuilder &b, Location loc,
       rest /= kernel[i];
     }
     // The inputs i whose output i * s + k * d - pad lands inside.
-    SmallVector<int64_t> first, count;
+    SmallVector<int64_t> first, count, shifts;
     bool empty = false;
     for (int64_t i = 0; i < rank; ++i) {
       int64_t shift = position[i] * g.dilations[i] - g.padsBegin[i];
@@ -389,12 +404,13 @@ static Value transposedConvolutionByColumns(OpBuilder &b, Location loc,
           in[i], llvm::divideFloorSigned(out[i] - 1 - shift, g.strides[i]) + 1);
       first.push_back(lo);
       count.push_back(hi - lo);
+      shifts.push_back(shift);
       empty |= hi <= lo;
     }
     if (empty)
       continue;
     SmallVector<int64_t> colOffsets, colSizes, sliceShape = {n, m};
-    SmallVector<int64_t> accOffsets = {0, 0}, accStrides = {1, 1};
+    SmallVector<int64_t> accOffsets = {0, 0}, accSizes = {n, m};
     if (batchImages) {
       colOffsets.push_back(0);
       colSizes.push_back(m);
@@ -405,6 +421,8 @@ static Value transposedConvolutionByColumns(OpBuilder &b, Location loc,
     for (int64_t i = 0; i < rank; ++i) {
       colOffsets.push_back(position[i]);
       colSizes.push_back(1);
+      accOffsets.push_back(llvm::mod(shifts[i], g.strides[i]));
+      accSizes.push_back(1);
     }
     if (batchImages) {
       colOffsets.push_back(0);
@@ -413,9 +431,9 @@ static Value transposedConvolutionByColumns(OpBuilder &b, Location loc,
     for (int64_t i = 0; i < rank; ++i) {
       colOffsets.push_back(first[i]);
       colSizes.push_back(count[i]);
-      accOffsets.push_back(first[i] * g.strides[i] +
-                           position[i] * g.dilations[i] - g.padsBegin[i]);
-      accStrides.push_back(g.strides[i]);
+      accOffsets.push_back(first[i] +
+                           llvm::divideFloorSigned(shifts[i], g.strides[i]));
+      accSizes.push_back(count[i]);
       sliceShape.push_back(count[i]);
     }
     auto sliceType = RankedTensorType::get(sliceShape, accType);
@@ -426,11 +444,12 @@ static Value transposedConvolutionByColumns(OpBuilder &b, Location loc,
         b, loc, sliceType.clone(contributionShape), cols, ValueRange(),
         ValueRange(), ValueRange(), colOffsets, colSizes,
         SmallVector<int64_t>(colSizes.size(), 1));
+    SmallVector<int64_t> unitSteps(accSizes.size(), 1);
     Value target = tensor::ExtractSliceOp::create(
         b, loc, sliceType, acc, ValueRange(), ValueRange(), ValueRange(),
-        accOffsets, sliceShape, accStrides);
-    // Added in place: one pass over the strided slice, where a sum into a
-    // new tensor would then be copied back.
+        accOffsets, accSizes, unitSteps);
+    // Added in place: one pass over the slice, where a sum into a new
+    // tensor would then be copied back.
     Value sum =
         linalg::GenericOp::create(
             b, loc, sliceType, ValueRange{contribution}, target,
@@ -444,9 +463,46 @@ static Value transposedConvolutionByColumns(OpBuilder &b, Location loc,
             .getResult(0);
     acc = tensor::InsertSliceOp::create(b, loc, sum, acc, ValueRange(),
                                         ValueRange(), ValueRange(), accOffsets,
-                                        sliceShape, accStrides);
+                                        accSizes, unitSteps);
   }
-  return acc;
+
+  // The phases interleaved: the output, its spatial dimensions rounded up
+  // to whole strides, as (a, p) pairs, loops (n, m, a_0, p_0, ...), then
+  // cut to its size.
+  SmallVector<int64_t> interleavedShape = {n, m};
+  SmallVector<AffineExpr> phaseExprs = {getAffineDimExpr(0, ctx),
+                                        getAffineDimExpr(1, ctx)};
+  for (int64_t i = 0; i < rank; ++i)
+    phaseExprs.push_back(getAffineDimExpr(3 + 2 * i, ctx));
+  for (int64_t i = 0; i < rank; ++i) {
+    phaseExprs.push_back(getAffineDimExpr(2 + 2 * i, ctx));
+    interleavedShape.append({planes[i], g.strides[i]});
+  }
+  auto interleavedType = RankedTensorType::get(interleavedShape, accType);
+  Value interleaved =
+      linalg::GenericOp::create(
+          b, loc, interleavedType, acc, emptyTensor(b, loc, interleavedType),
+          SmallVector<AffineMap>{
+              AffineMap::get(2 + 2 * rank, 0, phaseExprs, ctx),
+              AffineMap::getMultiDimIdentityMap(2 + 2 * rank, ctx)},
+          parallelIterators(2 + 2 * rank),
+          [](OpBuilder &nb, Location l, ValueRange args) {
+            linalg::YieldOp::create(nb, l, args[0]);
+          })
+          .getResult(0);
+  SmallVector<int64_t> roundedShape = {n, m};
+  for (int64_t i = 0; i < rank; ++i)
+    roundedShape.push_back(planes[i] * g.strides[i]);
+  Value rounded = reshapeTo(b, loc, interleaved,
+                            RankedTensorType::get(roundedShape, accType));
+  auto resultType = type.clone(accType);
+  if (resultType.getShape() == ArrayRef<int64_t>(roundedShape))
+    return rounded;
+  int64_t resultRank = resultType.getRank();
+  return tensor::ExtractSliceOp::create(
+      b, loc, resultType, rounded, ValueRange(), ValueRange(), ValueRange(),
+      SmallVector<int64_t>(resultRank, 0), resultType.getShape(),
+      SmallVector<int64_t>(resultRank, 1));
 }
 
 /// The input of a transposed convolution spread out by the stride and

@@ -322,15 +322,20 @@ func.func @conv2d_grouped(%x: tensor<1x4x9x9xf32>, %w: tensor<6x2x3x3xf32>) -> t
 // A strided transposed convolution: one GEMM gives each input element's
 // contribution at every kernel position (weights as M*KH*KW x C, times the
 // input as C x H*W per image), then each kernel position's contributions
-// add into a strided slice of the output (col2im: 9 slices at stride 2,
-// the first at the origin, the second one column on), each in place (the
-// slice is the sum's output, which bufferizes into the output's memory),
-// then the bias.
+// add in place into its phase of an accumulator of the output's stride
+// phases (out[.., 2a + p, 2b + q] is phases[.., p, q, a, b]: 2 x 2 planes
+// of 4 x 4) at unit strides (col2im: the first position at the origin of
+// phase (0, 0), the second, one column on, in phase (0, 1), the third, two
+// columns on, one plane column on in phase (0, 0)); the phases then
+// interleave into the output rounded up to whole strides (8 x 8), cut to
+// its 7 x 7 for the bias.
 // CHECK-DAG: #[[$A:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
 // CHECK-DAG: #[[$B:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
 // CHECK-DAG: #[[$C:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 // CHECK-DAG: #[[$ID4:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 // CHECK-DAG: #[[$CHAN:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>
+// CHECK-DAG: #[[$PHASE:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d3, d5, d2, d4)>
+// CHECK-DAG: #[[$ID6:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4, d5)>
 // CHECK-LABEL: func.func @conv_transpose_stride2_bias(
 // CHECK-SAME:      %[[X:.*]]: tensor<1x1x3x3xf32>, %[[W:.*]]: tensor<1x2x3x3xf32>, %[[B:.*]]: tensor<2xf32>)
 // CHECK:         %[[WM:.*]] = tensor.collapse_shape %[[W]] {{\[}}[0], [1, 2, 3]] : tensor<1x2x3x3xf32> into tensor<1x18xf32>
@@ -339,19 +344,24 @@ func.func @conv2d_grouped(%x: tensor<1x4x9x9xf32>, %w: tensor<6x2x3x3xf32>) -> t
 // CHECK:         %[[COLS:.*]] = linalg.generic {indexing_maps = [#[[$A]], #[[$B]], #[[$C]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
 // CHECK-SAME:        ins(%[[WT]], %[[XM]] : tensor<18x1xf32>, tensor<1x1x9xf32>) outs(%{{.*}} : tensor<1x18x9xf32>)
 // CHECK:         %[[PER:.*]] = tensor.expand_shape %[[COLS]] {{\[}}[0], [1, 2, 3], [4, 5]] output_shape [1, 2, 3, 3, 3, 3]
-// CHECK:         %[[ACC:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x2x7x7xf32>)
+// CHECK:         %[[PHASES:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x2x2x2x4x4xf32>)
 // CHECK:         %[[K0:.*]] = tensor.extract_slice %[[PER]][0, 0, 0, 0, 0, 0] [1, 2, 1, 1, 3, 3] [1, 1, 1, 1, 1, 1] : tensor<1x2x3x3x3x3xf32> to tensor<1x2x3x3xf32>
-// CHECK:         %[[T0:.*]] = tensor.extract_slice %[[ACC]][0, 0, 0, 0] [1, 2, 3, 3] [1, 1, 2, 2] : tensor<1x2x7x7xf32> to tensor<1x2x3x3xf32>
+// CHECK:         %[[T0:.*]] = tensor.extract_slice %[[PHASES]][0, 0, 0, 0, 0, 0] [1, 2, 1, 1, 3, 3] [1, 1, 1, 1, 1, 1] : tensor<1x2x2x2x4x4xf32> to tensor<1x2x3x3xf32>
 // CHECK:         %[[S0:.*]] = linalg.generic {{.*}} ins(%[[K0]] : tensor<1x2x3x3xf32>) outs(%[[T0]] : tensor<1x2x3x3xf32>)
 // CHECK-NEXT:      ^bb0(%[[C0:.*]]: f32, %[[O0:.*]]: f32):
 // CHECK-NEXT:        arith.addf %[[O0]], %[[C0]]
-// CHECK:         %[[ACC1:.*]] = tensor.insert_slice %[[S0]] into %[[ACC]][0, 0, 0, 0] [1, 2, 3, 3] [1, 1, 2, 2]
+// CHECK:         %[[ACC1:.*]] = tensor.insert_slice %[[S0]] into %[[PHASES]][0, 0, 0, 0, 0, 0] [1, 2, 1, 1, 3, 3] [1, 1, 1, 1, 1, 1]
 // CHECK:         tensor.extract_slice %[[PER]][0, 0, 0, 1, 0, 0] [1, 2, 1, 1, 3, 3]
-// CHECK:         tensor.extract_slice %[[ACC1]][0, 0, 0, 1] [1, 2, 3, 3] [1, 1, 2, 2]
-// CHECK-COUNT-8: tensor.insert_slice
+// CHECK:         tensor.extract_slice %[[ACC1]][0, 0, 0, 1, 0, 0] [1, 2, 1, 1, 3, 3] [1, 1, 1, 1, 1, 1]
+// CHECK:         tensor.extract_slice %[[PER]][0, 0, 0, 2, 0, 0] [1, 2, 1, 1, 3, 3]
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0, 0, 0, 1] [1, 2, 1, 1, 3, 3] [1, 1, 1, 1, 1, 1]
+// CHECK-COUNT-7: tensor.insert_slice
+// CHECK:         %[[INTERLEAVED:.*]] = linalg.generic {indexing_maps = [#[[$PHASE]], #[[$ID6]]], {{.*}} ins(%{{.*}} : tensor<1x2x2x2x4x4xf32>) outs(%{{.*}} : tensor<1x2x4x2x4x2xf32>)
+// CHECK:         %[[ROUNDED:.*]] = tensor.collapse_shape %[[INTERLEAVED]] {{\[}}[0], [1], [2, 3], [4, 5]] : tensor<1x2x4x2x4x2xf32> into tensor<1x2x8x8xf32>
+// CHECK:         %[[OUT:.*]] = tensor.extract_slice %[[ROUNDED]][0, 0, 0, 0] [1, 2, 7, 7] [1, 1, 1, 1] : tensor<1x2x8x8xf32> to tensor<1x2x7x7xf32>
 // CHECK:         %[[BIAS:.*]] = tensor.expand_shape %[[B]] {{\[}}[0, 1, 2]] output_shape [2, 1, 1]
 // CHECK:         %[[R:.*]] = linalg.generic {indexing_maps = [#[[$ID4]], #[[$CHAN]], #[[$ID4]]]
-// CHECK-SAME:        ins(%{{.*}}, %[[BIAS]] : tensor<1x2x7x7xf32>, tensor<2x1x1xf32>)
+// CHECK-SAME:        ins(%[[OUT]], %[[BIAS]] : tensor<1x2x7x7xf32>, tensor<2x1x1xf32>)
 // CHECK:           arith.addf
 // CHECK:         return %[[R]]
 func.func @conv_transpose_stride2_bias(%x: tensor<1x1x3x3xf32>, %w: tensor<1x2x3x3xf32>,
