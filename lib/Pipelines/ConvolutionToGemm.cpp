@@ -608,9 +608,11 @@ mlir::gs::splitGroupedConvolution(RewriterBase &rewriter,
       collapse(rewriter, loc, tile.getInputs()[1], {{0, 1}, {2}, {3}, {4}});
   SmallVector<ReassociationIndices> outputGroups = {{0}, {1, 2}, {3}, {4}};
   Value init = tile.getOutputs()[0];
+  auto fill = init.getDefiningOp<linalg::FillOp>();
   Value acc;
-  if (auto fill = init.getDefiningOp<linalg::FillOp>()) {
-    // Filled as a 4-D tensor, which the GEMM's accumulator recognizes.
+  if (fill) {
+    // Filled as a 4-D tensor, which the GEMM's accumulator recognizes,
+    // instead of the group's 5-D slice.
     Value destination =
         collapse(rewriter, loc, fill.getOutputs().front(), outputGroups);
     acc = linalg::FillOp::create(rewriter, loc, fill.getInputs(), destination)
@@ -625,5 +627,7 @@ mlir::gs::splitGroupedConvolution(RewriterBase &rewriter,
       tile, tensor::ExpandShapeOp::create(rewriter, loc, init.getType(),
                                           ungrouped.getResult(0), outputGroups)
                 .getResult());
+  if (fill && fill->use_empty())
+    rewriter.eraseOp(fill);
   return ungrouped;
 }

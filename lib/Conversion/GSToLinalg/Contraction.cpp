@@ -467,29 +467,19 @@ static Value transposedConvolutionByColumns(OpBuilder &b, Location loc,
   }
 
   // The phases interleaved: the output, its spatial dimensions rounded up
-  // to whole strides, as (a, p) pairs, loops (n, m, a_0, p_0, ...), then
-  // cut to its size.
+  // to whole strides, as (a, p) pairs (a transpose of the phases), then cut
+  // to its size.
   SmallVector<int64_t> interleavedShape = {n, m};
-  SmallVector<AffineExpr> phaseExprs = {getAffineDimExpr(0, ctx),
-                                        getAffineDimExpr(1, ctx)};
-  for (int64_t i = 0; i < rank; ++i)
-    phaseExprs.push_back(getAffineDimExpr(3 + 2 * i, ctx));
+  SmallVector<int64_t> interleaving = {0, 1};
   for (int64_t i = 0; i < rank; ++i) {
-    phaseExprs.push_back(getAffineDimExpr(2 + 2 * i, ctx));
     interleavedShape.append({planes[i], g.strides[i]});
+    interleaving.append({2 + rank + i, 2 + i});
   }
   auto interleavedType = RankedTensorType::get(interleavedShape, accType);
   Value interleaved =
-      linalg::GenericOp::create(
-          b, loc, interleavedType, acc, emptyTensor(b, loc, interleavedType),
-          SmallVector<AffineMap>{
-              AffineMap::get(2 + 2 * rank, 0, phaseExprs, ctx),
-              AffineMap::getMultiDimIdentityMap(2 + 2 * rank, ctx)},
-          parallelIterators(2 + 2 * rank),
-          [](OpBuilder &nb, Location l, ValueRange args) {
-            linalg::YieldOp::create(nb, l, args[0]);
-          })
-          .getResult(0);
+      linalg::TransposeOp::create(
+          b, loc, acc, emptyTensor(b, loc, interleavedType), interleaving)
+          ->getResult(0);
   SmallVector<int64_t> roundedShape = {n, m};
   for (int64_t i = 0; i < rank; ++i)
     roundedShape.push_back(planes[i] * g.strides[i]);

@@ -334,8 +334,6 @@ func.func @conv2d_grouped(%x: tensor<1x4x9x9xf32>, %w: tensor<6x2x3x3xf32>) -> t
 // CHECK-DAG: #[[$C:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 // CHECK-DAG: #[[$ID4:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 // CHECK-DAG: #[[$CHAN:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>
-// CHECK-DAG: #[[$PHASE:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d3, d5, d2, d4)>
-// CHECK-DAG: #[[$ID6:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4, d5)>
 // CHECK-LABEL: func.func @conv_transpose_stride2_bias(
 // CHECK-SAME:      %[[X:.*]]: tensor<1x1x3x3xf32>, %[[W:.*]]: tensor<1x2x3x3xf32>, %[[B:.*]]: tensor<2xf32>)
 // CHECK:         %[[WM:.*]] = tensor.collapse_shape %[[W]] {{\[}}[0], [1, 2, 3]] : tensor<1x2x3x3xf32> into tensor<1x18xf32>
@@ -356,7 +354,7 @@ func.func @conv2d_grouped(%x: tensor<1x4x9x9xf32>, %w: tensor<6x2x3x3xf32>) -> t
 // CHECK:         tensor.extract_slice %[[PER]][0, 0, 0, 2, 0, 0] [1, 2, 1, 1, 3, 3]
 // CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0, 0, 0, 1] [1, 2, 1, 1, 3, 3] [1, 1, 1, 1, 1, 1]
 // CHECK-COUNT-7: tensor.insert_slice
-// CHECK:         %[[INTERLEAVED:.*]] = linalg.generic {indexing_maps = [#[[$PHASE]], #[[$ID6]]], {{.*}} ins(%{{.*}} : tensor<1x2x2x2x4x4xf32>) outs(%{{.*}} : tensor<1x2x4x2x4x2xf32>)
+// CHECK:         %[[INTERLEAVED:.*]] = linalg.transpose ins(%{{.*}} : tensor<1x2x2x2x4x4xf32>) outs(%{{.*}} : tensor<1x2x4x2x4x2xf32>) permutation = [0, 1, 4, 2, 5, 3]
 // CHECK:         %[[ROUNDED:.*]] = tensor.collapse_shape %[[INTERLEAVED]] {{\[}}[0], [1], [2, 3], [4, 5]] : tensor<1x2x4x2x4x2xf32> into tensor<1x2x8x8xf32>
 // CHECK:         %[[OUT:.*]] = tensor.extract_slice %[[ROUNDED]][0, 0, 0, 0] [1, 2, 7, 7] [1, 1, 1, 1] : tensor<1x2x8x8xf32> to tensor<1x2x7x7xf32>
 // CHECK:         %[[BIAS:.*]] = tensor.expand_shape %[[B]] {{\[}}[0, 1, 2]] output_shape [2, 1, 1]
