@@ -54,6 +54,11 @@ void mlir::gs::buildCPUPipeline(OpPassManager &pm,
     pm.addPass(createCSEPass());
   }
 
+  // Passes over the same tensor as one (after the kernel schedule, which
+  // matches single ops around its GEMMs).
+  if (options.fuseSiblings)
+    pm.addNestedPass<func::FuncOp>(createFuseSiblings());
+
   // Elementwise ops and reductions along whole runs of rows, which LLVM
   // vectorizes where it would unroll each short row.
   pm.addPass(createCollapseInnerLoops());

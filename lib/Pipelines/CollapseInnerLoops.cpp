@@ -31,11 +31,23 @@ using namespace mlir;
 namespace {
 /// Whether every output of `op` is a reduction whose result is the same in
 /// any order (integer counts, and, or, max, min), which LLVM vectorizes
-/// over a long loop; it keeps floating-point sums in order, scalar.
+/// over a long loop (it keeps floating-point sums in order, scalar), or
+/// is written at every point (an elementwise op's, fused with a reduction
+/// by gs-fuse-siblings).
 bool reducesInAnyOrder(linalg::GenericOp op) {
-  std::optional<SmallVector<gs::OutputReduction>> reductions =
-      gs::getOutputReductions(op);
-  return reductions && !gs::isOrderDependent(*reductions);
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    if (op.getMatchingIndexingMap(&init).isPermutation())
+      continue;
+    Operation *combiner = gs::getReductionCombiner(
+        op, init.getOperandNumber() - op.getNumDpsInputs());
+    std::optional<gs::CombinerIdentity> identity =
+        combiner ? gs::getCombinerIdentity(
+                       combiner, getElementTypeOrSelf(init.get().getType()))
+                 : std::nullopt;
+    if (!identity || !identity->orderIndependent)
+      return false;
+  }
+  return true;
 }
 
 /// The strides, in elements, of the buffer that `value` will bufferize

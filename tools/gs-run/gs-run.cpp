@@ -126,6 +126,12 @@ static cl::opt<bool>
     kernelSchedule("kernel-schedule",
                    cl::desc("Tile and vectorize GEMMs and convolutions"),
                    cl::init(true), cl::cat(runnerCategory));
+static cl::opt<bool> fuseSiblings(
+    "fuse-siblings",
+    cl::desc("Compute elementwise ops and reductions that read the same "
+             "tensor in one loop nest (off: a pass over memory each; the "
+             "results are the same bits)"),
+    cl::init(true), cl::cat(runnerCategory));
 
 /// Parses or imports the model: ONNX through the importer, MLIR parsed.
 static OwningOpRef<ModuleOp> parseModel(StringRef path, MLIRContext &context,
@@ -177,6 +183,7 @@ static std::unique_ptr<gs::JitFunction> compileEntry(ModuleOp module,
   } else {
     gs::CPUPipelineOptions pipeline;
     pipeline.kernelSchedule = kernelSchedule;
+    pipeline.fuseSiblings = fuseSiblings;
     function =
         gs::JitFunction::compile(module, entry, cpuTarget, pipeline, error);
   }
@@ -523,12 +530,14 @@ int main(int argc, char **argv) {
       llvm::errs() << "gs-run: error: " << error << "\n";
       return 1;
     }
-    if (targetOptions.device != GS_DEVICE_CPU &&
-        kernelSchedule.getNumOccurrences()) {
-      llvm::errs() << "gs-run: error: --kernel-schedule: only --target=cpu "
-                      "takes it\n";
-      return 1;
-    }
+    for (cl::Option *cpuOnly : {static_cast<cl::Option *>(&kernelSchedule),
+                                static_cast<cl::Option *>(&fuseSiblings)})
+      if (targetOptions.device != GS_DEVICE_CPU &&
+          cpuOnly->getNumOccurrences()) {
+        llvm::errs() << "gs-run: error: --" << cpuOnly->ArgStr
+                     << ": only --target=cpu takes it\n";
+        return 1;
+      }
     cpuTarget = gs::CPUTarget::resolve(cpu, error);
     if (cpuTarget.cpu.empty()) {
       llvm::errs() << "gs-run: error: --cpu: " << error << "\n";

@@ -75,6 +75,39 @@ def FuseElementwise : Pass<"gs-fuse-elementwise"> {
   ];
 }
 
+def FuseSiblings : Pass<"gs-fuse-siblings"> {
+  let summary = "Fuse elementwise ops and reductions that read the same "
+                "tensor into one loop nest";
+  let description = [{
+    Two `linalg.generic` ops on static tensors in the same block, over the
+    same loops, that read a common tensor at every point the same way
+    (identity maps) become one generic computing both ops' results: the
+    tensor is read once, and what both compute from it is computed once
+    (`eliminateCommonSubExpressions` on the fused body). A loop either op
+    reduces along is a reduction loop of the fused op; an elementwise op's
+    output may then be indexed by it, and is still written once per point,
+    the loops running in the same order: the results are the same bits.
+    The fused op goes where the later op was if nothing between them reads
+    the earlier one's results, else where the earlier one was if the later
+    one's operands and the values its body uses are there (empty tensors,
+    constants and fills of them move up); otherwise the two stay apart (a
+    rescale by a scale decided from the other op's statistics).
+
+    In a gradient-scaling step: the rounding of a gradient to FP16 and
+    `gs.cast_stats`' counting of it, batch normalization's two backward
+    sums over the same gradient, and the statistics and rounding that each
+    recomputed the batch normalization backward from its inputs, had each
+    been a pass over memory of their own.
+
+    Only ops that read their operands in loop order (no transpose, window
+    or gather) and whose bodies are arithmetic LLVM vectorizes (no libm
+    call, which would keep the fused loop scalar) fuse. Meant for after the
+    kernel schedule, whose GEMMs are loops by then and which matches single
+    ops around them.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def CollapseInnerLoops : Pass<"gs-collapse-inner-loops"> {
   let summary = "Merge the innermost parallel loops of elementwise and "
                 "reduction ops into one loop";
@@ -90,7 +123,9 @@ def CollapseInnerLoops : Pass<"gs-collapse-inner-loops"> {
     batch-normalization sums over the batch (per channel and position,
     into f64 lanes) ran 3x faster so. The innermost reduction loops merge
     likewise where every output's reduction is the same in any order
-    (integer counts, and, or, max, min): LLVM vectorizes those, over the
+    (integer counts, and, or, max, min) or is written at every point (an
+    elementwise op's, fused by `gs-fuse-siblings`): LLVM vectorizes those,
+    over the
     merged loop along memory; floating-point sums it keeps in order and
     scalar either way, and they stay as they are. Loops along which an
     operand's buffer will not be contiguous (a strided slice, a slice of

@@ -29,6 +29,12 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("SIMD register width in bits that the kernel schedule "
                      "blocks for (0: the host CPU's)"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> fuseSiblings{
+      *this, "fuse-siblings",
+      llvm::cl::desc("Compute elementwise ops and reductions that read the "
+                     "same tensor in one loop nest (gs-fuse-siblings; off: a "
+                     "pass over memory each, for comparison)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> outlineKernels{
       *this, "outline-kernels",
       llvm::cl::desc("Compile each loop nest as a function of its own (off: "
