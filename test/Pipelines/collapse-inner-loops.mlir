@@ -169,6 +169,30 @@ func.func @sum_and_max(%x: tensor<2x3x7x7xf32>, %sum: tensor<f64>, %max: tensor<
 
 // -----
 
+// A rounding to FP16 fused with the counting of it (gs-fuse-siblings): the
+// rounded tensor, written at every point, is no reduction, and the loops
+// merge as the counts' alone do.
+
+// CHECK-DAG: #[[$ELEMENT:.*]] = affine_map<(d0) -> (d0)>
+// CHECK-DAG: #[[$SCALAR:.*]] = affine_map<(d0) -> ()>
+// CHECK-LABEL: func.func @round_and_count(
+// CHECK:         linalg.generic {indexing_maps = [#[[$ELEMENT]], #[[$ELEMENT]], #[[$SCALAR]]], iterator_types = ["reduction"]}
+// CHECK-SAME:        ins(%{{.*}} : tensor<294xf32>) outs(%{{.*}}, %{{.*}} : tensor<294xf16>, tensor<i32>)
+func.func @round_and_count(%x: tensor<2x3x7x7xf32>, %half: tensor<2x3x7x7xf16>, %flushed: tensor<i32>) -> (tensor<2x3x7x7xf16>, tensor<i32>) {
+  %r:2 = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> ()>], iterator_types = ["reduction", "reduction", "reduction", "reduction"]} ins(%x : tensor<2x3x7x7xf32>) outs(%half, %flushed : tensor<2x3x7x7xf16>, tensor<i32>) {
+  ^bb0(%in: f32, %out: f16, %count: i32):
+    %h = arith.truncf %in : f32 to f16
+    %zero = arith.constant 0.0 : f16
+    %z = arith.cmpf oeq, %h, %zero : f16
+    %one = arith.extui %z : i1 to i32
+    %c = arith.addi %count, %one : i32
+    linalg.yield %h, %c : f16, i32
+  } -> (tensor<2x3x7x7xf16>, tensor<i32>)
+  return %r#0, %r#1 : tensor<2x3x7x7xf16>, tensor<i32>
+}
+
+// -----
+
 // col2im's add of one kernel position into a strided slice of the output,
 // in place: neither the strided target nor the contribution (a slice of
 // 27 of 28 columns) lies contiguously along the rows, so their collapse
