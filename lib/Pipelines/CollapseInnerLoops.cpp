@@ -35,16 +35,12 @@ namespace {
 /// is written at every point (an elementwise op's, fused with a reduction
 /// by gs-fuse-siblings).
 bool reducesInAnyOrder(linalg::GenericOp op) {
-  for (OpOperand &init : op.getDpsInitsMutable()) {
+  for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable())) {
     if (op.getMatchingIndexingMap(&init).isPermutation())
       continue;
-    Operation *combiner = gs::getReductionCombiner(
-        op, init.getOperandNumber() - op.getNumDpsInputs());
-    std::optional<gs::CombinerIdentity> identity =
-        combiner ? gs::getCombinerIdentity(
-                       combiner, getElementTypeOrSelf(init.get().getType()))
-                 : std::nullopt;
-    if (!identity || !identity->orderIndependent)
+    std::optional<gs::OutputReduction> reduction =
+        gs::getOutputReduction(op, i);
+    if (!reduction || !reduction->identity.orderIndependent)
       return false;
   }
   return true;

@@ -103,6 +103,7 @@ struct PadAsFrame : OpRewritePattern<tensor::PadOp> {
     // line fetched again from memory (the column frames of ResNet-18's
     // padded inputs took 1.1% of its gs step). A plane at a time, the
     // copy and the fills meet in the cache.
+    //
     // Not where the source is computed into an empty tensor for the pad
     // alone: empty-tensor elimination then computes it in the interior
     // (a transpose into a weight gradient's framed input), where a plane at

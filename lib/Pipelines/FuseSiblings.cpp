@@ -256,9 +256,12 @@ struct FuseSiblingsPass : gs::impl::FuseSiblingsBase<FuseSiblingsPass> {
         fusedOps.insert(op);
       }
     }
-    // What both ops computed from the same inputs, once.
+    // What both ops computed from the same inputs, once: with dominance
+    // computed afresh (the regions of the fused-away ops are gone, and a
+    // fused op's region may have taken the address of one).
+    DominanceInfo fusedDominance;
     for (Operation *op : fusedOps)
-      eliminateCommonSubExpressions(rewriter, dominance, op);
+      eliminateCommonSubExpressions(rewriter, fusedDominance, op);
   }
 };
 } // namespace

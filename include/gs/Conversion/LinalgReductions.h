@@ -40,9 +40,14 @@ struct OutputReduction {
   CombinerIdentity identity;
 };
 
-/// Each output's combiner (getReductionCombiner) and its identity
-/// (getCombinerIdentity), in output order; nullopt where an output has
-/// neither.
+/// How output `output` of `op` is combined: its combiner
+/// (getReductionCombiner) and that combiner's identity
+/// (getCombinerIdentity); nullopt where it has neither.
+std::optional<OutputReduction> getOutputReduction(linalg::GenericOp op,
+                                                  unsigned output);
+
+/// Each output's getOutputReduction, in output order; nullopt where an
+/// output has none.
 std::optional<SmallVector<OutputReduction>>
 getOutputReductions(linalg::GenericOp op);
 

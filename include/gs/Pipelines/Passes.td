@@ -125,13 +125,12 @@ def CollapseInnerLoops : Pass<"gs-collapse-inner-loops"> {
     likewise where every output's reduction is the same in any order
     (integer counts, and, or, max, min) or is written at every point (an
     elementwise op's, fused by `gs-fuse-siblings`): LLVM vectorizes those,
-    over the
-    merged loop along memory; floating-point sums it keeps in order and
-    scalar either way, and they stay as they are. Loops along which an
-    operand's buffer will not be contiguous (a strided slice, a slice of
-    part of each row, or an op computing into one: the strides are traced
-    through slices, destinations, loops and reshapes) stay: collapsing
-    such an operand bufferizes into a copy of it. An input broadcast along
+    over the merged loop along memory; floating-point sums it keeps in
+    order and scalar either way, and they stay as they are. Loops along
+    which an operand's buffer will not be contiguous (a strided slice, a
+    slice of part of each row, or an op computing into one: the strides
+    are traced through slices, destinations, loops and reshapes) stay:
+    collapsing such an operand bufferizes into a copy of it. An input broadcast along
     unit dimensions by constant indices (a 1 x C x 1 x 1 bias read at
     (0, c, 0, 0)) is read through a collapse_shape without them first.
   }];

@@ -66,18 +66,26 @@ mlir::gs::getCombinerIdentity(Operation *combiner, Type type) {
   return std::nullopt;
 }
 
+std::optional<OutputReduction>
+mlir::gs::getOutputReduction(linalg::GenericOp op, unsigned output) {
+  Operation *combiner = getReductionCombiner(op, output);
+  if (!combiner)
+    return std::nullopt;
+  std::optional<CombinerIdentity> identity = getCombinerIdentity(
+      combiner, getElementTypeOrSelf(op.getDpsInits()[output].getType()));
+  if (!identity)
+    return std::nullopt;
+  return OutputReduction{combiner, *identity};
+}
+
 std::optional<SmallVector<OutputReduction>>
 mlir::gs::getOutputReductions(linalg::GenericOp op) {
   SmallVector<OutputReduction> reductions;
-  for (auto [i, init] : llvm::enumerate(op.getDpsInits())) {
-    Operation *combiner = getReductionCombiner(op, i);
-    if (!combiner)
+  for (unsigned i = 0; i < op.getNumDpsInits(); ++i) {
+    std::optional<OutputReduction> reduction = getOutputReduction(op, i);
+    if (!reduction)
       return std::nullopt;
-    std::optional<CombinerIdentity> identity =
-        getCombinerIdentity(combiner, getElementTypeOrSelf(init.getType()));
-    if (!identity)
-      return std::nullopt;
-    reductions.push_back({combiner, *identity});
+    reductions.push_back(*reduction);
   }
   return reductions;
 }
