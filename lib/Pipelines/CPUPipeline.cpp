@@ -58,6 +58,11 @@ void mlir::gs::buildCPUPipeline(OpPassManager &pm,
   // matches single ops around its GEMMs).
   if (options.fuseSiblings)
     pm.addNestedPass<func::FuncOp>(createFuseSiblings());
+  // What reads a GEMM's or convolution's result, computed in its tile loop
+  // (after gs-fuse-siblings, which makes the rounding and counting of a
+  // gradient one op).
+  if (options.fuseTileConsumers)
+    pm.addNestedPass<func::FuncOp>(createFuseTileConsumers());
 
   // Elementwise ops and reductions along whole runs of rows, which LLVM
   // vectorizes where it would unroll each short row.

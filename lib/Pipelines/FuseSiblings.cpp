@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MoveDefinitions.h"
 #include "gs/Pipelines/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -109,26 +110,12 @@ Operation *fusionPoint(linalg::GenericOp first, linalg::GenericOp second,
         return ancestor && second->isBeforeInBlock(ancestor);
       }))
     return second;
-  // The ops to move above `first`, operands first.
-  SetVector<Operation *> moved;
-  std::function<bool(Value)> reachable = [&](Value value) {
-    if (dominance.properlyDominates(value, first))
-      return true;
-    Operation *def = value.getDefiningOp();
-    if (!def || !isa<tensor::EmptyOp, arith::ConstantOp, linalg::FillOp>(def))
-      return false;
-    if (!llvm::all_of(def->getOperands(), reachable))
-      return false;
-    moved.insert(def);
-    return true;
-  };
   SetVector<Value> captured;
   getUsedValuesDefinedAbove(second.getRegion(), captured);
-  if (!llvm::all_of(second->getOperands(), reachable) ||
-      !llvm::all_of(captured, reachable))
+  SmallVector<Value> used(second->getOperands());
+  used.append(captured.begin(), captured.end());
+  if (!gs::moveDefinitionsAbove(used, first, dominance))
     return nullptr;
-  for (Operation *op : moved)
-    op->moveBefore(first);
   return first;
 }
 

@@ -132,6 +132,12 @@ static cl::opt<bool> fuseSiblings(
              "tensor in one loop nest (off: a pass over memory each; the "
              "results are the same bits)"),
     cl::init(true), cl::cat(runnerCategory));
+static cl::opt<bool> fuseTileConsumers(
+    "fuse-tile-consumers",
+    cl::desc("Compute the elementwise ops and statistics that read a GEMM's "
+             "or convolution's result in its tile loop (off: a pass over "
+             "memory each; the results are the same bits)"),
+    cl::init(true), cl::cat(runnerCategory));
 
 /// Parses or imports the model: ONNX through the importer, MLIR parsed.
 static OwningOpRef<ModuleOp> parseModel(StringRef path, MLIRContext &context,
@@ -184,6 +190,7 @@ static std::unique_ptr<gs::JitFunction> compileEntry(ModuleOp module,
     gs::CPUPipelineOptions pipeline;
     pipeline.kernelSchedule = kernelSchedule;
     pipeline.fuseSiblings = fuseSiblings;
+    pipeline.fuseTileConsumers = fuseTileConsumers;
     function =
         gs::JitFunction::compile(module, entry, cpuTarget, pipeline, error);
   }
@@ -530,8 +537,10 @@ int main(int argc, char **argv) {
       llvm::errs() << "gs-run: error: " << error << "\n";
       return 1;
     }
-    for (cl::Option *cpuOnly : {static_cast<cl::Option *>(&kernelSchedule),
-                                static_cast<cl::Option *>(&fuseSiblings)})
+    for (cl::Option *cpuOnly :
+         {static_cast<cl::Option *>(&kernelSchedule),
+          static_cast<cl::Option *>(&fuseSiblings),
+          static_cast<cl::Option *>(&fuseTileConsumers)})
       if (targetOptions.device != GS_DEVICE_CPU &&
           cpuOnly->getNumOccurrences()) {
         llvm::errs() << "gs-run: error: --" << cpuOnly->ArgStr

@@ -108,6 +108,37 @@ def FuseSiblings : Pass<"gs-fuse-siblings"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def FuseTileConsumers : Pass<"gs-fuse-tile-consumers"> {
+  let summary = "Compute the elementwise ops and statistics that read a "
+                "tile loop's result in that loop, a tile at a time";
+  let description = [{
+    A `linalg.generic` that reads the result of a tile loop (an `scf.for`
+    each of whose iterations computes a block of the result that no other
+    iteration touches, the blocks covering it: a GEMM's loop over panels
+    or a convolution's over groups of images) through a permutation map
+    is computed in that loop: after each tile, over the tile's iterations,
+    reading the tile while it is still in the cache. The loop carries the
+    consumer's outputs; a reduction's running value goes from tile to
+    tile. The CPU twin of a GPU kernel's epilogue: a gradient's rescale,
+    rounding to FP16 and underflow counts, a ReLU mask and batch
+    normalization's backward product, had each read the whole result
+    back from memory.
+
+    Fused where the consumer's outputs are elementwise, or reductions
+    whose result is the same in any order (integer counts, max, min), or
+    floating-point sums where the tiles run along the consumer's outermost
+    loop, which keeps every point's place in the loops' order: the results
+    are the same bits. The consumer's other operands must be defined
+    before the loop, or be empty tensors, constants or fills, which move
+    up. Tiles of fewer than 512 elements are left alone (a loop nest per
+    tile would cost more than the pass it saves).
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def CollapseInnerLoops : Pass<"gs-collapse-inner-loops"> {
   let summary = "Merge the innermost parallel loops of elementwise and "
                 "reduction ops into one loop";

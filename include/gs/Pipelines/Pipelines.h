@@ -35,6 +35,13 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
                      "same tensor in one loop nest (gs-fuse-siblings; off: a "
                      "pass over memory each, for comparison)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> fuseTileConsumers{
+      *this, "fuse-tile-consumers",
+      llvm::cl::desc("Compute the elementwise ops and statistics that read "
+                     "a GEMM's or convolution's result in its tile loop, a "
+                     "tile at a time (gs-fuse-tile-consumers; off: a pass "
+                     "over memory each, for comparison)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> outlineKernels{
       *this, "outline-kernels",
       llvm::cl::desc("Compile each loop nest as a function of its own (off: "
