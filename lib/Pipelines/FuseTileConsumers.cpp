@@ -19,6 +19,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/TilingInterface.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -32,6 +33,9 @@ using namespace mlir;
 namespace {
 /// The fewest elements of a tile worth a consumer's loop nest per tile.
 constexpr int64_t kMinTileElements = 512;
+/// The most elements of a reduction's output (its running value, which
+/// every tile reads and writes) that stays in the L1 cache.
+constexpr int64_t kMaxReductionElements = 4096;
 
 /// How a tile loop writes one of its results.
 struct TileWrite {
@@ -90,16 +94,21 @@ std::optional<TileWrite> getTileWrite(scf::ForOp loop, unsigned index) {
 }
 
 /// Whether every output of `op` is written once per point (an elementwise
-/// op's) or reduced in an order `inOrder` allows: any order for integer
-/// counts, max and min; floating-point sums only where the tiles keep
-/// the loops' order (`inOrder`).
+/// op's) or is a small reduction (a count, a per-channel sum), combined
+/// in an order `inOrder` allows: any order for integer counts, max and
+/// min; floating-point sums only where the tiles keep the loops' order
+/// (`inOrder`). A large one (batch normalization's sums over the images
+/// into a lane per channel and position) would be read and written again
+/// for every tile, where its own pass sums each lane in registers.
 bool reducesAsTiled(linalg::GenericOp op, bool inOrder) {
   for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable())) {
     if (op.getMatchingIndexingMap(&init).isPermutation())
       continue;
     std::optional<gs::OutputReduction> reduction =
         gs::getOutputReduction(op, i);
-    if (!reduction || (!reduction->identity.orderIndependent && !inOrder))
+    if (!reduction || (!reduction->identity.orderIndependent && !inOrder) ||
+        cast<RankedTensorType>(init.get().getType()).getNumElements() >
+            kMaxReductionElements)
       return false;
   }
   return true;
@@ -179,7 +188,7 @@ std::optional<Candidate> matchCandidate(linalg::GenericOp consumer) {
 /// the loop carries the consumer's outputs, each iteration computing the
 /// consumer over its tile's iterations (its outputs' slices, the
 /// reductions' running values) from the tile itself.
-void fuseIntoLoop(RewriterBase &rewriter, Candidate &candidate) {
+scf::ForOp fuseIntoLoop(RewriterBase &rewriter, Candidate &candidate) {
   linalg::GenericOp consumer = candidate.consumer;
   scf::ForOp loop = candidate.loop;
   Value result = loop.getResult(candidate.result);
@@ -239,6 +248,57 @@ void fuseIntoLoop(RewriterBase &rewriter, Candidate &candidate) {
       rewriter, inits, /*replaceInitOperandUsesInLoop=*/false, yieldTiles);
   assert(succeeded(fused) && "scf.for carries more values");
   rewriter.replaceOp(consumer, (*fused)->getResults().take_back(inits.size()));
+  return cast<scf::ForOp>(fused->getOperation());
+}
+
+/// Where nothing reads tile loop `loop`'s result `index` any more (its
+/// consumers run in the loop now) and that result starts empty or filled
+/// with a value, each iteration computes its tile into a tensor of its own,
+/// empty or filled likewise (the tile's value at the start of its
+/// iteration), and the loop stops carrying the result: the whole tensor is
+/// never written, and one tile's buffer serves every iteration, in the
+/// cache. False, changing nothing, elsewhere.
+bool computeIntoOwnTiles(RewriterBase &rewriter, scf::ForOp loop,
+                         unsigned index) {
+  std::optional<TileWrite> write = getTileWrite(loop, index);
+  if (!loop.getResult(index).use_empty() || !write ||
+      !write->insert->hasOneUse())
+    return false;
+  Value init = loop.getInitArgs()[index];
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  Value empty = fill ? fill.getOutputs()[0] : init;
+  if (!empty.getDefiningOp<tensor::EmptyOp>())
+    return false;
+  BlockArgument running = loop.getRegionIterArg(index);
+  for (Operation *user : llvm::make_early_inc_range(running.getUsers())) {
+    auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
+    if (!slice)
+      continue;
+    rewriter.setInsertionPoint(slice);
+    Value tile = tensor::EmptyOp::create(rewriter, slice.getLoc(),
+                                         slice.getType().getShape(),
+                                         slice.getType().getElementType());
+    if (fill)
+      tile = linalg::FillOp::create(rewriter, fill.getLoc(), fill.value(), tile)
+                 .getResult(0);
+    rewriter.replaceOp(slice, tile);
+  }
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  rewriter.modifyOpInPlace(yield, [&] { yield->setOperand(index, running); });
+  rewriter.eraseOp(write->insert);
+  // The result, carried unchanged now, goes.
+  RewritePatternSet patterns(loop.getContext());
+  scf::ForOp::getCanonicalizationPatterns(patterns, loop.getContext());
+  GreedyRewriteConfig config;
+  config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+  (void)applyOpPatternsGreedily(ArrayRef<Operation *>{loop},
+                                std::move(patterns), config);
+  // And its initial value, where nothing else reads it.
+  if (fill && fill->use_empty())
+    rewriter.eraseOp(fill);
+  if (empty.use_empty())
+    rewriter.eraseOp(empty.getDefiningOp());
+  return true;
 }
 
 struct FuseTileConsumersPass
@@ -266,7 +326,8 @@ struct FuseTileConsumersPass
       if (!gs::moveDefinitionsAbove(used, candidate->loop, dominance))
         continue;
       rewriter.setInsertionPoint(candidate->loop);
-      fuseIntoLoop(rewriter, *candidate);
+      scf::ForOp loop = fuseIntoLoop(rewriter, *candidate);
+      computeIntoOwnTiles(rewriter, loop, candidate->result);
     }
   }
 };

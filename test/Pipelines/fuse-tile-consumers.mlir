@@ -4,26 +4,30 @@
 // a loop over blocks of 16 rows (a GEMM's tile loop): each block's rounding
 // and count run in the loop right after the block, the count carried from
 // block to block, the rounded blocks inserted into a tensor the loop
-// carries.
+// carries. Nothing else reads the blocks' result: each block is computed
+// into a tensor of its own, filled as the whole result was, and the loop
+// no longer carries the whole.
 
 // CHECK-LABEL: func.func @round_and_count(
 // CHECK-SAME:      %[[X:.*]]: tensor<64x32xf32>, %[[S:.*]]: f32)
-// CHECK-DAG:     %[[ZEROS:.*]] = linalg.fill {{.*}} -> tensor<64x32xf32>
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-DAG:     %[[NONE:.*]] = linalg.fill {{.*}} -> tensor<i32>
 // CHECK-DAG:     %[[HALF:.*]] = tensor.empty() : tensor<64x32xf16>
-// CHECK:         %[[LOOP:.*]]:3 = scf.for %[[I:.*]] = %c0 to %c64 step %c16
-// CHECK-SAME:        iter_args(%[[ACC:.*]] = %[[ZEROS]], %[[ROUNDED:.*]] = %[[HALF]], %[[COUNT:.*]] = %[[NONE]])
-// CHECK:           %[[TILE:.*]] = linalg.generic
-// CHECK:           %[[WHOLE:.*]] = tensor.insert_slice %[[TILE]] into %[[ACC]][%[[I]], 0] [16, 32]
+// CHECK-NOT:     tensor<64x32xf32>
+// CHECK:         %[[LOOP:.*]]:2 = scf.for %[[I:.*]] = %c0 to %c64 step %c16
+// CHECK-SAME:        iter_args(%[[ROUNDED:.*]] = %[[HALF]], %[[COUNT:.*]] = %[[NONE]])
+// CHECK:           %[[OWN:.*]] = tensor.empty() : tensor<16x32xf32>
+// CHECK:           %[[ZEROS:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[OWN]] : tensor<16x32xf32>)
+// CHECK:           %[[TILE:.*]] = linalg.generic {{.*}} outs(%[[ZEROS]] : tensor<16x32xf32>)
 // CHECK:           %[[OUT:.*]] = tensor.extract_slice %[[ROUNDED]][%[[I]], 0] [16, 32] [1, 1]
 // CHECK:           %[[EPI:.*]]:2 = linalg.generic
 // CHECK-SAME:          iterator_types = ["reduction", "reduction"]
 // CHECK-SAME:          ins(%[[TILE]] : tensor<16x32xf32>) outs(%[[OUT]], %[[COUNT]] : tensor<16x32xf16>, tensor<i32>)
 // CHECK:             arith.mulf %{{.*}}, %[[S]]
 // CHECK:           %[[NEXT:.*]] = tensor.insert_slice %[[EPI]]#0 into %[[ROUNDED]][%[[I]], 0] [16, 32]
-// CHECK:           scf.yield %[[WHOLE]], %[[NEXT]], %[[EPI]]#1 : tensor<64x32xf32>, tensor<64x32xf16>, tensor<i32>
+// CHECK:           scf.yield %[[NEXT]], %[[EPI]]#1 : tensor<64x32xf16>, tensor<i32>
 // CHECK-NOT:     linalg.generic
-// CHECK:         return %[[LOOP]]#1, %[[LOOP]]#2
+// CHECK:         return %[[LOOP]]#0, %[[LOOP]]#1
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #scalar = affine_map<(d0, d1) -> ()>
 func.func @round_and_count(%x: tensor<64x32xf32>, %s: f32)
@@ -252,15 +256,18 @@ func.func @not_tiles(%x: tensor<64x32xf32>, %y: tensor<64x32xf32>)
 
 // A chain: the ReLU reads the bias add, which reads the GEMM's tiles; once
 // the bias add runs in the loop, the ReLU reads the loop's result too and
-// follows it there.
+// follows it there. Neither the GEMM's nor the bias add's whole result is
+// read any more: the loop carries the ReLU's alone.
 
 // CHECK-LABEL: func.func @chain(
-// CHECK:         %[[LOOP:.*]]:3 = scf.for
-// CHECK:           %[[BIAS:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<16x32xf32>, tensor<32xf32>)
+// CHECK:         %[[LOOP:.*]] = scf.for {{.*}} -> (tensor<64x32xf16>)
+// CHECK:           %[[OWN:.*]] = tensor.empty() : tensor<16x32xf32>
+// CHECK:           %[[GEMM:.*]] = linalg.copy {{.*}} outs(%[[OWN]] : tensor<16x32xf32>)
+// CHECK:           %[[BIAS:.*]] = linalg.generic {{.*}} ins(%[[GEMM]], %{{.*}} : tensor<16x32xf32>, tensor<32xf32>)
 // CHECK:           linalg.generic {{.*}} ins(%[[BIAS]] : tensor<16x32xf32>) outs(%{{.*}} : tensor<16x32xf16>)
 // CHECK:         }
 // CHECK-NOT:     linalg.generic
-// CHECK:         return %[[LOOP]]#2
+// CHECK:         return %[[LOOP]]
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d1)>
 func.func @chain(%x: tensor<64x32xf32>, %b: tensor<32xf32>) -> tensor<64x32xf16> {

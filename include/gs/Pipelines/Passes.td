@@ -124,14 +124,18 @@ def FuseTileConsumers : Pass<"gs-fuse-tile-consumers"> {
     normalization's backward product, had each read the whole result
     back from memory.
 
-    Fused where the consumer's outputs are elementwise, or reductions
+    Fused where the consumer's outputs are elementwise, or small
+    reductions (at most 4096 elements, which every tile reads and writes)
     whose result is the same in any order (integer counts, max, min), or
     floating-point sums where the tiles run along the consumer's outermost
     loop, which keeps every point's place in the loops' order: the results
     are the same bits. The consumer's other operands must be defined
     before the loop, or be empty tensors, constants or fills, which move
     up. Tiles of fewer than 512 elements are left alone (a loop nest per
-    tile would cost more than the pass it saves).
+    tile would cost more than the pass it saves). Where nothing else reads
+    the loop's result and it starts empty or filled, each iteration then
+    computes its tile into a tensor of its own, empty or filled likewise,
+    and the loop stops carrying the whole result.
   }];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::scf::SCFDialect",
