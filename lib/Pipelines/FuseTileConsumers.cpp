@@ -19,7 +19,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/TilingInterface.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -251,6 +250,32 @@ scf::ForOp fuseIntoLoop(RewriterBase &rewriter, Candidate &candidate) {
   return cast<scf::ForOp>(fused->getOperation());
 }
 
+/// `loop` without its iteration argument and result `index`, which nothing
+/// reads: the loop yields the argument unchanged, and nothing else uses it.
+void dropIterArg(RewriterBase &rewriter, scf::ForOp loop, unsigned index) {
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  rewriter.modifyOpInPlace(yield, [&] { yield->eraseOperand(index); });
+  SmallVector<Value> inits(loop.getInitArgs());
+  Value dropped = inits[index];
+  inits.erase(inits.begin() + index);
+  rewriter.setInsertionPoint(loop);
+  auto shorter = scf::ForOp::create(
+      rewriter, loop.getLoc(), loop.getLowerBound(), loop.getUpperBound(),
+      loop.getStep(), inits, /*bodyBuilder=*/nullptr, loop.getUnsignedCmp());
+  shorter->setDiscardableAttrs(loop->getDiscardableAttrDictionary());
+  // The body moves over; the dropped argument, unused, stands for its
+  // initial value.
+  Block *body = shorter.getBody();
+  if (!body->empty())
+    rewriter.eraseOp(body->getTerminator());
+  SmallVector<Value> arguments(body->getArguments());
+  arguments.insert(arguments.begin() + 1 + index, dropped);
+  rewriter.mergeBlocks(loop.getBody(), body, arguments);
+  SmallVector<Value> results(shorter.getResults());
+  results.insert(results.begin() + index, dropped);
+  rewriter.replaceOp(loop, results);
+}
+
 /// Where nothing reads tile loop `loop`'s result `index` any more (its
 /// consumers run in the loop now) and that result starts empty or filled
 /// with a value, each iteration computes its tile into a tensor of its own,
@@ -287,12 +312,7 @@ bool computeIntoOwnTiles(RewriterBase &rewriter, scf::ForOp loop,
   rewriter.modifyOpInPlace(yield, [&] { yield->setOperand(index, running); });
   rewriter.eraseOp(write->insert);
   // The result, carried unchanged now, goes.
-  RewritePatternSet patterns(loop.getContext());
-  scf::ForOp::getCanonicalizationPatterns(patterns, loop.getContext());
-  GreedyRewriteConfig config;
-  config.setStrictness(GreedyRewriteStrictness::ExistingOps);
-  (void)applyOpPatternsGreedily(ArrayRef<Operation *>{loop},
-                                std::move(patterns), config);
+  dropIterArg(rewriter, loop, index);
   // And its initial value, where nothing else reads it.
   if (fill && fill->use_empty())
     rewriter.eraseOp(fill);

@@ -299,3 +299,44 @@ func.func @chain(%x: tensor<64x32xf32>, %b: tensor<32xf32>) -> tensor<64x32xf16>
   } -> tensor<64x32xf16>
   return %relu : tensor<64x32xf16>
 }
+
+// -----
+
+// A loop whose result starts from a tensor that is neither empty nor a fill
+// (an argument, updated tile by tile): the consumer runs in the loop, and
+// the loop keeps carrying the whole result, each of whose tiles starts from
+// the argument's.
+
+// CHECK-LABEL: func.func @init_from_argument(
+// CHECK-SAME:      %[[X:.*]]: tensor<64x32xf32>)
+// CHECK:         scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[X]], %{{.*}} = %{{.*}}) -> (tensor<64x32xf32>, tensor<f32>)
+// CHECK:           tensor.extract_slice %[[ACC]]
+// CHECK:           linalg.generic {{.*}} ins(%{{.*}} : tensor<16x32xf32>) outs(%{{.*}} : tensor<f32>)
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#scalar = affine_map<(d0, d1) -> ()>
+func.func @init_from_argument(%x: tensor<64x32xf32>) -> tensor<f32> {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %r = scf.for %i = %c0 to %c64 step %c16 iter_args(%acc = %x) -> (tensor<64x32xf32>) {
+    %dest = tensor.extract_slice %acc[%i, 0] [16, 32] [1, 1] : tensor<64x32xf32> to tensor<16x32xf32>
+    %t = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel"]}
+        outs(%dest : tensor<16x32xf32>) {
+    ^bb0(%o: f32):
+      %twice = arith.addf %o, %o : f32
+      linalg.yield %twice : f32
+    } -> tensor<16x32xf32>
+    %ins = tensor.insert_slice %t into %acc[%i, 0] [16, 32] [1, 1] : tensor<16x32xf32> into tensor<64x32xf32>
+    scf.yield %ins : tensor<64x32xf32>
+  }
+  %se = tensor.empty() : tensor<f32>
+  %s = linalg.fill ins(%zero : f32) outs(%se : tensor<f32>) -> tensor<f32>
+  %sum = linalg.generic {indexing_maps = [#id, #scalar], iterator_types = ["reduction", "reduction"]}
+      ins(%r : tensor<64x32xf32>) outs(%s : tensor<f32>) {
+  ^bb0(%v: f32, %a: f32):
+    %next = arith.addf %a, %v : f32
+    linalg.yield %next : f32
+  } -> tensor<f32>
+  return %sum : tensor<f32>
+}
