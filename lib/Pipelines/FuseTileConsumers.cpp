@@ -158,24 +158,26 @@ std::optional<Candidate> matchCandidate(linalg::GenericOp consumer) {
   std::optional<TileWrite> write = getTileWrite(loop, *result);
   if (!write)
     return std::nullopt;
-  std::optional<Candidate> found =
-      Candidate{consumer, loop, *result, *write, {}, {}};
   // The consumer's iterations over a tile.
   unsigned numLoops = consumer.getNumLoops();
+  Candidate found{consumer,
+                  loop,
+                  *result,
+                  *write,
+                  SmallVector<OpFoldResult>(numLoops),
+                  SmallVector<OpFoldResult>(numLoops)};
   SmallVector<int64_t> ranges = consumer.getStaticLoopRanges();
-  found->offsets.resize(numLoops);
-  found->sizes.resize(numLoops);
-  tensor::InsertSliceOp insert = found->write.insert;
+  tensor::InsertSliceOp insert = write->insert;
   int64_t tileElements = 1;
   for (unsigned dim = 0; dim < readMap.getNumResults(); ++dim) {
     unsigned loopDim = readMap.getDimPosition(dim);
-    found->offsets[loopDim] = insert.getMixedOffsets()[dim];
-    found->sizes[loopDim] = insert.getMixedSizes()[dim];
+    found.offsets[loopDim] = insert.getMixedOffsets()[dim];
+    found.sizes[loopDim] = insert.getMixedSizes()[dim];
     tileElements *= insert.getStaticSizes()[dim];
   }
   // Tiles along the outermost loop (or outside loops of one iteration)
   // keep every point's place in the loops' order.
-  unsigned tiledDim = readMap.getDimPosition(found->write.dim);
+  unsigned tiledDim = readMap.getDimPosition(write->dim);
   bool inOrder = llvm::all_of(ArrayRef(ranges).take_front(tiledDim),
                               [](int64_t range) { return range == 1; });
   if (tileElements < kMinTileElements || !reducesAsTiled(consumer, inOrder))
