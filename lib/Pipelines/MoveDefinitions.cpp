@@ -7,6 +7,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <functional>
+
 using namespace mlir;
 
 bool gs::moveDefinitionsAbove(ArrayRef<Value> values, Operation *point,
