@@ -35,15 +35,10 @@ namespace {
 /// is written at every point (an elementwise op's, fused with a reduction
 /// by gs-fuse-siblings).
 bool reducesInAnyOrder(linalg::GenericOp op) {
-  for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable())) {
-    if (op.getMatchingIndexingMap(&init).isPermutation())
-      continue;
-    std::optional<gs::OutputReduction> reduction =
-        gs::getOutputReduction(op, i);
-    if (!reduction || !reduction->identity.orderIndependent)
-      return false;
-  }
-  return true;
+  return gs::outputsWrittenOrReduced(
+      op, [](OpOperand &, const gs::OutputReduction &reduction) {
+        return reduction.identity.orderIndependent;
+      });
 }
 
 /// The strides, in elements, of the buffer that `value` will bufferize

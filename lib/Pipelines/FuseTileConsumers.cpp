@@ -14,7 +14,6 @@
 #include "gs/Conversion/LinalgReductions.h"
 #include "gs/Pipelines/Passes.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -100,17 +99,12 @@ std::optional<TileWrite> getTileWrite(scf::ForOp loop, unsigned index) {
 /// into a lane per channel and position) would be read and written again
 /// for every tile, where its own pass sums each lane in registers.
 bool reducesAsTiled(linalg::GenericOp op, bool inOrder) {
-  for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable())) {
-    if (op.getMatchingIndexingMap(&init).isPermutation())
-      continue;
-    std::optional<gs::OutputReduction> reduction =
-        gs::getOutputReduction(op, i);
-    if (!reduction || (!reduction->identity.orderIndependent && !inOrder) ||
-        cast<RankedTensorType>(init.get().getType()).getNumElements() >
-            kMaxReductionElements)
-      return false;
-  }
-  return true;
+  return gs::outputsWrittenOrReduced(
+      op, [&](OpOperand &init, const gs::OutputReduction &reduction) {
+        return (reduction.identity.orderIndependent || inOrder) &&
+               cast<RankedTensorType>(init.get().getType()).getNumElements() <=
+                   kMaxReductionElements;
+      });
 }
 
 /// A consumer fused into its producer's tile loop.

@@ -55,6 +55,14 @@ getOutputReductions(linalg::GenericOp op);
 /// floating-point sum or product).
 bool isOrderDependent(ArrayRef<OutputReduction> reductions);
 
+/// Whether every output of `op` is written once per point (indexed by a
+/// permutation of the loops: an elementwise op's, also where fused with a
+/// reduction) or is a reduction (getOutputReduction) that `accept` takes,
+/// given its initial value.
+bool outputsWrittenOrReduced(
+    linalg::GenericOp op,
+    llvm::function_ref<bool(OpOperand &init, const OutputReduction &)> accept);
+
 } // namespace mlir::gs
 
 #endif // GS_CONVERSION_LINALGREDUCTIONS_H

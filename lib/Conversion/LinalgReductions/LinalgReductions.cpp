@@ -95,3 +95,16 @@ bool mlir::gs::isOrderDependent(ArrayRef<OutputReduction> reductions) {
     return !reduction.identity.orderIndependent;
   });
 }
+
+bool mlir::gs::outputsWrittenOrReduced(
+    linalg::GenericOp op,
+    llvm::function_ref<bool(OpOperand &init, const OutputReduction &)> accept) {
+  for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable())) {
+    if (op.getMatchingIndexingMap(&init).isPermutation())
+      continue;
+    std::optional<OutputReduction> reduction = getOutputReduction(op, i);
+    if (!reduction || !accept(init, *reduction))
+      return false;
+  }
+  return true;
+}
