@@ -10,8 +10,8 @@ scale-decisions.mlir, with the statistics of scale_cases.py's gradients
 and the scales the CPU lowering decides from them (gs-run), which the
 device must reproduce. gs-outline-gpu-kernels
 splits off the kernels, and the NVVM pipeline lowers them to PTX for sm_80
-and sm_90 (the driver compiles PTX for the GPU it runs on, so no CUDA
-toolkit is needed there). manifest.json records, per configuration, the
+and sm_90, the wgmma kernels for sm_90a only (the driver compiles PTX for
+the GPU it runs on, so no CUDA toolkit is needed there). manifest.json records, per configuration, the
 kernel function's arguments and, per launch, the PTX files, the grid, the
 block and which arguments it takes: what check_kernels.py needs to launch
 them through the CUDA driver API.
@@ -91,8 +91,33 @@ CONFIGS = [
     # is aligned, m = 70 is not).
     ("ragged_transposed", 70, 50, 40, "integers", 0.5, False, False,
      "trans-a=true trans-b=true", False),
+    # Hopper's wgmma (sm_90a PTX, run on compute capability 9.0 only): the
+    # same shapes and orientations as above, on warpgroups reading swizzled
+    # shared memory through descriptors.
+    ("wgmma_ragged", 70, 50, 40, "integers", 0.5, True, True, "wgmma=true",
+     False),
+    ("wgmma_ragged_transposed", 70, 50, 40, "integers", 0.5, False, False,
+     "wgmma=true trans-a=true trans-b=true", False),
+    ("wgmma_tile128_ragged", 1100, 1030, 200, "integers", 0.25, False, False,
+     "wgmma=true", False),
+    ("wgmma4096", 4096, 4096, 4096, "integers", 2.0**-10, False, False,
+     "wgmma=true", True),
+    ("wgmma4096_normal", 4096, 4096, 4096, "normal", 1.0, False, False,
+     "wgmma=true", False),
+    ("wgmma4096_nostats", 4096, 4096, 4096, "integers", 2.0**-10, False,
+     False, "wgmma=true statistics=false", True),
+    ("wgmma4096_one_block", 4096, 4096, 4096, "integers", 2.0**-10, False,
+     False, "wgmma=true min-blocks-per-sm=1", True),
+    ("wgmma4096_trans_a", 4096, 4096, 4096, "integers", 2.0**-10, False,
+     False, "wgmma=true trans-a=true output=f32", True),
+    ("wgmma4096_trans_b", 4096, 4096, 4096, "integers", 2.0**-10, False,
+     False, "wgmma=true trans-b=true", True),
+    ("wgmma_mlp_fc1_forward", 128, 128, 784, "normal", 1.0, True, False,
+     "wgmma=true trans-b=true bias-type=f16", True),
 ]
 CHIPS = ["sm_80", "sm_90"]
+# wgmma exists only in the architecture-specific sm_90a.
+WGMMA_CHIPS = ["sm_90a"]
 
 
 def conv(kind, n, c, size, m, kernel, values="normal", output="f32", **rest):
@@ -194,12 +219,12 @@ def parse_outlined(ir, name):
     return arguments, launches
 
 
-def lower(args, directory, outlined, name):
+def lower(args, directory, outlined, name, chips=CHIPS):
     """PTX for each chip of the kernels in `outlined`; the arguments and
     launches of its function @name."""
     with open(outlined) as f:
         arguments, launches = parse_outlined(f.read(), name)
-    for chip in CHIPS:
+    for chip in chips:
         out = os.path.join(directory, chip)
         os.makedirs(out, exist_ok=True)
         run([args.gs_opt, outlined,
@@ -211,7 +236,7 @@ def lower(args, directory, outlined, name):
         launch["ptx"] = {
             chip: os.path.join(relative, chip,
                                f"{launch['module']}.{chip}.ptx")
-            for chip in CHIPS}
+            for chip in chips}
         for path in launch["ptx"].values():
             if not os.path.exists(os.path.join(args.out, path)):
                 sys.exit(f"error: {path} was not written")
@@ -342,8 +367,10 @@ def main():
         outlined = os.path.join(directory, "outlined.mlir")
         run([args.gs_opt, empty, f"--gs-gpu-gemm-kernel={kernel}",
              "--gs-outline-gpu-kernels", "-o", outlined])
-        arguments, launches = lower(args, directory, outlined, "gemm")
         flags = dict(o.split("=", 1) for o in options.split())
+        wgmma = flags.get("wgmma") == "true"
+        arguments, launches = lower(args, directory, outlined, "gemm",
+                                    WGMMA_CHIPS if wgmma else CHIPS)
         manifest.append({
             "name": name, "m": m, "n": n, "k": k, "kind": kind,
             "scale": scale, "bias": bias, "mask": mask,

@@ -105,18 +105,23 @@ def main():
         builder = getattr(export_torch_models, model)
         export_torch_models.export(model, builder, out)
         onnx = os.path.join(out, model + ".onnx")
-        builds = [("cuda", s, None) for s in GPU_SCALINGS] + \
-            [("cpu", "gs", None)]
+        builds = [("cuda", s, None, args.gpu_arch) for s in GPU_SCALINGS] + \
+            [("cpu", "gs", None, None)]
         if model == "mlp":
-            builds.append(("cuda", "gs", "nccl"))
-        for target, scaling, distributed in builds:
+            builds.append(("cuda", "gs", "nccl", args.gpu_arch))
+            # Its GEMMs on wgmma: sm_90a, which runs on compute
+            # capability 9.0 only.
+            if args.gpu_arch != "sm_90a":
+                builds.append(("cuda", "gs", None, "sm_90a"))
+        for target, scaling, distributed, arch in builds:
             name = f"{model}-{scaling}-{target}" + \
-                (f"-{distributed}" if distributed else "")
+                (f"-{distributed}" if distributed else "") + \
+                (f"-{arch}" if arch and arch != args.gpu_arch else "")
             command = [args.gs_compile, onnx, f"--onnx-shape=x={BATCH}x1x28x28",
                        f"--scaling={scaling}", f"--target={target}",
                        "-o", os.path.join(out, name)]
             if target == "cuda":
-                command.append(f"--gpu-arch={args.gpu_arch}")
+                command.append(f"--gpu-arch={arch}")
                 if args.emulate_gpu_kernels:
                     command.append("--emulate-gpu-kernels")
             if distributed:
@@ -134,6 +139,8 @@ def main():
                             else ""))
             entry = {"model": model, "scaling": scaling, "target": target,
                      "path": name}
+            if arch and arch != args.gpu_arch:
+                entry["gpu_arch"] = arch
             if distributed:
                 entry["distributed"] = distributed
             manifest["executables"].append(entry)

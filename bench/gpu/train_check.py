@@ -19,11 +19,15 @@ as a data-parallel replica over NCCL runs as one rank (NCCL from
 $GS_LIBNCCL, else the one PyTorch loads; MPI from the machine, else the
 libraries prepare_train.py bundled) against the plain GPU executable: a
 replica alone must train bit for bit as the plain step does (the
-all-reduces of one rank copy, the seed scale is 1/1). Prints PASS/FAIL
-and PERF lines; exits 1 on a failure.
+all-reduces of one rank copy, the seed scale is 1/1). Where the GPU is
+compute capability 9.0, the MLP compiled for sm_90a (its GEMMs on the
+wgmma kernels) is checked against the CPU the same way and timed; on
+other GPUs it is skipped. Prints PASS/FAIL/SKIP and PERF lines; exits 1
+on a failure.
 """
 
 import argparse
+import ctypes
 import json
 import os
 import re
@@ -69,6 +73,21 @@ def train(path, data, steps, work, name, calls=None, env=None,
 
 def site_scales(report):
     return {site["name"]: site["scale"] for site in report["sites"]}
+
+
+def device_capability():
+    """The first GPU's compute capability (major, minor) through the driver
+    ($GS_LIBCUDA, else libcuda.so.1), or None."""
+    try:
+        lib = ctypes.CDLL(os.environ.get("GS_LIBCUDA", "libcuda.so.1"))
+    except OSError:
+        return None
+    device, major, minor = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+    if (lib.cuInit(0) or lib.cuDeviceGet(ctypes.byref(device), 0)
+            or lib.cuDeviceGetAttribute(ctypes.byref(major), 75, device)
+            or lib.cuDeviceGetAttribute(ctypes.byref(minor), 76, device)):
+        return None
+    return major.value, minor.value
 
 
 def compare(model, cpu, gpu):
@@ -187,7 +206,11 @@ def main():
     data = {k: os.path.join(root, v) for k, v in manifest["data"].items()}
     exes = {(e["model"], e["scaling"], e["target"]):
             os.path.join(root, e["path"]) for e in manifest["executables"]
-            if "distributed" not in e}
+            if "distributed" not in e and "gpu_arch" not in e}
+    wgmma = {e["model"]: os.path.join(root, e["path"])
+             for e in manifest["executables"]
+             if e.get("gpu_arch") == "sm_90a"}
+    capability = device_capability()
     replicas = [e for e in manifest["executables"] if "distributed" in e]
     ok = True
     with tempfile.TemporaryDirectory() as work:
@@ -215,6 +238,20 @@ def main():
                               "step; the trainer reads the loss each step)")
                 except (RuntimeError, subprocess.TimeoutExpired) as e:
                     print(f"FAIL train {model} {scaling} on the GPU: {e}")
+                    ok = False
+            if model in wgmma and capability != (9, 0):
+                print(f"SKIP train {model} wgmma: sm_90a runs on compute "
+                      f"capability 9.0, this GPU is {capability}")
+            elif model in wgmma:
+                try:
+                    on_wgmma, _ = train(wgmma[model], data, args.steps, work,
+                                        f"{model}-wgmma")
+                    ok &= compare(f"{model} wgmma", cpu, on_wgmma)
+                    _, rates["gs-wgmma"] = train(
+                        wgmma[model], data, args.timed, work,
+                        f"{model}-wgmma-timed")
+                except (RuntimeError, subprocess.TimeoutExpired) as e:
+                    print(f"FAIL train {model} wgmma on the GPU: {e}")
                     ok = False
             try:
                 if not args.no_torch:

@@ -152,7 +152,7 @@ void mlir::gs::registerPipelines() {
       "Lower gs to the LLVM dialect for NVIDIA GPUs: kernels as embedded "
       "binaries, host code calling MLIR's GPU runtime API",
       buildCUDAPipeline);
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<GPUKernelPipelineOptions>(
       "gs-lower-to-gpu-kernels",
       "A train step's computation in device kernels (gpu.launch), on "
       "tensors; the rest host code",

@@ -13,10 +13,13 @@
 using namespace mlir;
 using namespace mlir::gs;
 
-void mlir::gs::buildGPUKernelPipeline(OpPassManager &pm) {
+void mlir::gs::buildGPUKernelPipeline(OpPassManager &pm,
+                                      const GPUKernelPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(createInlineBackward());
   pm.addNestedPass<func::FuncOp>(createFuseEpilogues());
-  pm.addPass(createConvertGSToGPU());
+  ConvertGSToGPUOptions contractions;
+  contractions.wgmma = options.wgmma;
+  pm.addPass(createConvertGSToGPU(contractions));
   // Where parameters live is the runtime's: they stay gs.param. The
   // collectives reduce device buffers.
   buildGSToLinalgPipeline(pm, /*paramsToGlobals=*/false,
@@ -33,7 +36,10 @@ void mlir::gs::buildGPUKernelPipeline(OpPassManager &pm) {
 
 void mlir::gs::buildCUDAPipeline(OpPassManager &pm,
                                  const CUDAPipelineOptions &options) {
-  buildGPUKernelPipeline(pm);
+  // wgmma exists only in the architecture-specific sm_90a.
+  GPUKernelPipelineOptions kernels;
+  kernels.wgmma = options.chip == "sm_90a";
+  buildGPUKernelPipeline(pm, kernels);
   // The parameters as memref globals, whose storage the host keeps as the
   // device copies' mirror; buffers as for the CPU, freed by
   // gs-device-memory.

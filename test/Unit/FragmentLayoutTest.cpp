@@ -170,3 +170,26 @@ TEST(FragmentLayout, LdmatrixAtTheKernelsAddressesGivesTransposedBPair) {
             << "lane " << lane << " reg " << m << " elem " << e;
 }
 } // namespace
+
+// wgmma.mma_async.m64nNk16's f32 accumulator (PTX ISA, "Matrix Fragments
+// for wgmma.mma_async.m64nNk16", Figure "accumulator matrix D"): thread T
+// of the warpgroup, in warp T / 32, holds d_i at row 16 (T / 32) + (T % 32)
+// / 4 + 8 ((i / 2) % 2), column 8 (i / 4) + 2 (T % 4) + i % 2, N / 2 of
+// them; every element of the 64 x N matrix once.
+TEST(FragmentLayout, WgmmaAccumulatorMatchesTheIsa) {
+  for (int64_t n : {8, 64, 128, 256}) {
+    FragmentLayout d = wgmmaM64NK16Accumulator(n);
+    EXPECT_EQ(d.numRegisters, n / 2);
+    std::set<Coordinate> seen;
+    for (int64_t thread = 0; thread < kThreadsPerWarpgroup; ++thread)
+      for (int64_t i = 0; i < n / 2; ++i) {
+        int64_t lane = thread % 32;
+        int64_t row = 16 * (thread / 32) + lane / 4 + 8 * ((i / 2) % 2);
+        int64_t col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+        EXPECT_EQ(d.coordinate(thread, i, 0), Coordinate(row, col))
+            << "n " << n << " thread " << thread << " d" << i;
+        seen.insert(d.coordinate(thread, i, 0));
+      }
+    EXPECT_EQ(static_cast<int64_t>(seen.size()), 64 * n);
+  }
+}

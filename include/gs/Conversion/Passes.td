@@ -98,16 +98,24 @@ def ConvertGSToGPU : Pass<"convert-gs-to-gpu", "::mlir::ModuleOp"> {
     are). Statistics computed by host code reach these
     kernels through the same kind of cast.
 
+    With `wgmma`, the matrix GEMMs' kernels run on Hopper's wgmma (sm_90a
+    only; convolutions keep mma.sync).
+
     The rest of the step is left to convert-gs-to-linalg. The kernels'
     gpu.launch ops become CUDA kernels through gs-outline-gpu-kernels and the
     NVVM pipeline, or CPU code through gs-emulate-gpu, which is how the
     tests run a whole train step on its GPU kernels (docs/GPU.md).
   }];
+  let options = [
+    Option<"wgmma", "wgmma", "bool", "false",
+           "The matrix GEMMs' kernels on wgmma.mma_async (sm_90a only)">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
     "::mlir::func::FuncDialect", "::mlir::gpu::GPUDialect",
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
-    "::mlir::nvgpu::NVGPUDialect", "::mlir::scf::SCFDialect",
+    "::mlir::nvgpu::NVGPUDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect"
   ];
 }
@@ -129,7 +137,10 @@ def GPUGemmKernel : Pass<"gs-gpu-gemm-kernel", "::mlir::ModuleOp"> {
     those of gs.cast_stats of the values it rounds, both before the mask,
     reduced through warp shuffles and shared memory to one partial per
     thread block and summed in a fixed order by a second, one-warp launch,
-    so that the result is deterministic. See docs/GPU.md.
+    so that the result is deterministic. With `wgmma`, the main loop runs
+    on Hopper's wgmma.mma_async (sm_90a only): warpgroups of 64 rows,
+    both operands read through matrix descriptors from shared memory in
+    the PTX ISA's swizzled canonical layouts. See docs/GPU.md.
 
     With `entry`, also `@<name>_entry`, a tensor-level function calling it,
     that gs-run can execute once gs-emulate-gpu has made the kernel CPU code.
@@ -176,13 +187,18 @@ def GPUGemmKernel : Pass<"gs-gpu-gemm-kernel", "::mlir::ModuleOp"> {
            "shape)">,
     Option<"minBlocksPerSM", "min-blocks-per-sm", "int64_t", "0",
            "Thread blocks a multiprocessor should hold at once "
-           "(nvvm.minctasm; 1: no hint; 0: chosen for the shape)">
+           "(nvvm.minctasm; 1: no hint; 0: chosen for the shape)">,
+    Option<"wgmma", "wgmma", "bool", "false",
+           "Hopper's wgmma.mma_async (sm_90a only) instead of mma.sync: "
+           "warpgroups of 64 rows reading swizzled shared memory through "
+           "matrix descriptors">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
     "::mlir::func::FuncDialect", "::mlir::gpu::GPUDialect",
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
-    "::mlir::nvgpu::NVGPUDialect", "::mlir::scf::SCFDialect",
+    "::mlir::nvgpu::NVGPUDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect"
   ];
 }

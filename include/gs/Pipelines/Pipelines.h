@@ -58,12 +58,23 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
 void buildGSToLinalgPipeline(OpPassManager &pm, bool paramsToGlobals,
                              bool deviceCollectives = false);
 
+/// Options of the GPU kernel pipeline.
+struct GPUKernelPipelineOptions
+    : public PassPipelineOptions<GPUKernelPipelineOptions> {
+  PassOptions::Option<bool> wgmma{
+      *this, "wgmma",
+      llvm::cl::desc("The matrix GEMMs' kernels on Hopper's wgmma (for "
+                     "sm_90a)"),
+      llvm::cl::init(false)};
+};
+
 /// A train step's computation in device kernels, on tensors: the FP16
 /// contractions with their scaling epilogues and the scale decisions
 /// (gs-fuse-epilogues, convert-gs-to-gpu), the rest through
 /// buildGSToLinalgPipeline into kernels of gs-linalg-to-gpu. What remains
 /// outside the kernels is host code (scalars, reshapes, control flow).
-void buildGPUKernelPipeline(OpPassManager &pm);
+void buildGPUKernelPipeline(OpPassManager &pm,
+                            const GPUKernelPipelineOptions &options);
 
 /// gs (tensors) to the LLVM dialect for the host CPU: parameters to
 /// globals, gs to linalg, elementwise fusion, the kernel schedule,
@@ -110,7 +121,8 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
       llvm::cl::init(false)};
 };
 
-/// A train step for NVIDIA GPUs: buildGPUKernelPipeline, bufferization as
+/// A train step for NVIDIA GPUs: buildGPUKernelPipeline (its GEMMs on
+/// wgmma for sm_90a), bufferization as
 /// for the CPU, the kernels outlined, the host code inlined into each
 /// public function with its memory on the device (gs-device-memory) and
 /// queued on one stream (gpu-async-region), then the kernels through NVVM

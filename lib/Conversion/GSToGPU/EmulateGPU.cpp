@@ -8,7 +8,15 @@
 // through a per-thread buffer, and each warp-level operation becomes a loop
 // over the 32 lanes that gathers their registers with the fragment layouts
 // (FragmentLayout.h) and computes what the PTX ISA defines. cp.async is a
-// synchronous copy.
+// synchronous copy. wgmma.mma_async runs likewise over the 128 threads of
+// each warpgroup, reading its operands from shared memory through its
+// matrix descriptors as the ISA's canonical layouts place them; wgmma's
+// fence, commit and wait are no-ops here.
+//
+// Shared memory is one buffer, as on the GPU: the launch's workgroup
+// attributions lie in it at 16-byte aligned addresses from 16 (not at a
+// 1024-byte boundary, so that a kernel that needs one must align itself),
+// and a memref.extract_aligned_pointer_as_index of one gives its address.
 //
 // The warp-level operations and barriers must be reached by every thread:
 // they may be nested in scf.for loops with uniform bounds, not in other
@@ -21,12 +29,14 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -42,7 +52,55 @@ using namespace mlir::gs::tensorcore;
 namespace {
 bool isWarpLevel(Operation *op) {
   return isa<gpu::BarrierOp, gpu::ShuffleOp, nvgpu::LdMatrixOp,
-             nvgpu::MmaSyncOp>(op);
+             nvgpu::MmaSyncOp, NVVM::WgmmaMmaAsyncOp>(op);
+}
+
+/// The fields of a value that crosses phases as an LLVM struct of one
+/// scalar type (wgmma's accumulator): their number and type.
+std::optional<std::pair<int64_t, Type>> structFields(Type type) {
+  auto structType = dyn_cast<LLVM::LLVMStructType>(type);
+  if (!structType || structType.getBody().empty())
+    return std::nullopt;
+  Type element = structType.getBody().front();
+  if (!element.isIntOrFloat() ||
+      llvm::any_of(structType.getBody(),
+                   [&](Type field) { return field != element; }))
+    return std::nullopt;
+  return std::make_pair(static_cast<int64_t>(structType.getBody().size()),
+                        element);
+}
+
+/// Thread `thread`'s value of `type` in a per-thread buffer.
+Value loadThreadValue(OpBuilder &b, Location l, Value buffer, Type type,
+                      Value thread) {
+  std::optional<std::pair<int64_t, Type>> fields = structFields(type);
+  if (!fields)
+    return memref::LoadOp::create(b, l, buffer, ValueRange{thread});
+  Value result = LLVM::PoisonOp::create(b, l, type);
+  for (int64_t i = 0; i < fields->first; ++i) {
+    Value field = arith::ConstantIndexOp::create(b, l, i);
+    Value element =
+        memref::LoadOp::create(b, l, buffer, ValueRange{thread, field});
+    result = LLVM::InsertValueOp::create(b, l, result, element,
+                                         ArrayRef<int64_t>{i});
+  }
+  return result;
+}
+
+void storeThreadValue(OpBuilder &b, Location l, Value value, Value buffer,
+                      Value thread) {
+  std::optional<std::pair<int64_t, Type>> fields =
+      structFields(value.getType());
+  if (!fields) {
+    memref::StoreOp::create(b, l, value, buffer, ValueRange{thread});
+    return;
+  }
+  for (int64_t i = 0; i < fields->first; ++i) {
+    Value element =
+        LLVM::ExtractValueOp::create(b, l, value, ArrayRef<int64_t>{i});
+    Value field = arith::ConstantIndexOp::create(b, l, i);
+    memref::StoreOp::create(b, l, element, buffer, ValueRange{thread, field});
+  }
 }
 
 bool containsWarpLevel(Operation *op) {
@@ -75,6 +133,10 @@ private:
   void emulateShuffle(gpu::ShuffleOp op);
   void emulateLdMatrix(nvgpu::LdMatrixOp op);
   void emulateMma(nvgpu::MmaSyncOp op);
+  void emulateWgmma(NVVM::WgmmaMmaAsyncOp op);
+  /// Lays the workgroup attributions out in one shared-memory buffer and
+  /// gives each memref.extract_aligned_pointer_as_index of one its address.
+  void layOutSharedMemory();
 
   /// A buffer of one `type` per thread, on the stack of the launch's
   /// function.
@@ -102,6 +164,9 @@ private:
   int64_t grid[3] = {1, 1, 1};
   DenseMap<Value, Value> buffers;
   SmallVector<Operation *> placeholders;
+  /// Shared memory: its bytes, and each attribution's view of them.
+  Value sharedMemory;
+  SmallVector<Value> attributionViews;
 };
 } // namespace
 
@@ -131,19 +196,29 @@ LogicalResult LaunchEmulator::checkStructure() {
   if (warpLevel && numThreads % kLanesPerWarp != 0)
     return launch.emitOpError("uses warp-level operations with ")
            << numThreads << " threads per block, not whole warps";
+  bool warpgroupLevel =
+      launch.getBody()
+          .walk([](NVVM::WgmmaMmaAsyncOp) { return WalkResult::interrupt(); })
+          .wasInterrupted();
+  if (warpgroupLevel && numThreads % kThreadsPerWarpgroup != 0)
+    return launch.emitOpError("uses wgmma with ")
+           << numThreads << " threads per block, not whole warpgroups";
 
   WalkResult result = launch.getBody().walk([&](Operation *op) {
     // What the emulation knows of the gpu and nvgpu dialects.
     StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace()
                                          : StringRef();
     if ((dialect == "gpu" &&
-         !isa<gpu::ThreadIdOp, gpu::BlockIdOp, gpu::BlockDimOp,
-              gpu::GridDimOp, gpu::LaneIdOp, gpu::BarrierOp, gpu::ShuffleOp,
-              gpu::TerminatorOp>(op)) ||
+         !isa<gpu::ThreadIdOp, gpu::BlockIdOp, gpu::BlockDimOp, gpu::GridDimOp,
+              gpu::LaneIdOp, gpu::BarrierOp, gpu::ShuffleOp, gpu::TerminatorOp>(
+             op)) ||
         (dialect == "nvgpu" &&
          !isa<nvgpu::LdMatrixOp, nvgpu::MmaSyncOp, nvgpu::DeviceAsyncCopyOp,
-              nvgpu::DeviceAsyncCreateGroupOp, nvgpu::DeviceAsyncWaitOp>(
-             op))) {
+              nvgpu::DeviceAsyncCreateGroupOp, nvgpu::DeviceAsyncWaitOp>(op)) ||
+        (dialect == "nvvm" &&
+         !isa<NVVM::WgmmaMmaAsyncOp, NVVM::WgmmaFenceAlignedOp,
+              NVVM::WgmmaGroupSyncAlignedOp, NVVM::WgmmaWaitGroupSyncOp,
+              NVVM::FenceProxyOp>(op))) {
       op->emitOpError("has no CPU emulation");
       return WalkResult::interrupt();
     }
@@ -188,21 +263,25 @@ void LaunchEmulator::hoistUniformValues() {
 
 /// cp.async copies `dstElements` elements, those past `srcElements`
 /// zero-filled; here it completes at once, and its groups and waits are
-/// no-ops.
+/// no-ops, as are wgmma's fences, commits and waits (each wgmma completes
+/// as it is emulated) and proxy fences (one memory, one proxy here).
 void LaunchEmulator::lowerAsyncCopies() {
-  SmallVector<nvgpu::DeviceAsyncWaitOp> waits;
-  SmallVector<nvgpu::DeviceAsyncCreateGroupOp> groups;
+  SmallVector<Operation *> orderings;
   SmallVector<nvgpu::DeviceAsyncCopyOp> copies;
   launch.getBody().walk([&](Operation *op) {
-    if (auto wait = dyn_cast<nvgpu::DeviceAsyncWaitOp>(op))
-      waits.push_back(wait);
-    else if (auto group = dyn_cast<nvgpu::DeviceAsyncCreateGroupOp>(op))
-      groups.push_back(group);
+    if (isa<nvgpu::DeviceAsyncWaitOp, NVVM::WgmmaFenceAlignedOp,
+            NVVM::WgmmaGroupSyncAlignedOp, NVVM::WgmmaWaitGroupSyncOp,
+            NVVM::FenceProxyOp>(op))
+      orderings.push_back(op);
     else if (auto copy = dyn_cast<nvgpu::DeviceAsyncCopyOp>(op))
       copies.push_back(copy);
   });
-  for (auto wait : waits)
-    wait.erase();
+  // The waits first: they use the groups' tokens.
+  for (Operation *op : orderings)
+    op->erase();
+  SmallVector<nvgpu::DeviceAsyncCreateGroupOp> groups;
+  launch.getBody().walk(
+      [&](nvgpu::DeviceAsyncCreateGroupOp group) { groups.push_back(group); });
   for (auto group : groups)
     group.erase();
   for (auto copy : copies) {
@@ -243,12 +322,18 @@ void LaunchEmulator::lowerAsyncCopies() {
 }
 
 FailureOr<Value> LaunchEmulator::threadBuffer(Type type, Operation *definer) {
+  OpBuilder ab(launch);
+  if (std::optional<std::pair<int64_t, Type>> fields = structFields(type)) {
+    Value buffer = memref::AllocaOp::create(
+        ab, loc(),
+        MemRefType::get({numThreads, fields->first}, fields->second));
+    return buffer;
+  }
   if (!type.isIntOrIndexOrFloat() && !isa<VectorType>(type))
     return definer->emitOpError("is emulated only if the values that cross a "
-                              "barrier or warp-level operation are scalars or "
-                              "vectors, not ")
+                                "barrier or warp-level operation are scalars, "
+                                "vectors or structs of one scalar type, not ")
            << type;
-  OpBuilder ab(launch);
   Value buffer = memref::AllocaOp::create(
       ab, loc(), MemRefType::get({numThreads}, type));
   return buffer;
@@ -258,7 +343,7 @@ Value LaunchEmulator::valueOfThread(Value value, Value thread) {
   auto it = buffers.find(value);
   if (it == buffers.end())
     return value; // uniform
-  return memref::LoadOp::create(b, loc(), it->second, ValueRange{thread});
+  return loadThreadValue(b, loc(), it->second, value.getType(), thread);
 }
 
 void LaunchEmulator::redirectWarpLevelUsers(Value value, Value buffer) {
@@ -288,8 +373,8 @@ void LaunchEmulator::loadBeforeUsers(Value value, Value buffer,
     OpBuilder ub(user);
     Value thread = gpu::ThreadIdOp::create(ub, user->getLoc(),
                                            gpu::Dimension::x);
-    Value loaded = memref::LoadOp::create(ub, user->getLoc(), buffer,
-                                          ValueRange{thread});
+    Value loaded =
+        loadThreadValue(ub, user->getLoc(), buffer, value.getType(), thread);
     use.set(loaded);
   }
 }
@@ -321,16 +406,15 @@ LogicalResult LaunchEmulator::demoteLoopCarriedValues(scf::ForOp loop) {
   OpBuilder lb(loop);
   Value thread = gpu::ThreadIdOp::create(lb, l, gpu::Dimension::x);
   for (auto [init, slot] : llvm::zip_equal(loop.getInitArgs(), slots))
-    memref::StoreOp::create(lb, l, init, slot, ValueRange{thread});
+    storeThreadValue(lb, l, init, slot, thread);
   auto demoted = scf::ForOp::create(lb, l, loop.getLowerBound(),
                                     loop.getUpperBound(), loop.getStep());
   Block *body = demoted.getBody();
   OpBuilder bb = OpBuilder::atBlockBegin(body);
   Value bodyThread = gpu::ThreadIdOp::create(bb, l, gpu::Dimension::x);
   SmallVector<Value> carried;
-  for (Value slot : slots)
-    carried.push_back(
-        memref::LoadOp::create(bb, l, slot, ValueRange{bodyThread}));
+  for (auto [slot, init] : llvm::zip_equal(slots, loop.getInitArgs()))
+    carried.push_back(loadThreadValue(bb, l, slot, init.getType(), bodyThread));
   Block *old = loop.getBody();
   loop.getInductionVar().replaceAllUsesWith(demoted.getInductionVar());
   for (auto [arg, value] : llvm::zip_equal(loop.getRegionIterArgs(), carried))
@@ -339,7 +423,7 @@ LogicalResult LaunchEmulator::demoteLoopCarriedValues(scf::ForOp loop) {
   OpBuilder yb(yield);
   Value yieldThread = gpu::ThreadIdOp::create(yb, l, gpu::Dimension::x);
   for (auto [value, slot] : llvm::zip_equal(yield.getOperands(), slots))
-    memref::StoreOp::create(yb, l, value, slot, ValueRange{yieldThread});
+    storeThreadValue(yb, l, value, slot, yieldThread);
   yield.erase();
   body->getOperations().splice(std::prev(body->end()), old->getOperations());
   OpBuilder ab(loop);
@@ -347,7 +431,7 @@ LogicalResult LaunchEmulator::demoteLoopCarriedValues(scf::ForOp loop) {
   Value afterThread = gpu::ThreadIdOp::create(ab, l, gpu::Dimension::x);
   for (auto [result, slot] : llvm::zip_equal(loop.getResults(), slots))
     result.replaceAllUsesWith(
-        memref::LoadOp::create(ab, l, slot, ValueRange{afterThread}));
+        loadThreadValue(ab, l, slot, result.getType(), afterThread));
   loop.erase();
   return success();
 }
@@ -390,8 +474,7 @@ LogicalResult LaunchEmulator::flushPhase(ArrayRef<Operation *> phase) {
         return failure();
       OpBuilder sb(op);
       sb.setInsertionPointAfter(op);
-      memref::StoreOp::create(sb, op->getLoc(), result, *buffer,
-                              ValueRange{thread});
+      storeThreadValue(sb, op->getLoc(), result, *buffer, thread);
       buffers[result] = *buffer;
       loadBeforeUsers(result, *buffer, loop);
     }
@@ -495,6 +578,17 @@ FailureOr<Operation *> LaunchEmulator::emulateWarpLevel(Operation *op) {
       return mma.emitOpError("is emulated only as m16n8k16 with f16 operands "
                              "and f32 accumulators");
     emulateMma(mma);
+  } else if (auto wgmma = dyn_cast<NVVM::WgmmaMmaAsyncOp>(op)) {
+    NVVM::MMAShapeAttr shape = wgmma.getShape();
+    if (shape.getM() != 64 || shape.getK() != 16 ||
+        wgmma.getTypeA() != NVVM::WGMMATypes::f16 ||
+        wgmma.getTypeB() != NVVM::WGMMATypes::f16 ||
+        wgmma.getTypeD() != NVVM::WGMMATypes::f32 ||
+        wgmma.getScaleA() != NVVM::WGMMAScaleIn::one ||
+        wgmma.getScaleB() != NVVM::WGMMAScaleIn::one)
+      return wgmma.emitOpError("is emulated only as m64nNk16 with f16 "
+                               "operands, not negated, and f32 accumulators");
+    emulateWgmma(wgmma);
   }
   Operation *next = op->getNextNode();
   op->erase();
@@ -673,9 +767,237 @@ void LaunchEmulator::emulateMma(nvgpu::MmaSyncOp op) {
   loadBeforeUsers(op.getRes(), resultBuf);
 }
 
+/// wgmma.mma_async.m64nNk16, per warpgroup: the accumulator gathered from
+/// its 128 threads, A (64 x 16) and B (16 x N) read from shared memory at
+/// the addresses the descriptors give, D = A B (+ C with scale-d) with one
+/// f32 fma per product in k order, scattered back.
+void LaunchEmulator::emulateWgmma(NVVM::WgmmaMmaAsyncOp op) {
+  Location l = op.getLoc();
+  Type f32 = b.getF32Type(), i64 = b.getI64Type();
+  int64_t n = op.getShape().getN();
+  FragmentLayout accumulator = wgmmaM64NK16Accumulator(n);
+  OpBuilder ab(launch);
+  auto scratch = [&](int64_t rows, int64_t cols) {
+    Value matrix =
+        memref::AllocaOp::create(ab, l, MemRefType::get({rows, cols}, f32));
+    return matrix;
+  };
+  Value a = scratch(64, 16), bMatrix = scratch(16, n), d = scratch(64, n);
+  int64_t bytes = cast<MemRefType>(sharedMemory.getType()).getNumElements();
+  Value start = arith::ConstantIndexOp::create(ab, l, 0);
+  Value halves = memref::ViewOp::create(
+      ab, l, MemRefType::get({bytes / 2}, b.getF16Type()), sharedMemory, start,
+      ValueRange{});
+  Value zeroIndex = index(0);
+  Value resultBuf = resultBuffer(op.getResult());
+  Type resultType = op.getResult().getType();
+  bool accumulate = op.getScaleD() == NVVM::WGMMAScaleOut::one;
+  // A row-major is K-major, B column-major is K-major.
+  bool aKMajor = op.getLayoutA() == NVVM::MMALayout::row;
+  bool bKMajor = op.getLayoutB() == NVVM::MMALayout::col;
+
+  Value one = index(1);
+  Value groups = index(numThreads / kThreadsPerWarpgroup);
+  auto groupLoop = scf::ForOp::create(b, l, zeroIndex, groups, one);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(groupLoop.getBody()->getTerminator());
+  Value groupSize = index(kThreadsPerWarpgroup);
+  Value base =
+      arith::MulIOp::create(b, l, groupLoop.getInductionVar(), groupSize);
+  // The descriptors are the same in every thread of the warpgroup.
+  Value descriptorA = valueOfThread(op.getDescriptorA(), base);
+  Value descriptorB = valueOfThread(op.getDescriptorB(), base);
+
+  auto i64Constant = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, l, i64, v);
+  };
+  auto field = [&](Value descriptor, int64_t shift) {
+    // A 14-bit field of the descriptor, in bytes.
+    Value shifted =
+        arith::ShRUIOp::create(b, l, descriptor, i64Constant(shift));
+    Value bits = arith::AndIOp::create(b, l, shifted, i64Constant(0x3FFF));
+    return arith::ShLIOp::create(b, l, bits, i64Constant(4)).getResult();
+  };
+  // The element (mn, k) of the operand `descriptor` describes, as an index
+  // into the f16 view of shared memory (the ISA's "Matrix Descriptor
+  // Format" and "Canonical Layouts").
+  auto elementIndex = [&](Value descriptor, Value mnIndex, Value kIndex,
+                          bool kMajor) {
+    auto mulI = [&](Value x, Value y) {
+      return arith::MulIOp::create(b, l, x, y).getResult();
+    };
+    auto addI = [&](Value x, Value y) {
+      return arith::AddIOp::create(b, l, x, y).getResult();
+    };
+    auto divI = [&](Value x, Value y) {
+      return arith::DivUIOp::create(b, l, x, y).getResult();
+    };
+    auto remI = [&](Value x, Value y) {
+      return arith::RemUIOp::create(b, l, x, y).getResult();
+    };
+    Value start = field(descriptor, 0);
+    Value leading = field(descriptor, 16);
+    Value stride = field(descriptor, 32);
+    Value mode = arith::ShRUIOp::create(b, l, descriptor, i64Constant(62));
+    // Bytes per row of a swizzle atom: 128, 64, 32 for modes 1, 2, 3; 16
+    // (one core matrix row) without swizzling.
+    auto modeIs = [&](int64_t m) {
+      return arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, mode,
+                                   i64Constant(m))
+          .getResult();
+    };
+    Value rowBytes = arith::SelectOp::create(
+        b, l, modeIs(1), i64Constant(128),
+        arith::SelectOp::create(b, l, modeIs(2), i64Constant(64),
+                                arith::SelectOp::create(b, l, modeIs(3),
+                                                        i64Constant(32),
+                                                        i64Constant(16))));
+    Value mn = arith::IndexCastUIOp::create(b, l, i64, mnIndex);
+    Value k = arith::IndexCastUIOp::create(b, l, i64, kIndex);
+    Value two = i64Constant(2), eight = i64Constant(8),
+          sixteen = i64Constant(16);
+    Value swizzled, interleaved;
+    if (kMajor) {
+      // ((8,m),(T,2k)):((rowBytes,SBO),(1,T)) swizzled;
+      // ((8,m),(T,2k)):((16,SBO),(1,LBO)) without.
+      swizzled = addI(
+          addI(mulI(remI(mn, eight), rowBytes), mulI(divI(mn, eight), stride)),
+          mulI(k, two));
+      interleaved = addI(
+          addI(mulI(remI(mn, eight), sixteen), mulI(divI(mn, eight), stride)),
+          addI(mulI(remI(k, eight), two), mulI(divI(k, eight), leading)));
+    } else {
+      // ((T,rowBytes/16,m),(8,k)):((1,T,LBO),(rowBytes,SBO)) swizzled;
+      // ((T,1,m),(8,k)):((1,T,SBO),(16,LBO)) without.
+      Value rowElements = divI(rowBytes, two);
+      swizzled = addI(
+          addI(mulI(remI(mn, rowElements), two),
+               mulI(divI(mn, rowElements), leading)),
+          addI(mulI(remI(k, eight), rowBytes), mulI(divI(k, eight), stride)));
+      interleaved = addI(
+          addI(mulI(remI(mn, eight), two), mulI(divI(mn, eight), stride)),
+          addI(mulI(remI(k, eight), sixteen), mulI(divI(k, eight), leading)));
+    }
+    Value offset =
+        arith::SelectOp::create(b, l, modeIs(0), interleaved, swizzled);
+    Value address = addI(start, offset);
+    // Swizzle<B,4,3>: bits 4.. XOR bits 7.., B bits (none unswizzled).
+    Value rowBits = arith::AndIOp::create(
+        b, l, arith::ShRUIOp::create(b, l, address, i64Constant(7)),
+        arith::SubIOp::create(b, l, divI(rowBytes, sixteen), i64Constant(1)));
+    Value physical = arith::XOrIOp::create(
+        b, l, address, arith::ShLIOp::create(b, l, rowBits, i64Constant(4)));
+    Value element = divI(physical, two);
+    return arith::IndexCastUIOp::create(b, l, b.getIndexType(), element)
+        .getResult();
+  };
+  auto forRange = [&](int64_t count, function_ref<void(Value)> body) {
+    auto loop = scf::ForOp::create(b, l, zeroIndex, index(count), one);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    body(loop.getInductionVar());
+  };
+
+  forRange(kThreadsPerWarpgroup, [&](Value lane) {
+    Value thread = arith::AddIOp::create(b, l, base, lane);
+    Value registers = valueOfThread(op.getInouts(), thread);
+    for (int64_t r = 0; r < accumulator.numRegisters; ++r) {
+      Value element =
+          LLVM::ExtractValueOp::create(b, l, registers, ArrayRef<int64_t>{r});
+      Value row = accumulator.row.build(b, l, lane, r, 0);
+      Value col = accumulator.col.build(b, l, lane, r, 0);
+      memref::StoreOp::create(b, l, element, d, ValueRange{row, col});
+    }
+  });
+  forRange(64, [&](Value m) {
+    forRange(16, [&](Value k) {
+      Value at = elementIndex(descriptorA, m, k, aKMajor);
+      Value x = memref::LoadOp::create(b, l, halves, ValueRange{at});
+      Value wide = arith::ExtFOp::create(b, l, f32, x);
+      memref::StoreOp::create(b, l, wide, a, ValueRange{m, k});
+    });
+  });
+  forRange(16, [&](Value k) {
+    forRange(n, [&](Value col) {
+      Value at = elementIndex(descriptorB, col, k, bKMajor);
+      Value x = memref::LoadOp::create(b, l, halves, ValueRange{at});
+      Value wide = arith::ExtFOp::create(b, l, f32, x);
+      memref::StoreOp::create(b, l, wide, bMatrix, ValueRange{k, col});
+    });
+  });
+  Value zero = arith::ConstantOp::create(b, l, b.getF32FloatAttr(0.0f));
+  forRange(64, [&](Value i) {
+    forRange(n, [&](Value j) {
+      Value init =
+          accumulate
+              ? memref::LoadOp::create(b, l, d, ValueRange{i, j}).getResult()
+              : zero;
+      auto dot = scf::ForOp::create(
+          b, l, zeroIndex, index(16), one, ValueRange{init},
+          [&](OpBuilder &kb, Location kl, Value k, ValueRange acc) {
+            Value x = memref::LoadOp::create(kb, kl, a, ValueRange{i, k});
+            Value y = memref::LoadOp::create(kb, kl, bMatrix, ValueRange{k, j});
+            Value sum = math::FmaOp::create(kb, kl, x, y, acc[0]);
+            scf::YieldOp::create(kb, kl, sum);
+          });
+      memref::StoreOp::create(b, l, dot.getResult(0), d, ValueRange{i, j});
+    });
+  });
+  forRange(kThreadsPerWarpgroup, [&](Value lane) {
+    Value thread = arith::AddIOp::create(b, l, base, lane);
+    Value result = LLVM::PoisonOp::create(b, l, resultType);
+    for (int64_t r = 0; r < accumulator.numRegisters; ++r) {
+      Value row = accumulator.row.build(b, l, lane, r, 0);
+      Value col = accumulator.col.build(b, l, lane, r, 0);
+      Value element = memref::LoadOp::create(b, l, d, ValueRange{row, col});
+      result = LLVM::InsertValueOp::create(b, l, result, element,
+                                           ArrayRef<int64_t>{r});
+    }
+    storeThreadValue(b, l, result, resultBuf, thread);
+  });
+  loadBeforeUsers(op.getResult(), resultBuf);
+}
+
+void LaunchEmulator::layOutSharedMemory() {
+  // 16-byte aligned, from 16.
+  constexpr int64_t kAlignment = 16;
+  SmallVector<int64_t> addresses;
+  int64_t end = kAlignment;
+  for (BlockArgument attribution : launch.getWorkgroupAttributions()) {
+    auto type = cast<MemRefType>(attribution.getType());
+    addresses.push_back(end);
+    int64_t bytes =
+        type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+    end += (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  }
+  OpBuilder ab(launch);
+  sharedMemory = memref::AllocaOp::create(
+      ab, loc(), MemRefType::get({end}, ab.getI8Type()));
+  for (auto [attribution, address] :
+       llvm::zip_equal(launch.getWorkgroupAttributions(), addresses)) {
+    auto type = cast<MemRefType>(attribution.getType());
+    Value shift = arith::ConstantIndexOp::create(ab, loc(), address);
+    attributionViews.push_back(memref::ViewOp::create(
+        ab, loc(), MemRefType::get(type.getShape(), type.getElementType()),
+        sharedMemory, shift, ValueRange{}));
+    SmallVector<memref::ExtractAlignedPointerAsIndexOp> pointers;
+    for (Operation *user : attribution.getUsers())
+      if (auto pointer = dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(user))
+        pointers.push_back(pointer);
+    for (auto pointer : pointers) {
+      OpBuilder pb(pointer);
+      pointer.replaceAllUsesWith(
+          arith::ConstantIndexOp::create(pb, pointer.getLoc(), address)
+              .getResult());
+      pointer.erase();
+    }
+  }
+}
+
 LogicalResult LaunchEmulator::run() {
   if (failed(checkStructure()))
     return failure();
+  layOutSharedMemory();
   hoistUniformValues();
   lowerAsyncCopies();
 
@@ -690,16 +1012,6 @@ LogicalResult LaunchEmulator::run() {
       OpBuilder ub(use.getOwner());
       use.set(gpu::ThreadIdOp::create(ub, use.getOwner()->getLoc(), dimension));
     }
-
-  // Shared memory: one buffer, reused by the blocks in turn.
-  SmallVector<Value> shared;
-  for (BlockArgument attribution : launch.getWorkgroupAttributions()) {
-    auto type = cast<MemRefType>(attribution.getType());
-    OpBuilder ab(launch);
-    Value buffer = memref::AllocaOp::create(
-        ab, loc(), MemRefType::get(type.getShape(), type.getElementType()));
-    shared.push_back(buffer);
-  }
 
   for (Operation &op : llvm::make_early_inc_range(body))
     if (auto loop = dyn_cast<scf::ForOp>(op))
@@ -735,8 +1047,9 @@ LogicalResult LaunchEmulator::run() {
   sizeArgs.x.replaceAllUsesWith(index(numThreads));
   sizeArgs.y.replaceAllUsesWith(one);
   sizeArgs.z.replaceAllUsesWith(one);
+  // Shared memory is reused by the blocks in turn.
   for (auto [attribution, buffer] :
-       llvm::zip_equal(launch.getWorkgroupAttributions(), shared)) {
+       llvm::zip_equal(launch.getWorkgroupAttributions(), attributionViews)) {
     Value argument = attribution;
     argument.replaceAllUsesWith(buffer);
   }

@@ -70,6 +70,23 @@ const FragmentLayout &mlir::gs::tensorcore::mmaM16N8K16Accumulator() {
   return layout;
 }
 
+FragmentLayout mlir::gs::tensorcore::wgmmaM64NK16Accumulator(int64_t n) {
+  // d[j]: row 16 * warp + g + 8 * ((j / 2) % 2), column 8 * (j / 4) + 2t +
+  // j % 2: d[4b] .. d[4b+3] are c0 .. c3 of n8 block b.
+  FragmentLayout layout{
+      64,
+      n,
+      n / 2,
+      1,
+      AxisLayout{{groupId(1), {kLanesPerWarp, 4, 16}}, {}, {0}},
+      AxisLayout{{threadInGroup(2)}, {}, {0}}};
+  for (int64_t j = 0; j < n / 2; ++j) {
+    layout.row.registerOffsets.push_back(8 * ((j / 2) % 2));
+    layout.col.registerOffsets.push_back(8 * (j / 4) + j % 2);
+  }
+  return layout;
+}
+
 const FragmentLayout &mlir::gs::tensorcore::ldmatrixFragment(bool transpose) {
   // Lane l receives row l/4, columns 2(l%4) and 2(l%4)+1; transposed, those
   // rows and that column.

@@ -19,6 +19,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -100,8 +102,9 @@ std::optional<GemmSite> matchConvolution(ConvOpTy op, bool transposed) {
 
 /// The contraction `op` as a kernel site without statistics, its result
 /// rounded to `resultType` (f16 or f32), or nullopt where the kernel does
-/// not compute it.
-std::optional<GemmSite> matchContraction(Operation *op, Type resultType) {
+/// not compute it. With `wgmma`, a matrix GEMM's kernel runs on wgmma.
+std::optional<GemmSite> matchContraction(Operation *op, Type resultType,
+                                         bool wgmma) {
   GemmSite site{op, Value(), Value(), Value(), Value(), Value(), {}};
   GemmKernelConfig &config = site.config;
   config.statistics = false;
@@ -156,6 +159,8 @@ std::optional<GemmSite> matchContraction(Operation *op, Type resultType) {
   // blocks than a grid's y dimension holds.
   if (config.m <= 0 || config.n <= 0 || config.k <= 0)
     return std::nullopt;
+  if (wgmma && !config.conv)
+    config.instruction = MmaInstruction::Wgmma;
   chooseTiles(config);
   if (config.gridM() > kMaxGridY)
     return std::nullopt;
@@ -164,12 +169,12 @@ std::optional<GemmSite> matchContraction(Operation *op, Type resultType) {
 
 /// `op` (a contraction, or a gs.scaled_contraction with its scale,
 /// rounding and statistics in the epilogue) as a kernel site, or nullopt.
-std::optional<GemmSite> matchSite(Operation *op) {
+std::optional<GemmSite> matchSite(Operation *op, bool wgmma) {
   auto scaled = dyn_cast<ScaledContractionOp>(op);
   if (!scaled)
-    return matchContraction(op, op->getResult(0).getType());
-  std::optional<GemmSite> site =
-      matchContraction(scaled.getContraction(), scaled.getResult().getType());
+    return matchContraction(op, op->getResult(0).getType(), wgmma);
+  std::optional<GemmSite> site = matchContraction(
+      scaled.getContraction(), scaled.getResult().getType(), wgmma);
   if (!site)
     return std::nullopt;
   site->op = op;
@@ -224,6 +229,8 @@ std::string kernelName(const GemmKernelConfig &config) {
     os << "_relu";
   if (!config.statistics)
     os << "_nostats";
+  if (config.instruction == MmaInstruction::Wgmma)
+    os << "_wgmma";
   return name;
 }
 
@@ -437,6 +444,8 @@ void GemmRewriter::eraseDeadCasts() {
 
 struct ConvertGSToGPUPass
     : mlir::gs::impl::ConvertGSToGPUBase<ConvertGSToGPUPass> {
+  using ConvertGSToGPUBase::ConvertGSToGPUBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     // In program order, a definition before its uses: a decision reads the
@@ -458,7 +467,7 @@ struct ConvertGSToGPUPass
         scales.rewrite(compute);
       else if (auto unify = dyn_cast<UnifyScalesOp>(op))
         scales.rewrite(unify);
-      else if (std::optional<GemmSite> site = matchSite(op))
+      else if (std::optional<GemmSite> site = matchSite(op, wgmma))
         if (failed(gemms.rewrite(*site)))
           return signalPassFailure();
     }

@@ -13,6 +13,12 @@
 // to one partial per block; a one-warp launch sums the partials in a fixed
 // order (deterministic).
 //
+// The wgmma variant (sm_90a) gives each warpgroup 64 rows of the block's
+// tile: its k tiles lie in shared memory in the PTX ISA's canonical
+// swizzled layouts, which wgmma.mma_async reads through matrix descriptors
+// (no ldmatrix), and the accumulators are its m64nNk16 fragments, whose
+// n8 blocks hold what mma.sync's would: the epilogue is the same.
+//
 //===----------------------------------------------------------------------===//
 
 #include "gs/Conversion/GSToGPU/GemmKernel.h"
@@ -23,6 +29,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -41,6 +48,52 @@ namespace {
 constexpr int64_t kChunk = 8;     // f16 elements per 16-byte copy
 constexpr int64_t kSmemPad = 8;   // f16 elements of padding per smem row
 constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+/// The alignment of a wgmma operand tile, which its 128-byte swizzle
+/// pattern repeats on (the descriptors' base offset is then 0).
+constexpr int64_t kSwizzleAtomBytes = 1024;
+
+/// A wgmma operand's k tile in shared memory, in one of the PTX ISA's
+/// canonical layouts ("Shared Memory Matrix Layout"), swizzled: K-major (k
+/// contiguous; A stored m x k, B stored n x k) in rows of 2 * kExtent bytes,
+/// eight rows an atom; or MN-major (m or n contiguous) in rows of
+/// `swizzleBytes` of m or n, eight k rows an atom, the atoms down k first.
+/// Its byte offsets are relative to a 1024-byte aligned start, and the
+/// swizzle XORs bits 4.. of an offset with bits 7..: the 16-byte chunks of
+/// row r of an atom are permuted by r.
+struct WgmmaTile {
+  bool kMajor;
+  int64_t mnExtent, kExtent;
+  int64_t swizzleBytes;
+  /// The descriptor's leading and stride dimension byte offsets.
+  int64_t leadingBytes, strideBytes;
+
+  int64_t bytes() const { return 2 * mnExtent * kExtent; }
+  /// The descriptor's swizzle mode: 1, 2, 3 for 128, 64, 32 bytes.
+  int64_t swizzleMode() const {
+    return swizzleBytes == 128 ? 1 : swizzleBytes == 64 ? 2 : 3;
+  }
+};
+
+/// The tile of an operand with `mnPerInstruction` rows or columns per
+/// wgmma (64 for A, the block's n for B).
+WgmmaTile wgmmaTile(bool kMajor, int64_t mnExtent, int64_t kExtent,
+                    int64_t mnPerInstruction) {
+  if (kMajor) {
+    int64_t rowBytes = 2 * kExtent;
+    // The leading byte offset is unused (the ISA: "assumed 1").
+    return {true, mnExtent, kExtent, rowBytes, 16, 8 * rowBytes};
+  }
+  int64_t rowBytes = mnPerInstruction % 64 == 0   ? 128
+                     : mnPerInstruction % 32 == 0 ? 64
+                                                  : 32;
+  int64_t atomBytes = 8 * rowBytes;
+  return {false,    mnExtent, kExtent, rowBytes, kExtent / 8 * atomBytes,
+          atomBytes};
+}
+
+int64_t alignTo(int64_t x, int64_t alignment) {
+  return (x + alignment - 1) / alignment * alignment;
+}
 
 class GemmKernelBuilder {
 public:
@@ -64,6 +117,10 @@ private:
   };
   struct Shared {
     Value a, b, reduction;
+    /// wgmma: the byte offset in `a` (both operands' tiles) of its first
+    /// 1024-byte boundary, where the tiles start, and that boundary's
+    /// shared-memory address.
+    Value alignedStart, alignedAddress;
   };
 
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
@@ -125,6 +182,12 @@ private:
     return element == ElementType::F16 ? f16 : f32;
   }
 
+  /// wgmma's m64nNk16 f32 accumulator fragment: blockN / 2 registers.
+  Type wgmmaAccumulatorType() {
+    return LLVM::LLVMStructType::getLiteral(
+        b.getContext(), SmallVector<Type>(cfg.blockN / 2, f32));
+  }
+
   MemRefType sharedType(ArrayRef<int64_t> shape, Type element) {
     auto space = gpu::AddressSpaceAttr::get(b.getContext(),
                                             gpu::AddressSpace::Workgroup);
@@ -150,9 +213,13 @@ private:
                        Value colBase, int64_t tileRows, int64_t tileCols,
                        Value source,
                        function_ref<Access(Value row, Value col)> access);
-  void buildTileCopy(Value source, Value shared, Value slot, Value tid,
-                     Value rowBase, Value colBase, int64_t tileRows,
-                     int64_t tileCols, int64_t rows, int64_t cols,
+  /// Where (tileRow, tileCol) of a tile being copied lies in shared
+  /// memory: the indices of its element.
+  using SharedIndices =
+      function_ref<SmallVector<Value>(Value tileRow, Value tileCol)>;
+  void buildTileCopy(Value source, Value shared, Value tid, Value rowBase,
+                     Value colBase, int64_t tileRows, int64_t tileCols,
+                     int64_t rows, int64_t cols, SharedIndices sharedAt,
                      SmallVectorImpl<Value> &tokens);
   /// The copies of one k tile of A and B into `slot`; their cp.async group,
   /// or null if all copies are synchronous.
@@ -165,10 +232,35 @@ private:
   SmallVector<Value> buildMainLoopStep(const Shared &smem, Value slot,
                                        ValueRange accumulators, Value warpRow,
                                        Value warpCol, Value lane);
+  /// wgmma: the byte offset in shared memory of `tile`'s (mn, k), from
+  /// the start of the operand tile, swizzled.
+  Value swizzledOffset(const WgmmaTile &tile, Value mn, Value k);
+  /// wgmma: the element of the operands' buffer where (tileRow, tileCol)
+  /// of operand A's (or B's) stored tile in `slot` lies.
+  SmallVector<Value> wgmmaSharedIndices(const Shared &smem, bool operandA,
+                                        Value slot, Value tileRow,
+                                        Value tileCol);
+  /// wgmma: the matrix descriptor of the m64nNk16 (or k16 x N) part of an
+  /// operand's tile in `slot` at (mn0, k0).
+  Value wgmmaDescriptor(const Shared &smem, bool operandA, Value slot,
+                        Value mn0, int64_t k0);
+  /// wgmma: the mma of one k tile in `slot` by this thread's warpgroup.
+  Value buildWgmmaStep(const Shared &smem, Value slot, Value accumulator,
+                       Value warpgroup);
+  /// The epilogue of one accumulator element, C[row][col] = the value
+  /// `accumulator` reads from its register, and its terms of the
+  /// statistics.
+  void buildEpilogueElement(const Arguments &args,
+                            function_ref<Value()> accumulator, Value row,
+                            Value col, Value scale,
+                            SmallVectorImpl<Value> &stats);
   SmallVector<Value> buildEpilogue(const Arguments &args,
                                    ValueRange accumulators, Value rowBase,
                                    Value colBase, Value warpRow, Value warpCol,
                                    Value lane);
+  SmallVector<Value> buildWgmmaEpilogue(const Arguments &args,
+                                        Value accumulator, Value rowBase,
+                                        Value colBase, Value tid);
   void buildBlockReduction(const Arguments &args, const Shared &smem,
                            ArrayRef<Value> stats, Value tid, Value warp,
                            Value lane);
@@ -182,6 +274,27 @@ private:
 
 int64_t warpTileM(const GemmKernelConfig &cfg) { return cfg.blockM / cfg.warpsM; }
 int64_t warpTileN(const GemmKernelConfig &cfg) { return cfg.blockN / cfg.warpsN; }
+
+bool usesWgmma(const GemmKernelConfig &cfg) {
+  return cfg.instruction == MmaInstruction::Wgmma;
+}
+/// wgmma's tiles of A (64 rows per warpgroup) and B (all blockN columns).
+WgmmaTile wgmmaTileA(const GemmKernelConfig &cfg) {
+  return wgmmaTile(!cfg.transA, cfg.blockM, cfg.blockK, 64);
+}
+WgmmaTile wgmmaTileB(const GemmKernelConfig &cfg) {
+  return wgmmaTile(cfg.transB, cfg.blockN, cfg.blockK, cfg.blockN);
+}
+/// wgmma: the bytes of one pipeline slot (A's tile, then B's, each aligned
+/// to the swizzle atom), and of the buffer holding them all with the room
+/// to align its start.
+int64_t wgmmaSlotBytes(const GemmKernelConfig &cfg) {
+  return alignTo(wgmmaTileA(cfg).bytes(), kSwizzleAtomBytes) +
+         alignTo(wgmmaTileB(cfg).bytes(), kSwizzleAtomBytes);
+}
+int64_t wgmmaBufferBytes(const GemmKernelConfig &cfg) {
+  return cfg.stages * wgmmaSlotBytes(cfg) + kSwizzleAtomBytes;
+}
 
 /// The shapes of one pipeline slot of A and of B in shared memory, rows
 /// padded: each operand's tile in its stored orientation.
@@ -269,10 +382,14 @@ void GemmKernelBuilder::buildMainKernel(Arguments args) {
   int64_t numWarps = cfg.warpsM * cfg.warpsN;
   auto [aRows, aCols] = sharedTileA(cfg);
   auto [bRows, bCols] = sharedTileB(cfg);
-  SmallVector<Type> workgroup = {
-      sharedType({cfg.stages, aRows, aCols}, f16),
-      sharedType({cfg.stages, bRows, bCols}, f16),
-  };
+  SmallVector<Type> workgroup;
+  if (usesWgmma(cfg)) {
+    // Both operands' tiles in one buffer, aligned at run time.
+    workgroup.push_back(sharedType({wgmmaBufferBytes(cfg) / 2}, f16));
+  } else {
+    workgroup.push_back(sharedType({cfg.stages, aRows, aCols}, f16));
+    workgroup.push_back(sharedType({cfg.stages, bRows, bCols}, f16));
+  }
   if (cfg.statistics)
     workgroup.push_back(sharedType({numWarps, NumPartialStats}, f32));
   auto launch = gpu::LaunchOp::create(b, loc, gridN, gridM, one, threads, one,
@@ -284,10 +401,25 @@ void GemmKernelBuilder::buildMainKernel(Arguments args) {
                     b.getI32IntegerAttr(cfg.minBlocksPerSM));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&launch.getBody().front());
-  Shared smem{launch.getWorkgroupAttributions()[0],
-              launch.getWorkgroupAttributions()[1],
-              cfg.statistics ? Value(launch.getWorkgroupAttributions()[2])
-                             : Value()};
+  ArrayRef<BlockArgument> attributions = launch.getWorkgroupAttributions();
+  Shared smem;
+  if (usesWgmma(cfg)) {
+    smem.a = attributions[0];
+    // The distance from the buffer's shared-memory address to the next
+    // 1024-byte boundary.
+    Value address =
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem.a);
+    Value past = rem(address, kSwizzleAtomBytes);
+    Value distance =
+        arith::SubIOp::create(b, loc, index(kSwizzleAtomBytes), past);
+    smem.alignedStart = rem(distance, kSwizzleAtomBytes);
+    smem.alignedAddress = add(address, smem.alignedStart);
+  } else {
+    smem.a = attributions[0];
+    smem.b = attributions[1];
+  }
+  if (cfg.statistics)
+    smem.reduction = attributions.back();
 
   if (cfg.conv && !cfg.conv->transposed) {
     // M x C x K... is the row-major M x K matrix A (inside the launch, so
@@ -309,12 +441,19 @@ void GemmKernelBuilder::buildMainKernel(Arguments args) {
   Value rowBase = mul(blockRow, cfg.blockM);
   Value colBase = mul(blockCol, cfg.blockN);
 
-  // The accumulators live in registers across the K loop.
-  int64_t tilesM = warpTileM(cfg) / 16, tilesN = warpTileN(cfg) / 8;
-  auto accType = VectorType::get({2, 2}, f32);
-  Value zero = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.0f)));
-  SmallVector<Value> init(tilesM * tilesN, zero);
+  // The accumulators live in registers across the K loop: m16n8 tiles, or
+  // one wgmma fragment.
+  SmallVector<Value> init;
+  Value warpgroup = div(tid, kThreadsPerWarpgroup);
+  if (usesWgmma(cfg)) {
+    init.push_back(LLVM::ZeroOp::create(b, loc, wgmmaAccumulatorType()));
+  } else {
+    int64_t tilesM = warpTileM(cfg) / 16, tilesN = warpTileN(cfg) / 8;
+    auto accType = VectorType::get({2, 2}, f32);
+    Value zero = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.0f)));
+    init.assign(tilesM * tilesN, zero);
+  }
   // The pipeline: stages - 1 tiles in flight ahead of the one computed.
   // Iteration t waits for tile t, computes it from slot t % stages, and
   // starts the copy of tile t + stages - 1 into the slot tile t - 1 used
@@ -342,22 +481,50 @@ void GemmKernelBuilder::buildMainKernel(Arguments args) {
         if (pending)
           nvgpu::DeviceAsyncWaitOp::create(
               b, loc, pending, b.getI32IntegerAttr(cfg.stages - 2));
+        // wgmma reads shared memory through the async proxy: the tile's
+        // writes (cp.async, stores) must be fenced into it before the
+        // barrier that hands them over.
+        if (usesWgmma(cfg))
+          NVVM::FenceProxyOp::create(
+              b, loc,
+              NVVM::ProxyKindAttr::get(b.getContext(),
+                                       NVVM::ProxyKind::async_shared),
+              NVVM::SharedSpaceAttr::get(b.getContext(),
+                                         NVVM::SharedSpace::shared_cta));
         gpu::BarrierOp::create(b, loc);
         Value slot = rem(tile, cfg.stages);
+        // The copies of tile t + stages - 1, into the slot tile t - 1 used.
+        auto copyAhead = [&] {
+          Value ahead = add(tile, index(cfg.stages - 1));
+          Value nextSlot = rem(ahead, cfg.stages);
+          Value nextK0 = mul(ahead, cfg.blockK);
+          buildStageCopy(args, smem, nextSlot, nextK0, tid, rowBase, colBase);
+        };
+        if (usesWgmma(cfg)) {
+          // The next copies are issued while the wgmmas run; each
+          // warpgroup waits for its own before the next barrier, past
+          // which the slot they read may be refilled.
+          Value updated =
+              buildWgmmaStep(smem, slot, accumulators.front(), warpgroup);
+          copyAhead();
+          NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
+          scf::YieldOp::create(b, loc, updated);
+          return;
+        }
         SmallVector<Value> updated = buildMainLoopStep(
             smem, slot, accumulators, warpRow, warpCol, lane);
-        Value ahead = add(tile, index(cfg.stages - 1));
-        Value nextSlot = rem(ahead, cfg.stages);
-        Value nextK0 = mul(ahead, cfg.blockK);
-        buildStageCopy(args, smem, nextSlot, nextK0, tid, rowBase, colBase);
+        copyAhead();
         scf::YieldOp::create(b, loc, updated);
       });
   // No copy may land after the block's shared memory is gone.
   if (pending)
     nvgpu::DeviceAsyncWaitOp::create(b, loc, pending, b.getI32IntegerAttr(0));
 
-  SmallVector<Value> stats = buildEpilogue(args, loop.getResults(), rowBase,
-                                           colBase, warpRow, warpCol, lane);
+  SmallVector<Value> stats =
+      usesWgmma(cfg)
+          ? buildWgmmaEpilogue(args, loop.getResult(0), rowBase, colBase, tid)
+          : buildEpilogue(args, loop.getResults(), rowBase, colBase, warpRow,
+                          warpCol, lane);
   if (cfg.statistics)
     buildBlockReduction(args, smem, stats, tid, warp, lane);
   gpu::TerminatorOp::create(b, loc);
@@ -365,11 +532,13 @@ void GemmKernelBuilder::buildMainKernel(Arguments args) {
 
 /// Copies a tileRows x tileCols tile at (rowBase, colBase) of the rows x cols
 /// `source` into `shared`, zero-filling what lies outside `source`. Each
-/// thread copies whole 8-element chunks.
-void GemmKernelBuilder::buildTileCopy(Value source, Value shared, Value slot,
-                                      Value tid, Value rowBase, Value colBase,
+/// thread copies whole 8-element chunks, which stay 16 contiguous bytes in
+/// shared memory.
+void GemmKernelBuilder::buildTileCopy(Value source, Value shared, Value tid,
+                                      Value rowBase, Value colBase,
                                       int64_t tileRows, int64_t tileCols,
                                       int64_t rows, int64_t cols,
+                                      SharedIndices sharedAt,
                                       SmallVectorImpl<Value> &tokens) {
   int64_t chunksPerRow = tileCols / kChunk;
   int64_t chunksPerThread = tileRows * chunksPerRow / cfg.numThreads();
@@ -392,7 +561,7 @@ void GemmKernelBuilder::buildTileCopy(Value source, Value shared, Value slot,
       Value clampedRow = clampBelow(row, rows - 1);
       Value clampedCol = clampBelow(col, cols - kChunk);
       auto copy = nvgpu::DeviceAsyncCopyOp::create(
-          b, loc, shared, ValueRange{slot, tileRow, tileCol}, source,
+          b, loc, shared, sharedAt(tileRow, tileCol), source,
           ValueRange{clampedRow, clampedCol}, b.getIndexAttr(kChunk),
           sourceElements, b.getUnitAttr());
       tokens.push_back(copy.getAsyncToken());
@@ -410,7 +579,7 @@ void GemmKernelBuilder::buildTileCopy(Value source, Value shared, Value slot,
       Value kept = select(inside, value, zero);
       Value sharedCol = add(tileCol, elementOffset);
       memref::StoreOp::create(b, loc, kept, shared,
-                              ValueRange{slot, tileRow, sharedCol});
+                              sharedAt(tileRow, sharedCol));
     }
   }
 }
@@ -578,33 +747,149 @@ Value GemmKernelBuilder::buildStageCopy(const Arguments &args,
                         return transposedWeight(row, col);
                       });
     else
-      buildTileCopy(args.weightMatrix, smem.a, slot, tid, rowBase, k0,
-                    cfg.blockM, cfg.blockK, cfg.m, cfg.k, tokens);
+      buildTileCopy(
+          args.weightMatrix, smem.a, tid, rowBase, k0, cfg.blockM, cfg.blockK,
+          cfg.m, cfg.k,
+          [&](Value row, Value col) -> SmallVector<Value> {
+            return {slot, row, col};
+          },
+          tokens);
     buildGatherCopy(
         smem.b, slot, tid, k0, colBase, cfg.blockK, cfg.blockN, args.bMatrix,
         [&](Value row, Value col) { return convInput(row, col); });
   } else {
-    // Each tile in its operand's stored orientation.
-    auto copy = [&](Value source, Value shared, bool transposed, Value row,
-                    Value col, int64_t tileRows, int64_t tileCols,
-                    int64_t rows, int64_t cols) {
+    // Each tile in its operand's stored orientation: padded rows, or (wgmma)
+    // the operand's canonical layout.
+    auto copy = [&](Value source, bool operandA, bool transposed, Value row,
+                    Value col, int64_t tileRows, int64_t tileCols, int64_t rows,
+                    int64_t cols) {
       if (transposed) {
         std::swap(row, col);
         std::swap(tileRows, tileCols);
         std::swap(rows, cols);
       }
-      buildTileCopy(source, shared, slot, tid, row, col, tileRows, tileCols,
-                    rows, cols, tokens);
+      Value shared = operandA || usesWgmma(cfg) ? smem.a : smem.b;
+      buildTileCopy(
+          source, shared, tid, row, col, tileRows, tileCols, rows, cols,
+          [&](Value tileRow, Value tileCol) -> SmallVector<Value> {
+            if (usesWgmma(cfg))
+              return wgmmaSharedIndices(smem, operandA, slot, tileRow, tileCol);
+            return {slot, tileRow, tileCol};
+          },
+          tokens);
     };
-    copy(args.a, smem.a, cfg.transA, rowBase, k0, cfg.blockM, cfg.blockK,
-         cfg.m, cfg.k);
-    copy(args.bMatrix, smem.b, cfg.transB, k0, colBase, cfg.blockK,
+    copy(args.a, /*operandA=*/true, cfg.transA, rowBase, k0, cfg.blockM,
+         cfg.blockK, cfg.m, cfg.k);
+    copy(args.bMatrix, /*operandA=*/false, cfg.transB, k0, colBase, cfg.blockK,
          cfg.blockN, cfg.k, cfg.n);
   }
   if (tokens.empty())
     return nullptr;
   return nvgpu::DeviceAsyncCreateGroupOp::create(
       b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+}
+
+Value GemmKernelBuilder::swizzledOffset(const WgmmaTile &tile, Value mn,
+                                        Value k) {
+  Value offset;
+  if (tile.kMajor) {
+    // Row mn % 8 of atom mn / 8, k contiguous.
+    Value row = mul(rem(mn, 8), tile.swizzleBytes);
+    Value atom = mul(div(mn, 8), tile.strideBytes);
+    offset = add(add(row, atom), mul(k, 2));
+  } else {
+    // Column mn % (row elements) of the mn / (row elements)-th atom column,
+    // row k % 8 of the k / 8-th atom down it.
+    int64_t rowElements = tile.swizzleBytes / 2;
+    Value column = mul(rem(mn, rowElements), 2);
+    Value atomColumn = mul(div(mn, rowElements), tile.leadingBytes);
+    Value row = mul(rem(k, 8), tile.swizzleBytes);
+    Value atomRow = mul(div(k, 8), tile.strideBytes);
+    offset = add(add(column, atomColumn), add(row, atomRow));
+  }
+  // Chunk bits 4.. XOR row bits 7.. (as many as the row has chunks).
+  Value row = arith::ShRUIOp::create(b, loc, offset, constantLike(offset, 7));
+  Value rowBits = arith::AndIOp::create(
+      b, loc, row, constantLike(offset, tile.swizzleBytes / 16 - 1));
+  Value chunkMask =
+      arith::ShLIOp::create(b, loc, rowBits, constantLike(offset, 4));
+  return arith::XOrIOp::create(b, loc, offset, chunkMask);
+}
+
+SmallVector<Value> GemmKernelBuilder::wgmmaSharedIndices(const Shared &smem,
+                                                         bool operandA,
+                                                         Value slot,
+                                                         Value tileRow,
+                                                         Value tileCol) {
+  WgmmaTile tile = operandA ? wgmmaTileA(cfg) : wgmmaTileB(cfg);
+  // A K-major tile is stored with k along its rows.
+  Value mn = tile.kMajor ? tileRow : tileCol;
+  Value k = tile.kMajor ? tileCol : tileRow;
+  int64_t operandOffset =
+      operandA ? 0 : alignTo(wgmmaTileA(cfg).bytes(), kSwizzleAtomBytes);
+  Value tileStart = add(mul(slot, wgmmaSlotBytes(cfg)), index(operandOffset));
+  Value bytes =
+      add(add(smem.alignedStart, tileStart), swizzledOffset(tile, mn, k));
+  return {div(bytes, 2)};
+}
+
+Value GemmKernelBuilder::wgmmaDescriptor(const Shared &smem, bool operandA,
+                                         Value slot, Value mn0, int64_t k0) {
+  WgmmaTile tile = operandA ? wgmmaTileA(cfg) : wgmmaTileB(cfg);
+  int64_t operandOffset =
+      operandA ? 0 : alignTo(wgmmaTileA(cfg).bytes(), kSwizzleAtomBytes);
+  // The unswizzled offset of (mn0, k0), which starts a row of an atom (mn0
+  // a multiple of the atoms' mn extent): the hardware swizzles the
+  // addresses it forms from it.
+  Value start;
+  if (tile.kMajor) {
+    start = add(mul(div(mn0, 8), tile.strideBytes), index(2 * k0));
+  } else {
+    Value atomColumn = mul(div(mn0, tile.swizzleBytes / 2), tile.leadingBytes);
+    start = add(atomColumn, index(k0 / 8 * tile.strideBytes));
+  }
+  Value tileStart = add(mul(slot, wgmmaSlotBytes(cfg)), index(operandOffset));
+  Value address = add(smem.alignedAddress, add(tileStart, start));
+  // Bits 0-13: the address's bits 4-17; 16-29 and 32-45: the leading and
+  // stride byte offsets / 16; 62-63: the swizzle mode.
+  Type i64 = b.getI64Type();
+  Value wide = arith::IndexCastUIOp::create(b, loc, i64, address);
+  Value window = arith::AndIOp::create(
+      b, loc, wide, arith::ConstantIntOp::create(b, loc, i64, 0x3FFFF));
+  Value encoded = arith::ShRUIOp::create(
+      b, loc, window, arith::ConstantIntOp::create(b, loc, i64, 4));
+  uint64_t fields = (static_cast<uint64_t>(tile.leadingBytes >> 4) << 16) |
+                    (static_cast<uint64_t>(tile.strideBytes >> 4) << 32) |
+                    (static_cast<uint64_t>(tile.swizzleMode()) << 62);
+  Value constant =
+      arith::ConstantIntOp::create(b, loc, i64, static_cast<int64_t>(fields));
+  return arith::OrIOp::create(b, loc, encoded, constant);
+}
+
+Value GemmKernelBuilder::buildWgmmaStep(const Shared &smem, Value slot,
+                                        Value accumulator, Value warpgroup) {
+  // The accumulator registers were last written by wgmma or set to zero:
+  // fence them, issue the k16 steps, commit them as one group.
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  Value mn0 = mul(warpgroup, 64);
+  Value zeroIndex = index(0);
+  auto shape = NVVM::MMAShapeAttr::get(b.getContext(), 64, cfg.blockN, 16);
+  // row: A K-major, B N-major; col: A M-major, B K-major.
+  auto layoutA = cfg.transA ? NVVM::MMALayout::col : NVVM::MMALayout::row;
+  auto layoutB = cfg.transB ? NVVM::MMALayout::col : NVVM::MMALayout::row;
+  for (int64_t kk = 0; kk < cfg.blockK; kk += 16) {
+    Value descriptorA = wgmmaDescriptor(smem, /*operandA=*/true, slot, mn0, kk);
+    Value descriptorB =
+        wgmmaDescriptor(smem, /*operandA=*/false, slot, zeroIndex, kk);
+    accumulator = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, wgmmaAccumulatorType(), accumulator, descriptorA, descriptorB,
+        shape, NVVM::WGMMATypes::f16, NVVM::WGMMATypes::f16,
+        NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, layoutA, layoutB,
+        /*satfinite=*/nullptr);
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  return accumulator;
 }
 
 Value GemmKernelBuilder::loadFragments(Value tile, Value slot,
@@ -675,6 +960,88 @@ GemmKernelBuilder::buildMainLoopStep(const Shared &smem, Value slot,
   return updated;
 }
 
+void GemmKernelBuilder::buildEpilogueElement(const Arguments &args,
+                                             function_ref<Value()> accumulator,
+                                             Value row, Value col, Value scale,
+                                             SmallVectorImpl<Value> &stats) {
+  Value zero = f32Constant(0.0);
+  Value oneCount = f32Constant(1.0);
+  Value halfZero = arith::ConstantOp::create(b, loc, b.getF16FloatAttr(0.0f));
+  Value clampedRow = clampBelow(row, cfg.m - 1);
+  Value clampedCol = clampBelow(col, cfg.n - 1);
+  // Where the element goes: C[row][col], or the convolution's output.
+  Access target = cfg.conv
+                      ? convOutput(row, col)
+                      : Access{inBounds(row, cfg.m, col, cfg.n), {row, col}};
+  Value inside = target.inside;
+  Value value = arith::MulFOp::create(b, loc, accumulator(), scale);
+  if (cfg.bias) {
+    Value bias = memref::LoadOp::create(
+        b, loc, args.bias, ValueRange{cfg.conv ? clampedRow : clampedCol});
+    if (cfg.biasType == ElementType::F16)
+      bias = arith::ExtFOp::create(b, loc, f32, bias);
+    value = arith::AddFOp::create(b, loc, value, bias);
+  }
+  bool halfOutput = cfg.output == ElementType::F16;
+  Value half = arith::TruncFOp::create(b, loc, f16, value);
+  Value stored = halfOutput ? half : value;
+  if (cfg.reluMask) {
+    // C only: the statistics are of the values before the mask.
+    SmallVector<Value> maskIndices = {clampedRow, clampedCol};
+    if (cfg.conv)
+      maskIndices = target.indices;
+    Value forward = memref::LoadOp::create(b, loc, args.mask, maskIndices);
+    Value active = compare(arith::CmpFPredicate::OGT, forward, 0.0);
+    stored = select(active, stored, halfOutput ? halfZero : zero);
+  }
+  auto store = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(store.thenBlock());
+    memref::StoreOp::create(b, loc, stored, args.c, target.indices);
+  }
+  if (!cfg.statistics)
+    return;
+
+  // gs.grad_stats of C as stored, gs.cast_stats of the f32 value's
+  // rounding; the elements outside C add nothing.
+  Value storedWide =
+      halfOutput ? arith::ExtFOp::create(b, loc, f32, half).getResult() : value;
+  Value x = select(inside, storedWide, zero);
+  Value magnitude = math::AbsFOp::create(b, loc, x);
+  Value nonzero = compare(arith::CmpFPredicate::OGT, magnitude, 0.0);
+  Value logArgument = select(nonzero, magnitude, oneCount);
+  Value log = math::LogOp::create(b, loc, logArgument);
+  auto count = [&](Value predicate) {
+    return select(predicate, oneCount, zero);
+  };
+  Value halfMagnitude =
+      math::AbsFOp::create(b, loc, select(inside, half, halfZero));
+  Value rounded = select(inside, value, zero);
+  Value castNonzero = compare(arith::CmpFPredicate::UNE, rounded, 0.0);
+  Value flushed =
+      both(castNonzero, compare(arith::CmpFPredicate::OEQ, halfMagnitude, 0.0));
+  Value positive = compare(arith::CmpFPredicate::OGT, halfMagnitude, 0.0);
+  Value belowNormal =
+      compare(arith::CmpFPredicate::OLT, halfMagnitude, 0x1p-14);
+  Value subnormal = both(positive, belowNormal);
+  Value overflow = compare(arith::CmpFPredicate::OEQ, halfMagnitude, INFINITY);
+  Value square = arith::MulFOp::create(b, loc, x, x);
+  Value logSquare = arith::MulFOp::create(b, loc, log, log);
+  Value contributions[NumPartialStats] = {x,
+                                          square,
+                                          magnitude,
+                                          count(nonzero),
+                                          log,
+                                          logSquare,
+                                          count(castNonzero),
+                                          count(flushed),
+                                          count(subnormal),
+                                          count(overflow)};
+  for (int64_t f = 0; f < NumPartialStats; ++f)
+    stats[f] = combineStat(b, loc, f, stats[f], contributions[f]);
+}
+
 SmallVector<Value>
 GemmKernelBuilder::buildEpilogue(const Arguments &args, ValueRange accumulators,
                                  Value rowBase, Value colBase, Value warpRow,
@@ -682,10 +1049,7 @@ GemmKernelBuilder::buildEpilogue(const Arguments &args, ValueRange accumulators,
   const FragmentLayout &layout = mmaM16N8K16Accumulator();
   int64_t tilesN = warpTileN(cfg) / 8;
   Value scale = memref::LoadOp::create(b, loc, args.scale, ValueRange{index(0)});
-  Value zero = f32Constant(0.0);
-  Value oneCount = f32Constant(1.0);
-  Value halfZero = arith::ConstantOp::create(b, loc, b.getF16FloatAttr(0.0f));
-  SmallVector<Value> stats(NumPartialStats, zero);
+  SmallVector<Value> stats(NumPartialStats, f32Constant(0.0));
   Value warpRowBase = add(rowBase, mul(warpRow, warpTileM(cfg)));
   Value warpColBase = add(colBase, mul(warpCol, warpTileN(cfg)));
   for (auto [tile, acc] : llvm::enumerate(accumulators)) {
@@ -696,81 +1060,38 @@ GemmKernelBuilder::buildEpilogue(const Arguments &args, ValueRange accumulators,
       for (int64_t e = 0; e < layout.elementsPerRegister; ++e) {
         Value row = add(tileRow, layout.row.build(b, loc, lane, reg, e));
         Value col = add(tileCol, layout.col.build(b, loc, lane, reg, e));
-        Value clampedRow = clampBelow(row, cfg.m - 1);
-        Value clampedCol = clampBelow(col, cfg.n - 1);
-        // Where the element goes: C[row][col], or the convolution's output.
-        Access target =
-            cfg.conv ? convOutput(row, col)
-                     : Access{inBounds(row, cfg.m, col, cfg.n), {row, col}};
-        Value inside = target.inside;
-        Value value = vector::ExtractOp::create(b, loc, acc,
-                                                ArrayRef<int64_t>{reg, e});
-        value = arith::MulFOp::create(b, loc, value, scale);
-        if (cfg.bias) {
-          Value bias = memref::LoadOp::create(
-              b, loc, args.bias,
-              ValueRange{cfg.conv ? clampedRow : clampedCol});
-          if (cfg.biasType == ElementType::F16)
-            bias = arith::ExtFOp::create(b, loc, f32, bias);
-          value = arith::AddFOp::create(b, loc, value, bias);
-        }
-        bool halfOutput = cfg.output == ElementType::F16;
-        Value half = arith::TruncFOp::create(b, loc, f16, value);
-        Value stored = halfOutput ? half : value;
-        if (cfg.reluMask) {
-          // C only: the statistics are of the values before the mask.
-          SmallVector<Value> maskIndices = {clampedRow, clampedCol};
-          if (cfg.conv)
-            maskIndices = target.indices;
-          Value forward =
-              memref::LoadOp::create(b, loc, args.mask, maskIndices);
-          Value active = compare(arith::CmpFPredicate::OGT, forward, 0.0);
-          stored = select(active, stored, halfOutput ? halfZero : zero);
-        }
-        auto store = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
-        {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(store.thenBlock());
-          memref::StoreOp::create(b, loc, stored, args.c, target.indices);
-        }
-        if (!cfg.statistics)
-          continue;
-
-        // gs.grad_stats of C as stored, gs.cast_stats of the f32 value's
-        // rounding; the elements outside C add nothing.
-        Value storedWide =
-            halfOutput ? arith::ExtFOp::create(b, loc, f32, half).getResult()
-                       : value;
-        Value x = select(inside, storedWide, zero);
-        Value magnitude = math::AbsFOp::create(b, loc, x);
-        Value nonzero = compare(arith::CmpFPredicate::OGT, magnitude, 0.0);
-        Value logArgument = select(nonzero, magnitude, oneCount);
-        Value log = math::LogOp::create(b, loc, logArgument);
-        auto count = [&](Value predicate) {
-          return select(predicate, oneCount, zero);
-        };
-        Value halfMagnitude = math::AbsFOp::create(
-            b, loc, select(inside, half, halfZero));
-        Value rounded = select(inside, value, zero);
-        Value castNonzero = compare(arith::CmpFPredicate::UNE, rounded, 0.0);
-        Value flushed = both(
-            castNonzero, compare(arith::CmpFPredicate::OEQ, halfMagnitude, 0.0));
-        Value positive =
-            compare(arith::CmpFPredicate::OGT, halfMagnitude, 0.0);
-        Value belowNormal =
-            compare(arith::CmpFPredicate::OLT, halfMagnitude, 0x1p-14);
-        Value subnormal = both(positive, belowNormal);
-        Value overflow =
-            compare(arith::CmpFPredicate::OEQ, halfMagnitude, INFINITY);
-        Value square = arith::MulFOp::create(b, loc, x, x);
-        Value logSquare = arith::MulFOp::create(b, loc, log, log);
-        Value contributions[NumPartialStats] = {
-            x,   square, magnitude, count(nonzero), log, logSquare,
-            count(castNonzero), count(flushed), count(subnormal),
-            count(overflow)};
-        for (int64_t f = 0; f < NumPartialStats; ++f)
-          stats[f] = combineStat(b, loc, f, stats[f], contributions[f]);
+        buildEpilogueElement(
+            args,
+            [&] {
+              return vector::ExtractOp::create(b, loc, acc,
+                                               ArrayRef<int64_t>{reg, e});
+            },
+            row, col, scale, stats);
       }
+  }
+  return stats;
+}
+
+SmallVector<Value>
+GemmKernelBuilder::buildWgmmaEpilogue(const Arguments &args, Value accumulator,
+                                      Value rowBase, Value colBase, Value tid) {
+  FragmentLayout layout = wgmmaM64NK16Accumulator(cfg.blockN);
+  Value scale =
+      memref::LoadOp::create(b, loc, args.scale, ValueRange{index(0)});
+  SmallVector<Value> stats(NumPartialStats, f32Constant(0.0));
+  Value warpgroupRowBase =
+      add(rowBase, mul(div(tid, kThreadsPerWarpgroup), 64));
+  Value lane = rem(tid, kThreadsPerWarpgroup);
+  for (int64_t reg = 0; reg < layout.numRegisters; ++reg) {
+    Value row = add(warpgroupRowBase, layout.row.build(b, loc, lane, reg, 0));
+    Value col = add(colBase, layout.col.build(b, loc, lane, reg, 0));
+    buildEpilogueElement(
+        args,
+        [&] {
+          return LLVM::ExtractValueOp::create(b, loc, accumulator,
+                                              ArrayRef<int64_t>{reg});
+        },
+        row, col, scale, stats);
   }
   return stats;
 }
@@ -945,7 +1266,20 @@ void mlir::gs::tensorcore::chooseTiles(GemmKernelConfig &config) {
     if (field == 0)
       field = value;
   };
-  if (large) {
+  if (config.instruction == MmaInstruction::Wgmma) {
+    // Two warpgroups of m64n128k16, or one of m64n64k16 (n32 where n is
+    // at most 32); k tiles of 32 in 64-byte K-major rows. Two stages of
+    // 128 x 128 x 32 (32 KiB) fit the static shared memory, three of the
+    // 64 x 64 ones (24 KiB).
+    pick(config.blockM, large ? 128 : 64);
+    pick(config.blockN, large ? 128 : config.n <= 32 ? 32 : 64);
+    pick(config.warpsM, config.blockM / 16);
+    pick(config.warpsN, 1);
+    pick(config.stages, large ? 2 : 3);
+    // Two 128 x 128 blocks per multiprocessor: ptxas then keeps the kernel
+    // with statistics to 128 registers (147 left alone), spilling 8 bytes.
+    pick(config.minBlocksPerSM, large ? 2 : 1);
+  } else if (large) {
     // 64 x 32 warp tiles: 32 mma.sync per k16 step per warp, and two
     // stages fit the 48 KiB of static shared memory.
     pick(config.blockM, 128);
@@ -997,6 +1331,20 @@ mlir::gs::tensorcore::buildGemmKernel(OpBuilder &builder, Location loc,
       return fail("strides and dilations must be positive, pads not "
                   "negative");
   }
+  if (config.instruction == MmaInstruction::Wgmma) {
+    if (config.conv)
+      return fail("wgmma kernels for convolutions are not built yet: use "
+                  "mma.sync");
+    if (config.blockM % 64 != 0 || config.warpsM != config.blockM / 16 ||
+        config.warpsN != 1)
+      return fail("wgmma needs blocks of whole warpgroups along m: block-m a "
+                  "multiple of 64, warps-m = block-m / 16, warps-n = 1");
+    if (config.blockN % 16 != 0 || config.blockN > 256)
+      return fail("wgmma needs block-n a multiple of 16, at most 256");
+    if (config.blockK != 16 && config.blockK != 32 && config.blockK != 64)
+      return fail("wgmma's K-major tiles need block-k 16, 32 or 64 (rows of "
+                  "32, 64 or 128 bytes)");
+  }
   if (config.warpsM <= 0 || config.warpsN <= 0 ||
       config.blockM % (16 * config.warpsM) != 0 ||
       config.blockN % (16 * config.warpsN) != 0 || config.blockK % 16 != 0)
@@ -1008,10 +1356,14 @@ mlir::gs::tensorcore::buildGemmKernel(OpBuilder &builder, Location loc,
     return fail("min-blocks-per-sm must be at least 1");
   auto [aRows, aCols] = sharedTileA(config);
   auto [bRows, bCols] = sharedTileB(config);
+  int64_t operandBytes =
+      config.instruction == MmaInstruction::Wgmma
+          ? wgmmaBufferBytes(config)
+          : 2 * config.stages * (aRows * aCols + bRows * bCols);
   int64_t sharedBytes =
-      2 * config.stages * (aRows * aCols + bRows * bCols) +
-      (config.statistics ? 4 * config.warpsM * config.warpsN * NumPartialStats
-                         : 0);
+      operandBytes + (config.statistics
+                          ? 4 * config.warpsM * config.warpsN * NumPartialStats
+                          : 0);
   if (sharedBytes > kMaxStaticSharedBytes)
     return fail("the tiles need " + Twine(sharedBytes) +
                 " bytes of shared memory, over the " +

@@ -109,3 +109,35 @@ func.func @subgroup_reduce(%out: memref<32xf32>) {
   }
   return
 }
+
+// -----
+
+// wgmma runs on warpgroups of 128 threads.
+func.func @partial_warpgroup(%da: i64, %db: i64) {
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  // expected-error @+1 {{'gpu.launch' op uses wgmma with 64 threads per block, not whole warpgroups}}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %z = llvm.mlir.zero : !llvm.struct<(f32, f32, f32, f32)>
+    %d = nvvm.wgmma.mma_async %da, %db, %z, <m = 64, n = 8, k = 16>, D[<f32>, <one>, <wrapped>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>] : !llvm.struct<(f32, f32, f32, f32)> -> !llvm.struct<(f32, f32, f32, f32)>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// Of the NVVM dialect, the emulation knows wgmma and its fences only.
+func.func @nvvm(%out: memref<32xi32>) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    // expected-error @+1 {{'nvvm.read.ptx.sreg.laneid' op has no CPU emulation}}
+    %lane = nvvm.read.ptx.sreg.laneid : i32
+    memref.store %lane, %out[%tx] : memref<32xi32>
+    gpu.terminator
+  }
+  return
+}

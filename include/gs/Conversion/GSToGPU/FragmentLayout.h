@@ -68,6 +68,16 @@ const FragmentLayout &mmaM16N8K16OperandA();
 const FragmentLayout &mmaM16N8K16OperandB();
 const FragmentLayout &mmaM16N8K16Accumulator();
 
+/// Threads per warpgroup, the unit wgmma.mma_async runs on.
+inline constexpr int64_t kThreadsPerWarpgroup = 128;
+
+/// The f32 accumulator of wgmma.mma_async.m64nNk16 (64 x n, n a multiple of
+/// 8 up to 256): each of the warpgroup's 128 threads holds n / 2 registers
+/// of one element. Its "lane" is the thread's index in the warpgroup: warp
+/// w of the group holds rows 16w .. 16w+15, each n8 column block of them as
+/// mma.sync.m16n8k16's accumulator.
+FragmentLayout wgmmaM64NK16Accumulator(int64_t n);
+
 /// One 8 x 8 matrix of 16-bit elements loaded by ldmatrix: a lane receives
 /// one register of two elements, from the matrix as stored, or (`.trans`)
 /// from its transpose. The row addresses of matrix `m` come from lanes

@@ -40,6 +40,12 @@ enum PartialStat : int64_t {
 /// The element types of C and of the bias.
 enum class ElementType { F16, F32 };
 
+/// The Tensor Core instruction of the main loop: warp-level mma.sync.m16n8k16
+/// fed by ldmatrix (sm_80 and later), or warpgroup-level
+/// wgmma.mma_async.m64nNk16 reading both operands from shared memory
+/// through matrix descriptors (sm_90a only).
+enum class MmaInstruction { MmaSync, Wgmma };
+
 /// The command-line spellings of ElementType (f16, f32).
 llvm::cl::ValuesClass elementTypeValues();
 
@@ -81,6 +87,10 @@ struct GemmKernelConfig {
   /// Gathers the statistics (off: the same GEMM without them, the baseline
   /// of their cost; the kernel then takes no statistics buffers).
   bool statistics = true;
+  /// The main loop's Tensor Core instruction. With wgmma, each warpgroup
+  /// (4 warps) computes 64 rows of the block's tile, all blockN columns:
+  /// warpsM = blockM / 16 and warpsN = 1.
+  MmaInstruction instruction = MmaInstruction::MmaSync;
   /// Set: the kernel is this convolution's implicit GEMM (see
   /// setConvolution); A is its weight, B its input, C its output, the bias
   /// one value per output channel (row).
@@ -107,7 +117,8 @@ void setConvolution(GemmKernelConfig &config, ConvolutionGeometry conv);
 
 /// Fills in the tile sizes left 0 for the shape: 128 x 128 blocks of 8 warps
 /// for large matrices, 64 x 64 (or 32 where m or n is at most 32) blocks of
-/// 32 x 32 warp tiles otherwise.
+/// 32 x 32 warp tiles otherwise; with wgmma, 128 x 128 blocks of two
+/// warpgroups, or 64 x 64 (32 wide where n is at most 32) of one.
 void chooseTiles(GemmKernelConfig &config);
 
 /// Builds, at `builder`'s insertion point, the kernel function

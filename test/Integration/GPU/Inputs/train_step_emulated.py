@@ -128,6 +128,8 @@ def main():
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--whole-step", action="store_true")
+    parser.add_argument("--wgmma", action="store_true",
+                        help="the matrix GEMMs' kernels on wgmma (sm_90a)")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
 
@@ -144,19 +146,23 @@ def main():
          f"--onnx-shape=x={args.batch}x1x28x28",
          f"--gs-train=scaling={args.scaling}", "-o", step_ir])
     kernels_ir = os.path.join(args.work, "train_step_gpu.mlir")
+    wgmma = "true" if args.wgmma else "false"
     if args.whole_step:
-        run([args.gs_opt, step_ir, "--gs-lower-to-gpu-kernels", "-o",
-             kernels_ir])
+        run([args.gs_opt, step_ir, f"--gs-lower-to-gpu-kernels=wgmma={wgmma}",
+             "-o", kernels_ir])
     else:
         run([args.gs_opt, step_ir, "--gs-inline-backward",
-             "--gs-fuse-epilogues", "--convert-gs-to-gpu", "-o", kernels_ir])
+             "--gs-fuse-epilogues", f"--convert-gs-to-gpu=wgmma={wgmma}", "-o",
+             kernels_ir])
     with open(kernels_ir) as f:
         ir = f.read()
     kernel = r"gs_(?:gemm|conv|convt)_\w+"
     calls = len(re.findall(r"call @" + kernel + r"_entry\(", ir))
     fused = len(re.findall(r"call @" + kernel + r"_entry\(.*-> \(tensor<[^>]*>, "
                            r"tensor<7xf64>", ir))
-    masked = len(re.findall(r"call @" + kernel + r"_relu_entry\(", ir))
+    masked = len(re.findall(r"call @" + kernel + r"_relu(?:_wgmma)?_entry\(",
+                            ir))
+    on_wgmma = len(re.findall(r"call @" + kernel + r"_wgmma_entry\(", ir))
     convolutions = len(re.findall(r"call @gs_convt?_\w+_entry\(", ir))
     kernels = len(set(re.findall(r"func\.func private @(" + kernel +
                                  r")_entry", ir)))
@@ -167,7 +173,8 @@ def main():
     run([args.gs_opt, kernels_ir, "--gs-emulate-gpu", "-o", emulated_ir])
     print(f"{args.model} {args.scaling}: {calls} contractions "
           f"({convolutions} convolutions) on {kernels} kernels, {fused} with "
-          f"the scaling epilogue fused ({masked} with the ReLU mask); "
+          f"the scaling epilogue fused ({masked} with the ReLU mask), "
+          f"{on_wgmma} on wgmma; "
           f"{decisions} scale decisions on the device, {on_host} on the host")
     if args.whole_step:
         rest = re.findall(r"call @(gs_(?:map|reduce)_\w+)_entry\(", ir)

@@ -1,0 +1,56 @@
+// RUN: gs-opt %s --gs-gpu-gemm-kernel="m=64 n=64 k=64 statistics=false wgmma=true" --canonicalize --cse | FileCheck %s
+// RUN: gs-opt %s --gs-gpu-gemm-kernel="m=4096 n=4096 k=4096 trans-a=true trans-b=true wgmma=true" | FileCheck %s --check-prefix=LARGE
+// RUN: not gs-opt %s --gs-gpu-gemm-kernel="m=64 n=64 k=64 block-m=32 wgmma=true" 2>&1 | FileCheck %s --check-prefix=WARPGROUPS
+// RUN: not gs-opt %s --gs-gpu-gemm-kernel="m=64 n=64 k=64 block-k=48 wgmma=true" 2>&1 | FileCheck %s --check-prefix=BLOCK-K
+// RUN: not gs-opt %s --gs-gpu-gemm-kernel="m=64 n=512 k=64 block-n=512 wgmma=true" 2>&1 | FileCheck %s --check-prefix=BLOCK-N
+
+// The wgmma variant: one warpgroup (128 threads) of m64n64k16 on a 64 x 64
+// block. Both operands' k tiles share one f16 buffer, with 1024 bytes of
+// room: the kernel aligns the tiles to the next 1024-byte boundary of its
+// shared-memory address, where the swizzle patterns repeat.
+// CHECK-LABEL: func.func @gemm(
+// CHECK: %[[ZERO:.*]] = llvm.mlir.zero : !llvm.struct<({{(f32, )+}}f32)>
+// CHECK: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c128, {{.*}} = %c1, {{.*}} = %c1) workgroup(%[[SMEM:.*]] : memref<12800xf16, #gpu.address_space<workgroup>>)
+// CHECK: %[[ADDRESS:.*]] = memref.extract_aligned_pointer_as_index %[[SMEM]]
+// CHECK: %[[PAST:.*]] = arith.remui %[[ADDRESS]], %c1024
+// CHECK: %[[DISTANCE:.*]] = arith.subi %c1024, %[[PAST]]
+// CHECK: %[[START:.*]] = arith.remui %[[DISTANCE]], %c1024
+// A (K-major, 64-byte rows: k tiles of 32): a chunk's 16 bytes at (row % 8)
+// * 64 + (row / 8) * 512 + chunk * 16, their chunk bits 4-5 XOR bits 7-8.
+// CHECK: %[[SWIZZLED:.*]] = arith.xori
+// CHECK: %[[BYTE:.*]] = arith.addi %[[START]], %[[SWIZZLED]]
+// CHECK: %[[ELEMENT:.*]] = arith.divui %[[BYTE]], %c2
+// CHECK: nvgpu.device_async_copy %arg0[{{.*}}], %[[SMEM]][%[[ELEMENT]]], 8, {{.*}} {bypassL1}
+// The main loop carries wgmma's accumulator fragment. Each k tile: the
+// copies' wait, the proxy fence, the barrier, wgmma's register fence, two
+// m64n64k16 on descriptors (A: 64-byte swizzle, mode 2 in bits 62-63, SBO
+// 512 / 16; B: N-major, 128-byte swizzle, mode 1, LBO 4096 / 16, SBO
+// 1024 / 16: the constants 0x8000002000010000 and 0x4000004001000000),
+// committed as one group; the next tile's copies; the wait.
+// CHECK: scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (!llvm.struct<
+// CHECK-NEXT: nvgpu.device_async_wait
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: %[[DA:.*]] = arith.ori %{{.*}}, %c-9223371899415756800_i64 : i64
+// CHECK: %[[DB:.*]] = arith.ori %{{.*}}, %c4611686293322072064_i64 : i64
+// CHECK: %[[D1:.*]] = nvvm.wgmma.mma_async %[[DA]], %[[DB]], %[[ACC]], <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>]
+// CHECK: %[[D2:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[D1]], <m = 64, n = 64, k = 16>
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvgpu.device_async_create_group
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NEXT: scf.yield %[[D2]]
+// The epilogue reads the fragment's 32 registers where wgmma's layout puts
+// them.
+// CHECK-COUNT-32: llvm.extractvalue
+
+// 4096^3 with both operands transposed: 128 x 128 blocks of two
+// warpgroups (256 threads), two stages, two blocks per multiprocessor; A
+// M-major (col), B K-major (col) for m64n128k16.
+// LARGE: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}) workgroup(%{{.*}} : memref<16896xf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<8x10xf32, #gpu.address_space<workgroup>>)
+// LARGE-COUNT-2: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <col>], B[<f16>, <one>, <col>]
+// LARGE: } {nvvm.minctasm = 2 : i32}
+
+// WARPGROUPS: error: gemm kernel 'gemm': wgmma needs blocks of whole warpgroups along m: block-m a multiple of 64, warps-m = block-m / 16, warps-n = 1
+// BLOCK-K: error: gemm kernel 'gemm': wgmma's K-major tiles need block-k 16, 32 or 64 (rows of 32, 64 or 128 bytes)
+// BLOCK-N: error: gemm kernel 'gemm': wgmma needs block-n a multiple of 16, at most 256
