@@ -118,8 +118,14 @@ class Driver:
         self.modules[key] = function
         return function
 
-    def prepare(self, function, grid, block, tensors, stream):
-        """A launch, its parameters packed once: call it to launch."""
+    def prepare(self, function, grid, block, tensors, stream,
+                shared_bytes=0):
+        """A launch, its parameters packed once: call it to launch. Over 48
+        KiB of dynamic shared memory must be asked for first."""
+        if shared_bytes > 48 * 1024:
+            # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            self.check(self.lib.cuFuncSetAttribute(function, 8, shared_bytes),
+                       f"asking for {shared_bytes} bytes of shared memory")
         fields = []
         for t in tensors:
             fields += [ctypes.c_void_p(t.data_ptr()),
@@ -131,8 +137,9 @@ class Driver:
         stream = ctypes.c_void_p(stream)
 
         def launch():
-            self.check(self.lib.cuLaunchKernel(function, *grid, *block, 0,
-                                               stream, params, None),
+            self.check(self.lib.cuLaunchKernel(function, *grid, *block,
+                                               shared_bytes, stream, params,
+                                               None),
                        "cuLaunchKernel")
         launch.keep = (fields, params)
         return launch
@@ -185,7 +192,7 @@ def prepare_kernels(driver, torch, cfg, root, chip, buffers):
         launches.append(driver.prepare(function, launch["grid"],
                                        launch["block"],
                                        [buffers[i] for i in launch["args"]],
-                                       stream))
+                                       stream, launch.get("shared_bytes", 0)))
 
     def run():
         for launch in launches:

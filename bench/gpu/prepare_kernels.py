@@ -108,6 +108,19 @@ CONFIGS = [
      False, "wgmma=true statistics=false", True),
     ("wgmma4096_one_block", 4096, 4096, 4096, "integers", 2.0**-10, False,
      False, "wgmma=true min-blocks-per-sm=1", True),
+    # Deeper pipelines in dynamic shared memory: four 128 x 128 x 32
+    # stages (65 KiB, two blocks per multiprocessor), and 128 x 128 x 64
+    # ones (128-byte K-major rows) three and four deep (97 and 129 KiB, one
+    # block).
+    ("wgmma4096_4_stages", 4096, 4096, 4096, "integers", 2.0**-10, False,
+     False, "wgmma=true stages=4", True),
+    ("wgmma4096_k64_3_stages", 4096, 4096, 4096, "integers", 2.0**-10, False,
+     False, "wgmma=true block-k=64 stages=3 min-blocks-per-sm=1", True),
+    ("wgmma4096_k64_4_stages", 4096, 4096, 4096, "integers", 2.0**-10, False,
+     False, "wgmma=true block-k=64 stages=4 min-blocks-per-sm=1", True),
+    ("wgmma_deep_ragged", 130, 140, 200, "normal", 1.0, False, False,
+     "wgmma=true block-m=128 block-n=128 warps-m=8 warps-n=1 stages=4",
+     False),
     ("wgmma4096_trans_a", 4096, 4096, 4096, "integers", 2.0**-10, False,
      False, "wgmma=true trans-a=true output=f32", True),
     ("wgmma4096_trans_b", 4096, 4096, 4096, "integers", 2.0**-10, False,
@@ -191,10 +204,11 @@ def parse_outlined(ir, name):
     end = ir.find("\n" + indent + "}", signature.end())
     ir = ir[signature.end():end if end >= 0 else len(ir)]
     constants = {m.group(1): int(m.group(2)) for m in re.finditer(
-        r"%(\w+) = arith\.constant (\d+) : index", ir)}
+        r"%(\w+) = arith\.constant (\d+) : (?:index|i32)", ir)}
     launches = []
     pattern = (r"gpu\.launch_func\s+@(\w+)::@(\w+)\s+blocks in \(([^)]*)\)\s+"
-               r"threads in \(([^)]*)\)\s+args\(([^)]*)\)")
+               r"threads in \(([^)]*)\)\s+"
+               r"(?:dynamic_shared_memory_size %(\w+)\s+)?args\(([^)]*)\)")
     for m in re.finditer(pattern, ir):
         dims = []
         for group in (m.group(3), m.group(4)):
@@ -205,15 +219,22 @@ def parse_outlined(ir, name):
                     sys.exit(f"error: launch size {v} is not a constant")
                 values.append(constants[key])
             dims.append(values)
+        shared_bytes = 0
+        if m.group(5):
+            if m.group(5) not in constants:
+                sys.exit(f"error: dynamic shared memory size %{m.group(5)} "
+                         "is not a constant")
+            shared_bytes = constants[m.group(5)]
         args = []
-        for arg in m.group(5).split(","):
+        for arg in m.group(6).split(","):
             ref = re.match(r"\s*%arg(\d+) : ", arg)
             if not ref:
                 sys.exit(f"error: kernel argument '{arg.strip()}' is not one "
                          f"of @{name}'s arguments")
             args.append(int(ref.group(1)))
         launches.append({"module": m.group(1), "function": m.group(2),
-                         "grid": dims[0], "block": dims[1], "args": args})
+                         "grid": dims[0], "block": dims[1], "args": args,
+                         "shared_bytes": shared_bytes})
     if not launches:
         sys.exit("error: no gpu.launch_func in the outlined IR")
     return arguments, launches

@@ -137,6 +137,7 @@ private:
   /// Lays the workgroup attributions out in one shared-memory buffer and
   /// gives each memref.extract_aligned_pointer_as_index of one its address.
   void layOutSharedMemory();
+  void rehomeSharedView(Value shared, Value host, Value address);
 
   /// A buffer of one `type` per thread, on the stack of the launch's
   /// function.
@@ -167,6 +168,8 @@ private:
   /// Shared memory: its bytes, and each attribution's view of them.
   Value sharedMemory;
   SmallVector<Value> attributionViews;
+  /// The launch's dynamic shared memory, after the attributions.
+  int64_t dynamicSharedBytes = 0;
 };
 } // namespace
 
@@ -177,6 +180,13 @@ LogicalResult LaunchEmulator::checkStructure() {
   std::optional<int64_t> sizes[] = {
       constant(gridSize.x),  constant(gridSize.y),  constant(gridSize.z),
       constant(blockSize.x), constant(blockSize.y), constant(blockSize.z)};
+  if (Value dynamic = launch.getDynamicSharedMemorySize()) {
+    std::optional<int64_t> bytes = constant(dynamic);
+    if (!bytes || *bytes < 0)
+      return launch.emitOpError("is emulated only with a constant dynamic "
+                                "shared memory size");
+    dynamicSharedBytes = *bytes;
+  }
   if (llvm::any_of(sizes, [](auto s) { return !s; }))
     return launch.emitOpError("is emulated only with constant grid and block "
                               "sizes");
@@ -184,11 +194,9 @@ LogicalResult LaunchEmulator::checkStructure() {
     return launch.emitOpError("is emulated only with one-dimensional thread "
                               "blocks");
   if (launch.hasClusterSize() || launch.getAsyncToken() ||
-      launch.getDynamicSharedMemorySize() ||
       !launch.getPrivateAttributions().empty())
     return launch.emitOpError("is emulated only without clusters, async "
-                              "tokens, dynamic shared memory and private "
-                              "attributions");
+                              "tokens and private attributions");
   for (int i = 0; i < 3; ++i)
     grid[i] = *sizes[i];
   numThreads = *sizes[3];
@@ -210,8 +218,8 @@ LogicalResult LaunchEmulator::checkStructure() {
                                          : StringRef();
     if ((dialect == "gpu" &&
          !isa<gpu::ThreadIdOp, gpu::BlockIdOp, gpu::BlockDimOp, gpu::GridDimOp,
-              gpu::LaneIdOp, gpu::BarrierOp, gpu::ShuffleOp, gpu::TerminatorOp>(
-             op)) ||
+              gpu::LaneIdOp, gpu::BarrierOp, gpu::ShuffleOp,
+              gpu::DynamicSharedMemoryOp, gpu::TerminatorOp>(op)) ||
         (dialect == "nvgpu" &&
          !isa<nvgpu::LdMatrixOp, nvgpu::MmaSyncOp, nvgpu::DeviceAsyncCopyOp,
               nvgpu::DeviceAsyncCreateGroupOp, nvgpu::DeviceAsyncWaitOp>(op)) ||
@@ -958,6 +966,33 @@ void LaunchEmulator::emulateWgmma(NVVM::WgmmaMmaAsyncOp op) {
   loadBeforeUsers(op.getResult(), resultBuf);
 }
 
+/// Moves the users of `shared` (a view of workgroup memory) to `host` (the
+/// same bytes in the default memory space) at shared-memory `address`:
+/// views of it become views of `host`, and its aligned pointer the address.
+void LaunchEmulator::rehomeSharedView(Value shared, Value host, Value address) {
+  for (OpOperand &use : llvm::make_early_inc_range(shared.getUses())) {
+    Operation *user = use.getOwner();
+    OpBuilder ub(user);
+    if (auto view = dyn_cast<memref::ViewOp>(user)) {
+      MemRefType type = view.getType();
+      Value rehomed = memref::ViewOp::create(
+          ub, view.getLoc(),
+          MemRefType::get(type.getShape(), type.getElementType()), host,
+          view.getByteShift(), view.getSizes());
+      Value shifted = arith::AddIOp::create(ub, view.getLoc(), address,
+                                            view.getByteShift());
+      rehomeSharedView(view.getResult(), rehomed, shifted);
+      view.erase();
+    } else if (auto pointer =
+                   dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(user)) {
+      pointer.replaceAllUsesWith(address);
+      pointer.erase();
+    } else {
+      use.set(host);
+    }
+  }
+}
+
 void LaunchEmulator::layOutSharedMemory() {
   // 16-byte aligned, from 16.
   constexpr int64_t kAlignment = 16;
@@ -970,9 +1005,29 @@ void LaunchEmulator::layOutSharedMemory() {
         type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
     end += (bytes + kAlignment - 1) / kAlignment * kAlignment;
   }
+  int64_t dynamicAddress = end;
+  end += (dynamicSharedBytes + kAlignment - 1) / kAlignment * kAlignment;
   OpBuilder ab(launch);
   sharedMemory = memref::AllocaOp::create(
       ab, loc(), MemRefType::get({end}, ab.getI8Type()));
+  // gpu.dynamic_shared_memory: the bytes after the attributions, and the
+  // views of them in the default memory space too.
+  SmallVector<gpu::DynamicSharedMemoryOp> dynamics;
+  launch.getBody().walk(
+      [&](gpu::DynamicSharedMemoryOp op) { dynamics.push_back(op); });
+  for (gpu::DynamicSharedMemoryOp op : dynamics) {
+    OpBuilder db(op);
+    Value address =
+        arith::ConstantIndexOp::create(db, op.getLoc(), dynamicAddress);
+    Value size =
+        arith::ConstantIndexOp::create(db, op.getLoc(), dynamicSharedBytes);
+    Value bytes = memref::ViewOp::create(
+        db, op.getLoc(),
+        MemRefType::get({ShapedType::kDynamic}, db.getI8Type()), sharedMemory,
+        address, ValueRange{size});
+    rehomeSharedView(op.getResult(), bytes, address);
+    op.erase();
+  }
   for (auto [attribution, address] :
        llvm::zip_equal(launch.getWorkgroupAttributions(), addresses)) {
     auto type = cast<MemRefType>(attribution.getType());

@@ -48,6 +48,9 @@ namespace {
 constexpr int64_t kChunk = 8;     // f16 elements per 16-byte copy
 constexpr int64_t kSmemPad = 8;   // f16 elements of padding per smem row
 constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+/// The shared memory a thread block may use on sm_90 (static and
+/// dynamic, the latter asked for with cuFuncSetAttribute).
+constexpr int64_t kMaxSharedBytesSm90 = 227 * 1024;
 /// The alignment of a wgmma operand tile, which its 128-byte swizzle
 /// pattern repeats on (the descriptors' base offset is then 0).
 constexpr int64_t kSwizzleAtomBytes = 1024;
@@ -295,6 +298,15 @@ int64_t wgmmaSlotBytes(const GemmKernelConfig &cfg) {
 int64_t wgmmaBufferBytes(const GemmKernelConfig &cfg) {
   return cfg.stages * wgmmaSlotBytes(cfg) + kSwizzleAtomBytes;
 }
+int64_t reductionBytes(const GemmKernelConfig &cfg) {
+  return cfg.statistics ? 4 * cfg.warpsM * cfg.warpsN * NumPartialStats : 0;
+}
+/// wgmma: whether the operands' buffer goes to dynamic shared memory,
+/// where static shared memory (48 KiB) cannot hold it with the rest.
+bool usesDynamicSharedMemory(const GemmKernelConfig &cfg) {
+  return usesWgmma(cfg) &&
+         wgmmaBufferBytes(cfg) + reductionBytes(cfg) > kMaxStaticSharedBytes;
+}
 
 /// The shapes of one pipeline slot of A and of B in shared memory, rows
 /// padded: each operand's tile in its stored orientation.
@@ -383,8 +395,14 @@ void GemmKernelBuilder::buildMainKernel(Arguments args) {
   auto [aRows, aCols] = sharedTileA(cfg);
   auto [bRows, bCols] = sharedTileB(cfg);
   SmallVector<Type> workgroup;
-  if (usesWgmma(cfg)) {
-    // Both operands' tiles in one buffer, aligned at run time.
+  // wgmma: both operands' tiles in one buffer, aligned at run time, in
+  // dynamic shared memory where static shared memory cannot hold it.
+  bool dynamicOperands = usesDynamicSharedMemory(cfg);
+  Value dynamicBytes;
+  if (dynamicOperands) {
+    dynamicBytes = arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                                wgmmaBufferBytes(cfg));
+  } else if (usesWgmma(cfg)) {
     workgroup.push_back(sharedType({wgmmaBufferBytes(cfg) / 2}, f16));
   } else {
     workgroup.push_back(sharedType({cfg.stages, aRows, aCols}, f16));
@@ -393,7 +411,7 @@ void GemmKernelBuilder::buildMainKernel(Arguments args) {
   if (cfg.statistics)
     workgroup.push_back(sharedType({numWarps, NumPartialStats}, f32));
   auto launch = gpu::LaunchOp::create(b, loc, gridN, gridM, one, threads, one,
-                                      one, /*dynamicSharedMemorySize=*/nullptr,
+                                      one, dynamicBytes,
                                       /*asyncTokenType=*/nullptr,
                                       /*asyncDependencies=*/{}, workgroup);
   if (cfg.minBlocksPerSM > 1)
@@ -404,7 +422,19 @@ void GemmKernelBuilder::buildMainKernel(Arguments args) {
   ArrayRef<BlockArgument> attributions = launch.getWorkgroupAttributions();
   Shared smem;
   if (usesWgmma(cfg)) {
-    smem.a = attributions[0];
+    if (dynamicOperands) {
+      auto space = gpu::AddressSpaceAttr::get(b.getContext(),
+                                              gpu::AddressSpace::Workgroup);
+      Value bytes = gpu::DynamicSharedMemoryOp::create(
+          b, loc,
+          MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                          MemRefLayoutAttrInterface(), space));
+      smem.a = memref::ViewOp::create(
+          b, loc, sharedType({wgmmaBufferBytes(cfg) / 2}, f16), bytes, index(0),
+          ValueRange{});
+    } else {
+      smem.a = attributions[0];
+    }
     // The distance from the buffer's shared-memory address to the next
     // 1024-byte boundary.
     Value address =
@@ -1360,11 +1390,13 @@ mlir::gs::tensorcore::buildGemmKernel(OpBuilder &builder, Location loc,
       config.instruction == MmaInstruction::Wgmma
           ? wgmmaBufferBytes(config)
           : 2 * config.stages * (aRows * aCols + bRows * bCols);
-  int64_t sharedBytes =
-      operandBytes + (config.statistics
-                          ? 4 * config.warpsM * config.warpsN * NumPartialStats
-                          : 0);
-  if (sharedBytes > kMaxStaticSharedBytes)
+  int64_t sharedBytes = operandBytes + reductionBytes(config);
+  if (config.instruction == MmaInstruction::Wgmma) {
+    if (sharedBytes > kMaxSharedBytesSm90)
+      return fail("the tiles need " + Twine(sharedBytes) +
+                  " bytes of shared memory, over the " +
+                  Twine(kMaxSharedBytesSm90) + " a block may have on sm_90");
+  } else if (sharedBytes > kMaxStaticSharedBytes)
     return fail("the tiles need " + Twine(sharedBytes) +
                 " bytes of shared memory, over the " +
                 Twine(kMaxStaticSharedBytes) + " of a static allocation");

@@ -141,3 +141,19 @@ func.func @nvvm(%out: memref<32xi32>) {
   }
   return
 }
+
+// -----
+
+// Dynamic shared memory is laid out at emulation time: its size must be
+// known.
+func.func @dynamic_shared(%bytes: i32) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  // expected-error @+1 {{'gpu.launch' op is emulated only with a constant dynamic shared memory size}}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1)
+             dynamic_shared_memory_size %bytes {
+    gpu.terminator
+  }
+  return
+}

@@ -3,6 +3,8 @@
 // RUN: not gs-opt %s --gs-gpu-gemm-kernel="m=64 n=64 k=64 block-m=32 wgmma=true" 2>&1 | FileCheck %s --check-prefix=WARPGROUPS
 // RUN: not gs-opt %s --gs-gpu-gemm-kernel="m=64 n=64 k=64 block-k=48 wgmma=true" 2>&1 | FileCheck %s --check-prefix=BLOCK-K
 // RUN: not gs-opt %s --gs-gpu-gemm-kernel="m=64 n=512 k=64 block-n=512 wgmma=true" 2>&1 | FileCheck %s --check-prefix=BLOCK-N
+// RUN: gs-opt %s --gs-gpu-gemm-kernel="m=4096 n=4096 k=4096 stages=4 wgmma=true" | FileCheck %s --check-prefix=DYNAMIC
+// RUN: not gs-opt %s --gs-gpu-gemm-kernel="m=4096 n=4096 k=4096 block-k=64 stages=8 wgmma=true" 2>&1 | FileCheck %s --check-prefix=TOO-DEEP
 
 // The wgmma variant: one warpgroup (128 threads) of m64n64k16 on a 64 x 64
 // block. Both operands' k tiles share one f16 buffer, with 1024 bytes of
@@ -54,3 +56,13 @@
 // WARPGROUPS: error: gemm kernel 'gemm': wgmma needs blocks of whole warpgroups along m: block-m a multiple of 64, warps-m = block-m / 16, warps-n = 1
 // BLOCK-K: error: gemm kernel 'gemm': wgmma's K-major tiles need block-k 16, 32 or 64 (rows of 32, 64 or 128 bytes)
 // BLOCK-N: error: gemm kernel 'gemm': wgmma needs block-n a multiple of 16, at most 256
+
+// Four 128 x 128 x 32 stages (65 KiB with the room to align) do not fit
+// static shared memory: the operands' buffer is a view of the launch's
+// dynamic shared memory; the statistics' stays static.
+// DYNAMIC: %[[BYTES:.*]] = arith.constant 66560 : i32
+// DYNAMIC: gpu.launch {{.*}} dynamic_shared_memory_size %[[BYTES]] workgroup(%{{.*}} : memref<8x10xf32, #gpu.address_space<workgroup>>)
+// DYNAMIC: %[[RAW:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// DYNAMIC: %[[VIEW:.*]] = memref.view %[[RAW]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<33280xf16, #gpu.address_space<workgroup>>
+// DYNAMIC: memref.extract_aligned_pointer_as_index %[[VIEW]]
+// TOO-DEEP: error: gemm kernel 'gemm': the tiles need 263488 bytes of shared memory, over the 232448 a block may have on sm_90
