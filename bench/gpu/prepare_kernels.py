@@ -172,6 +172,18 @@ CONV_CONFIGS = [
     ("cnn_conv1", conv("conv", 64, 1, [28, 28], 8, [3, 3], "normal", "f16",
                        pad=[1], bias=True), None, True),
 ]
+# Convolutions on the wgmma kernels (convert-gs-to-gpu wgmma=true, sm_90a):
+# ResNet-18's 3x3 forward and scaled data gradient, and a small ragged one.
+WGMMA_CONV_CONFIGS = [
+    ("wgmma_conv_ragged", conv("conv", 2, 5, [11, 9], 70, [3, 3], "integers",
+                               "f16", stride=[2], pad=[1], bias=True), None,
+     False),
+    ("wgmma_resnet_conv3x3", conv("conv", 8, 64, [56, 56], 64, [3, 3],
+                                  "normal", "f16", pad=[1]), None, True),
+    ("wgmma_resnet_conv3x3_data_grad", conv("convt", 8, 64, [56, 56], 64,
+                                            [3, 3], "normal", "f16", pad=[1]),
+     1.0, True),
+]
 
 
 def run(command):
@@ -264,23 +276,26 @@ def lower(args, directory, outlined, name, chips=CHIPS):
     return [{"shape": s, "dtype": t} for s, t in arguments], launches
 
 
-def prepare_conv(args, name, cfg, scale):
-    """The kernel convert-gs-to-gpu builds for the convolution."""
+def prepare_conv(args, name, cfg, scale, wgmma=False):
+    """The kernel convert-gs-to-gpu builds for the convolution (on wgmma,
+    for sm_90a only, with `wgmma`)."""
     directory = os.path.join(args.out, name)
     os.makedirs(directory, exist_ok=True)
     source = os.path.join(directory, "conv.mlir")
     with open(source, "w") as f:
         f.write(check_conv.conv_mlir(cfg, scaled=scale is not None))
     outlined = os.path.join(directory, "outlined.mlir")
-    run([args.gs_opt, source, "--convert-gs-to-gpu", "--gs-outline-gpu-kernels",
-         "-o", outlined])
+    run([args.gs_opt, source,
+         f"--convert-gs-to-gpu=wgmma={str(wgmma).lower()}",
+         "--gs-outline-gpu-kernels", "-o", outlined])
     with open(outlined) as f:
         kernels = re.findall(r"func\.func private @(gs_convt?_\w+)\(", f.read())
     kernel = [k for k in kernels if not k.endswith("_entry")]
     if len(kernel) != 1:
         sys.exit(f"error: {name}: expected one convolution kernel, got "
                  f"{kernels}")
-    return lower(args, directory, outlined, kernel[0])
+    return lower(args, directory, outlined, kernel[0],
+                 WGMMA_CHIPS if wgmma else CHIPS)
 
 
 def mlir_float(value, dtype):
@@ -402,10 +417,12 @@ def main():
             "statistics": flags.get("statistics") != "false", "timed": timed,
             "arguments": arguments, "launches": launches})
         print(f"prepared {name}: {len(launches)} kernel(s)")
-    for name, cfg, scale, timed in CONV_CONFIGS:
+    convs = [(c, False) for c in CONV_CONFIGS] + \
+        [(c, True) for c in WGMMA_CONV_CONFIGS]
+    for (name, cfg, scale, timed), wgmma in convs:
         if only and name not in only:
             continue
-        arguments, launches = prepare_conv(args, name, cfg, scale)
+        arguments, launches = prepare_conv(args, name, cfg, scale, wgmma)
         x_shape, _, out_shape = check_conv.shapes(cfg)
         manifest.append({
             "name": name, "type": "conv", "conv": cfg, "kind": cfg["values"],

@@ -98,8 +98,9 @@ def ConvertGSToGPU : Pass<"convert-gs-to-gpu", "::mlir::ModuleOp"> {
     are). Statistics computed by host code reach these
     kernels through the same kind of cast.
 
-    With `wgmma`, the matrix GEMMs' kernels run on Hopper's wgmma (sm_90a
-    only; convolutions keep mma.sync).
+    With `wgmma`, the kernels of contractions of at least 64 rows (m: a
+    GEMM's rows, a convolution's output channels) run on Hopper's wgmma
+    (sm_90a only), the others on mma.sync.
 
     The rest of the step is left to convert-gs-to-linalg. The kernels'
     gpu.launch ops become CUDA kernels through gs-outline-gpu-kernels and the
@@ -108,7 +109,8 @@ def ConvertGSToGPU : Pass<"convert-gs-to-gpu", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"wgmma", "wgmma", "bool", "false",
-           "The matrix GEMMs' kernels on wgmma.mma_async (sm_90a only)">
+           "Contractions of at least 64 rows on wgmma.mma_async (sm_90a "
+           "only)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",

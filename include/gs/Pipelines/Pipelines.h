@@ -63,8 +63,8 @@ struct GPUKernelPipelineOptions
     : public PassPipelineOptions<GPUKernelPipelineOptions> {
   PassOptions::Option<bool> wgmma{
       *this, "wgmma",
-      llvm::cl::desc("The matrix GEMMs' kernels on Hopper's wgmma (for "
-                     "sm_90a)"),
+      llvm::cl::desc("Contractions of at least 64 rows on Hopper's wgmma "
+                     "(for sm_90a)"),
       llvm::cl::init(false)};
 };
 

@@ -102,7 +102,7 @@ std::optional<GemmSite> matchConvolution(ConvOpTy op, bool transposed) {
 
 /// The contraction `op` as a kernel site without statistics, its result
 /// rounded to `resultType` (f16 or f32), or nullopt where the kernel does
-/// not compute it. With `wgmma`, a matrix GEMM's kernel runs on wgmma.
+/// not compute it. With `wgmma`, its kernel runs on wgmma where m >= 64.
 std::optional<GemmSite> matchContraction(Operation *op, Type resultType,
                                          bool wgmma) {
   GemmSite site{op, Value(), Value(), Value(), Value(), Value(), {}};
@@ -159,7 +159,9 @@ std::optional<GemmSite> matchContraction(Operation *op, Type resultType,
   // blocks than a grid's y dimension holds.
   if (config.m <= 0 || config.n <= 0 || config.k <= 0)
     return std::nullopt;
-  if (wgmma && !config.conv)
+  // wgmma computes 64 rows a warpgroup: fewer are left to mma.sync's
+  // 16-row tiles.
+  if (wgmma && config.m >= 64)
     config.instruction = MmaInstruction::Wgmma;
   chooseTiles(config);
   if (config.gridM() > kMaxGridY)

@@ -210,16 +210,16 @@ private:
   Access convInput(Value row, Value col);
   Access transposedWeight(Value row, Value col);
   Access convOutput(Value row, Value col);
-  /// Copies a tileRows x tileCols tile at (rowBase, colBase) of an operand
-  /// read through `access`, element by element.
-  void buildGatherCopy(Value shared, Value slot, Value tid, Value rowBase,
-                       Value colBase, int64_t tileRows, int64_t tileCols,
-                       Value source,
-                       function_ref<Access(Value row, Value col)> access);
   /// Where (tileRow, tileCol) of a tile being copied lies in shared
   /// memory: the indices of its element.
   using SharedIndices =
       function_ref<SmallVector<Value>(Value tileRow, Value tileCol)>;
+  /// Copies a tileRows x tileCols tile at (rowBase, colBase) of an operand
+  /// read through `access`, element by element.
+  void buildGatherCopy(Value shared, Value tid, Value rowBase, Value colBase,
+                       int64_t tileRows, int64_t tileCols, Value source,
+                       function_ref<Access(Value row, Value col)> access,
+                       SharedIndices sharedAt);
   void buildTileCopy(Value source, Value shared, Value tid, Value rowBase,
                      Value colBase, int64_t tileRows, int64_t tileCols,
                      int64_t rows, int64_t cols, SharedIndices sharedAt,
@@ -238,6 +238,9 @@ private:
   /// wgmma: the byte offset in shared memory of `tile`'s (mn, k), from
   /// the start of the operand tile, swizzled.
   Value swizzledOffset(const WgmmaTile &tile, Value mn, Value k);
+  /// wgmma: the byte offset of operand A's (or B's) tile in `slot` from the
+  /// aligned start of the operands' buffer.
+  Value wgmmaTileStart(Value slot, bool operandA);
   /// wgmma: the element of the operands' buffer where (tileRow, tileCol)
   /// of operand A's (or B's) stored tile in `slot` lies.
   SmallVector<Value> wgmmaSharedIndices(const Shared &smem, bool operandA,
@@ -615,9 +618,9 @@ void GemmKernelBuilder::buildTileCopy(Value source, Value shared, Value tid,
 }
 
 void GemmKernelBuilder::buildGatherCopy(
-    Value shared, Value slot, Value tid, Value rowBase, Value colBase,
-    int64_t tileRows, int64_t tileCols, Value source,
-    function_ref<Access(Value row, Value col)> access) {
+    Value shared, Value tid, Value rowBase, Value colBase, int64_t tileRows,
+    int64_t tileCols, Value source,
+    function_ref<Access(Value row, Value col)> access, SharedIndices sharedAt) {
   int64_t elementsPerThread = tileRows * tileCols / cfg.numThreads();
   Value zero = arith::ConstantOp::create(b, loc, b.getF16FloatAttr(0.0f));
   // The coordinates in 32 bits where every one fits: 64-bit division by
@@ -657,8 +660,7 @@ void GemmKernelBuilder::buildGatherCopy(
         at = castTo(b.getIndexType(), at);
     Value value = memref::LoadOp::create(b, loc, source, where.indices);
     Value kept = select(where.inside, value, zero);
-    memref::StoreOp::create(b, loc, kept, shared,
-                            ValueRange{slot, tileRow, tileCol});
+    memref::StoreOp::create(b, loc, kept, shared, sharedAt(tileRow, tileCol));
   }
 }
 
@@ -769,49 +771,47 @@ Value GemmKernelBuilder::buildStageCopy(const Arguments &args,
                                         Value k0, Value tid, Value rowBase,
                                         Value colBase) {
   SmallVector<Value> tokens;
+  // Each tile in its operand's stored orientation: padded rows, or (wgmma)
+  // the operand's canonical layout, both operands in one buffer.
+  Value sharedA = smem.a, sharedB = usesWgmma(cfg) ? smem.a : smem.b;
+  auto sharedIndices = [&](bool operandA) {
+    return [&, operandA](Value tileRow, Value tileCol) -> SmallVector<Value> {
+      if (usesWgmma(cfg))
+        return wgmmaSharedIndices(smem, operandA, slot, tileRow, tileCol);
+      return {slot, tileRow, tileCol};
+    };
+  };
+  auto sharedAtA = sharedIndices(/*operandA=*/true);
+  auto sharedAtB = sharedIndices(/*operandA=*/false);
   if (cfg.conv) {
     // A convolution's weight, as a matrix or gathered; its input gathered.
     if (cfg.conv->transposed)
-      buildGatherCopy(smem.a, slot, tid, rowBase, k0, cfg.blockM, cfg.blockK,
-                      args.a, [&](Value row, Value col) {
-                        return transposedWeight(row, col);
-                      });
+      buildGatherCopy(
+          sharedA, tid, rowBase, k0, cfg.blockM, cfg.blockK, args.a,
+          [&](Value row, Value col) { return transposedWeight(row, col); },
+          sharedAtA);
     else
-      buildTileCopy(
-          args.weightMatrix, smem.a, tid, rowBase, k0, cfg.blockM, cfg.blockK,
-          cfg.m, cfg.k,
-          [&](Value row, Value col) -> SmallVector<Value> {
-            return {slot, row, col};
-          },
-          tokens);
+      buildTileCopy(args.weightMatrix, sharedA, tid, rowBase, k0, cfg.blockM,
+                    cfg.blockK, cfg.m, cfg.k, sharedAtA, tokens);
     buildGatherCopy(
-        smem.b, slot, tid, k0, colBase, cfg.blockK, cfg.blockN, args.bMatrix,
-        [&](Value row, Value col) { return convInput(row, col); });
+        sharedB, tid, k0, colBase, cfg.blockK, cfg.blockN, args.bMatrix,
+        [&](Value row, Value col) { return convInput(row, col); }, sharedAtB);
   } else {
-    // Each tile in its operand's stored orientation: padded rows, or (wgmma)
-    // the operand's canonical layout.
-    auto copy = [&](Value source, bool operandA, bool transposed, Value row,
+    auto copy = [&](Value source, Value shared, bool transposed, Value row,
                     Value col, int64_t tileRows, int64_t tileCols, int64_t rows,
-                    int64_t cols) {
+                    int64_t cols, SharedIndices sharedAt) {
       if (transposed) {
         std::swap(row, col);
         std::swap(tileRows, tileCols);
         std::swap(rows, cols);
       }
-      Value shared = operandA || usesWgmma(cfg) ? smem.a : smem.b;
-      buildTileCopy(
-          source, shared, tid, row, col, tileRows, tileCols, rows, cols,
-          [&](Value tileRow, Value tileCol) -> SmallVector<Value> {
-            if (usesWgmma(cfg))
-              return wgmmaSharedIndices(smem, operandA, slot, tileRow, tileCol);
-            return {slot, tileRow, tileCol};
-          },
-          tokens);
+      buildTileCopy(source, shared, tid, row, col, tileRows, tileCols, rows,
+                    cols, sharedAt, tokens);
     };
-    copy(args.a, /*operandA=*/true, cfg.transA, rowBase, k0, cfg.blockM,
-         cfg.blockK, cfg.m, cfg.k);
-    copy(args.bMatrix, /*operandA=*/false, cfg.transB, k0, colBase, cfg.blockK,
-         cfg.blockN, cfg.k, cfg.n);
+    copy(args.a, sharedA, cfg.transA, rowBase, k0, cfg.blockM, cfg.blockK,
+         cfg.m, cfg.k, sharedAtA);
+    copy(args.bMatrix, sharedB, cfg.transB, k0, colBase, cfg.blockK, cfg.blockN,
+         cfg.k, cfg.n, sharedAtB);
   }
   if (tokens.empty())
     return nullptr;
@@ -846,18 +846,24 @@ Value GemmKernelBuilder::swizzledOffset(const WgmmaTile &tile, Value mn,
   return arith::XOrIOp::create(b, loc, offset, chunkMask);
 }
 
+Value GemmKernelBuilder::wgmmaTileStart(Value slot, bool operandA) {
+  // A's tile, then B's, each aligned to the swizzle atom.
+  int64_t operandOffset =
+      operandA ? 0 : alignTo(wgmmaTileA(cfg).bytes(), kSwizzleAtomBytes);
+  return add(mul(slot, wgmmaSlotBytes(cfg)), index(operandOffset));
+}
+
 SmallVector<Value> GemmKernelBuilder::wgmmaSharedIndices(const Shared &smem,
                                                          bool operandA,
                                                          Value slot,
                                                          Value tileRow,
                                                          Value tileCol) {
   WgmmaTile tile = operandA ? wgmmaTileA(cfg) : wgmmaTileB(cfg);
-  // A K-major tile is stored with k along its rows.
+  // A K-major operand is stored mn x k (k contiguous), an MN-major one
+  // k x mn.
   Value mn = tile.kMajor ? tileRow : tileCol;
   Value k = tile.kMajor ? tileCol : tileRow;
-  int64_t operandOffset =
-      operandA ? 0 : alignTo(wgmmaTileA(cfg).bytes(), kSwizzleAtomBytes);
-  Value tileStart = add(mul(slot, wgmmaSlotBytes(cfg)), index(operandOffset));
+  Value tileStart = wgmmaTileStart(slot, operandA);
   Value bytes =
       add(add(smem.alignedStart, tileStart), swizzledOffset(tile, mn, k));
   return {div(bytes, 2)};
@@ -866,8 +872,6 @@ SmallVector<Value> GemmKernelBuilder::wgmmaSharedIndices(const Shared &smem,
 Value GemmKernelBuilder::wgmmaDescriptor(const Shared &smem, bool operandA,
                                          Value slot, Value mn0, int64_t k0) {
   WgmmaTile tile = operandA ? wgmmaTileA(cfg) : wgmmaTileB(cfg);
-  int64_t operandOffset =
-      operandA ? 0 : alignTo(wgmmaTileA(cfg).bytes(), kSwizzleAtomBytes);
   // The unswizzled offset of (mn0, k0), which starts a row of an atom (mn0
   // a multiple of the atoms' mn extent): the hardware swizzles the
   // addresses it forms from it.
@@ -878,7 +882,7 @@ Value GemmKernelBuilder::wgmmaDescriptor(const Shared &smem, bool operandA,
     Value atomColumn = mul(div(mn0, tile.swizzleBytes / 2), tile.leadingBytes);
     start = add(atomColumn, index(k0 / 8 * tile.strideBytes));
   }
-  Value tileStart = add(mul(slot, wgmmaSlotBytes(cfg)), index(operandOffset));
+  Value tileStart = wgmmaTileStart(slot, operandA);
   Value address = add(smem.alignedAddress, add(tileStart, start));
   // Bits 0-13: the address's bits 4-17; 16-29 and 32-45: the leading and
   // stride byte offsets / 16; 62-63: the swizzle mode.
@@ -1307,8 +1311,9 @@ void mlir::gs::tensorcore::chooseTiles(GemmKernelConfig &config) {
     pick(config.warpsN, 1);
     pick(config.stages, large ? 2 : 3);
     // Two 128 x 128 blocks per multiprocessor: ptxas then keeps the kernel
-    // with statistics to 128 registers (147 left alone), spilling 8 bytes.
-    pick(config.minBlocksPerSM, large ? 2 : 1);
+    // with statistics to 128 registers (147 left alone), spilling 8 bytes;
+    // not a convolution's, whose gathers need more.
+    pick(config.minBlocksPerSM, large && !config.conv ? 2 : 1);
   } else if (large) {
     // 64 x 32 warp tiles: 32 mma.sync per k16 step per warp, and two
     // stages fit the 48 KiB of static shared memory.
@@ -1362,9 +1367,6 @@ mlir::gs::tensorcore::buildGemmKernel(OpBuilder &builder, Location loc,
                   "negative");
   }
   if (config.instruction == MmaInstruction::Wgmma) {
-    if (config.conv)
-      return fail("wgmma kernels for convolutions are not built yet: use "
-                  "mma.sync");
     if (config.blockM % 64 != 0 || config.warpsM != config.blockM / 16 ||
         config.warpsN != 1)
       return fail("wgmma needs blocks of whole warpgroups along m: block-m a "

@@ -235,17 +235,23 @@ def run_both(args):
     inputs = [a for name in operands
               for a in ("-i", os.path.join(args.dir, name))]
     source = os.path.join(args.dir, "conv.mlir")
+    kernels = os.path.join(args.dir, "kernels.mlir")
     emulated = os.path.join(args.dir, "gpu.mlir")
+    wgmma = "true" if args.wgmma else "false"
     for command in (
             [args.gs_run, source, "--entry=conv", *inputs,
              "--output-dir=" + os.path.join(args.dir, "cpu")],
-            [args.gs_opt, source, "--convert-gs-to-gpu", "--gs-emulate-gpu",
-             "-o", emulated],
+            [args.gs_opt, source, f"--convert-gs-to-gpu=wgmma={wgmma}", "-o",
+             kernels],
+            [args.gs_opt, kernels, "--gs-emulate-gpu", "-o", emulated],
             [args.gs_run, emulated, "--entry=conv", *inputs,
              "--output-dir=" + os.path.join(args.dir, "gpu")]):
         result = subprocess.run(command, capture_output=True, text=True)
         if result.returncode != 0:
             sys.exit(f"FAIL: {' '.join(command)}:\n{result.stderr}")
+    with open(kernels) as f:
+        instruction = "wgmma" if "_wgmma_entry" in f.read() else "mma.sync"
+    print(f"kernel on {instruction}")
 
 
 def main():
@@ -255,6 +261,8 @@ def main():
     case = sub.add_parser("case")
     case.add_argument("--gs-opt", required=True)
     case.add_argument("--gs-run", required=True)
+    case.add_argument("--wgmma", action="store_true",
+                      help="the kernel on wgmma where m >= 64 (sm_90a)")
     add_input_options(inputs)
     add_input_options(case)
     checks = sub.add_parser("check")
