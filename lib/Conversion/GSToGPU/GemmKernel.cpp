@@ -398,20 +398,22 @@ void GemmKernelBuilder::buildMainKernel(Arguments args) {
   auto [aRows, aCols] = sharedTileA(cfg);
   auto [bRows, bCols] = sharedTileB(cfg);
   SmallVector<Type> workgroup;
-  // wgmma: both operands' tiles in one buffer, aligned at run time, in
-  // dynamic shared memory where static shared memory cannot hold it.
-  bool dynamicOperands = usesDynamicSharedMemory(cfg);
+  // wgmma: both operands' tiles in one buffer, aligned at run time. Where
+  // static shared memory cannot hold it, it and the statistics' buffer are
+  // all dynamic shared memory: with no static variable beside it, nothing
+  // can lie where the run-time alignment moves the tiles.
+  bool dynamicBuffers = usesDynamicSharedMemory(cfg);
   Value dynamicBytes;
-  if (dynamicOperands) {
-    dynamicBytes = arith::ConstantIntOp::create(b, loc, b.getI32Type(),
-                                                wgmmaBufferBytes(cfg));
+  if (dynamicBuffers) {
+    dynamicBytes = arith::ConstantIntOp::create(
+        b, loc, b.getI32Type(), wgmmaBufferBytes(cfg) + reductionBytes(cfg));
   } else if (usesWgmma(cfg)) {
     workgroup.push_back(sharedType({wgmmaBufferBytes(cfg) / 2}, f16));
   } else {
     workgroup.push_back(sharedType({cfg.stages, aRows, aCols}, f16));
     workgroup.push_back(sharedType({cfg.stages, bRows, bCols}, f16));
   }
-  if (cfg.statistics)
+  if (cfg.statistics && !dynamicBuffers)
     workgroup.push_back(sharedType({numWarps, NumPartialStats}, f32));
   auto launch = gpu::LaunchOp::create(b, loc, gridN, gridM, one, threads, one,
                                       one, dynamicBytes,
@@ -425,7 +427,7 @@ void GemmKernelBuilder::buildMainKernel(Arguments args) {
   ArrayRef<BlockArgument> attributions = launch.getWorkgroupAttributions();
   Shared smem;
   if (usesWgmma(cfg)) {
-    if (dynamicOperands) {
+    if (dynamicBuffers) {
       auto space = gpu::AddressSpaceAttr::get(b.getContext(),
                                               gpu::AddressSpace::Workgroup);
       Value bytes = gpu::DynamicSharedMemoryOp::create(
@@ -435,6 +437,10 @@ void GemmKernelBuilder::buildMainKernel(Arguments args) {
       smem.a = memref::ViewOp::create(
           b, loc, sharedType({wgmmaBufferBytes(cfg) / 2}, f16), bytes, index(0),
           ValueRange{});
+      if (cfg.statistics)
+        smem.reduction = memref::ViewOp::create(
+            b, loc, sharedType({numWarps, NumPartialStats}, f32), bytes,
+            index(wgmmaBufferBytes(cfg)), ValueRange{});
     } else {
       smem.a = attributions[0];
     }
@@ -451,7 +457,7 @@ void GemmKernelBuilder::buildMainKernel(Arguments args) {
     smem.a = attributions[0];
     smem.b = attributions[1];
   }
-  if (cfg.statistics)
+  if (cfg.statistics && !dynamicBuffers)
     smem.reduction = attributions.back();
 
   if (cfg.conv && !cfg.conv->transposed) {

@@ -58,11 +58,13 @@
 // BLOCK-N: error: gemm kernel 'gemm': wgmma needs block-n a multiple of 16, at most 256
 
 // Four 128 x 128 x 32 stages (65 KiB with the room to align) do not fit
-// static shared memory: the operands' buffer is a view of the launch's
-// dynamic shared memory; the statistics' stays static.
-// DYNAMIC: %[[BYTES:.*]] = arith.constant 66560 : i32
-// DYNAMIC: gpu.launch {{.*}} dynamic_shared_memory_size %[[BYTES]] workgroup(%{{.*}} : memref<8x10xf32, #gpu.address_space<workgroup>>)
+// static shared memory: the operands' buffer and, after it, the
+// statistics' are views of the launch's dynamic shared memory, and no
+// static buffer lies beside them.
+// DYNAMIC: %[[BYTES:.*]] = arith.constant 66880 : i32
+// DYNAMIC: gpu.launch {{.*}} dynamic_shared_memory_size %[[BYTES]] {
 // DYNAMIC: %[[RAW:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
 // DYNAMIC: %[[VIEW:.*]] = memref.view %[[RAW]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<33280xf16, #gpu.address_space<workgroup>>
+// DYNAMIC: memref.view %[[RAW]][%c66560{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8x10xf32, #gpu.address_space<workgroup>>
 // DYNAMIC: memref.extract_aligned_pointer_as_index %[[VIEW]]
 // TOO-DEEP: error: gemm kernel 'gemm': the tiles need 263488 bytes of shared memory, over the 232448 a block may have on sm_90
