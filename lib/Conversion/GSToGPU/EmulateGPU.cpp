@@ -854,47 +854,65 @@ void LaunchEmulator::emulateWgmma(NVVM::WgmmaMmaAsyncOp op) {
                                    i64Constant(m))
           .getResult();
     };
-    Value rowBytes = arith::SelectOp::create(
-        b, l, modeIs(1), i64Constant(128),
-        arith::SelectOp::create(b, l, modeIs(2), i64Constant(64),
-                                arith::SelectOp::create(b, l, modeIs(3),
-                                                        i64Constant(32),
-                                                        i64Constant(16))));
+    auto select = [&](Value condition, Value x, Value y) {
+      return arith::SelectOp::create(b, l, condition, x, y).getResult();
+    };
+    Value is1 = modeIs(1), is2 = modeIs(2), is3 = modeIs(3);
+    Value bytes128 = i64Constant(128), bytes64 = i64Constant(64);
+    Value bytes32 = i64Constant(32), bytes16 = i64Constant(16);
+    Value under64 = select(is3, bytes32, bytes16);
+    Value under128 = select(is2, bytes64, under64);
+    Value rowBytes = select(is1, bytes128, under128);
     Value mn = arith::IndexCastUIOp::create(b, l, i64, mnIndex);
     Value k = arith::IndexCastUIOp::create(b, l, i64, kIndex);
-    Value two = i64Constant(2), eight = i64Constant(8),
-          sixteen = i64Constant(16);
+    Value two = i64Constant(2), eight = i64Constant(8);
+    Value sixteen = bytes16;
+    // Sum of products of values already built, in order.
+    auto sumOfProducts = [&](ArrayRef<std::pair<Value, Value>> terms) {
+      Value sum;
+      for (auto [x, y] : terms) {
+        Value product = mulI(x, y);
+        sum = sum ? addI(sum, product) : product;
+      }
+      return sum;
+    };
+    Value mnRow = remI(mn, eight);
+    Value mnAtom = divI(mn, eight);
+    Value kRow = remI(k, eight);
+    Value kAtom = divI(k, eight);
     Value swizzled, interleaved;
     if (kMajor) {
       // ((8,m),(T,2k)):((rowBytes,SBO),(1,T)) swizzled;
       // ((8,m),(T,2k)):((16,SBO),(1,LBO)) without.
-      swizzled = addI(
-          addI(mulI(remI(mn, eight), rowBytes), mulI(divI(mn, eight), stride)),
-          mulI(k, two));
-      interleaved = addI(
-          addI(mulI(remI(mn, eight), sixteen), mulI(divI(mn, eight), stride)),
-          addI(mulI(remI(k, eight), two), mulI(divI(k, eight), leading)));
+      swizzled = sumOfProducts({{mnRow, rowBytes}, {mnAtom, stride}, {k, two}});
+      interleaved = sumOfProducts(
+          {{mnRow, sixteen}, {mnAtom, stride}, {kRow, two}, {kAtom, leading}});
     } else {
       // ((T,rowBytes/16,m),(8,k)):((1,T,LBO),(rowBytes,SBO)) swizzled;
       // ((T,1,m),(8,k)):((1,T,SBO),(16,LBO)) without.
       Value rowElements = divI(rowBytes, two);
-      swizzled = addI(
-          addI(mulI(remI(mn, rowElements), two),
-               mulI(divI(mn, rowElements), leading)),
-          addI(mulI(remI(k, eight), rowBytes), mulI(divI(k, eight), stride)));
-      interleaved = addI(
-          addI(mulI(remI(mn, eight), two), mulI(divI(mn, eight), stride)),
-          addI(mulI(remI(k, eight), sixteen), mulI(divI(k, eight), leading)));
+      Value mnColumn = remI(mn, rowElements);
+      Value mnAtomColumn = divI(mn, rowElements);
+      swizzled = sumOfProducts({{mnColumn, two},
+                                {mnAtomColumn, leading},
+                                {kRow, rowBytes},
+                                {kAtom, stride}});
+      interleaved = sumOfProducts(
+          {{mnRow, two}, {mnAtom, stride}, {kRow, sixteen}, {kAtom, leading}});
     }
-    Value offset =
-        arith::SelectOp::create(b, l, modeIs(0), interleaved, swizzled);
+    Value unswizzled = modeIs(0);
+    Value offset = select(unswizzled, interleaved, swizzled);
     Value address = addI(start, offset);
     // Swizzle<B,4,3>: bits 4.. XOR bits 7.., B bits (none unswizzled).
-    Value rowBits = arith::AndIOp::create(
-        b, l, arith::ShRUIOp::create(b, l, address, i64Constant(7)),
-        arith::SubIOp::create(b, l, divI(rowBytes, sixteen), i64Constant(1)));
-    Value physical = arith::XOrIOp::create(
-        b, l, address, arith::ShLIOp::create(b, l, rowBits, i64Constant(4)));
+    Value rowChunks = divI(rowBytes, sixteen);
+    Value one = i64Constant(1);
+    Value chunkMask = arith::SubIOp::create(b, l, rowChunks, one);
+    Value seven = i64Constant(7);
+    Value rowOfAtom = arith::ShRUIOp::create(b, l, address, seven);
+    Value rowBits = arith::AndIOp::create(b, l, rowOfAtom, chunkMask);
+    Value four = i64Constant(4);
+    Value chunkXor = arith::ShLIOp::create(b, l, rowBits, four);
+    Value physical = arith::XOrIOp::create(b, l, address, chunkXor);
     Value element = divI(physical, two);
     return arith::IndexCastUIOp::create(b, l, b.getIndexType(), element)
         .getResult();

@@ -434,13 +434,16 @@ void GemmKernelBuilder::buildMainKernel(Arguments args) {
           b, loc,
           MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                           MemRefLayoutAttrInterface(), space));
+      Value operandsAt = index(0);
       smem.a = memref::ViewOp::create(
-          b, loc, sharedType({wgmmaBufferBytes(cfg) / 2}, f16), bytes, index(0),
-          ValueRange{});
-      if (cfg.statistics)
+          b, loc, sharedType({wgmmaBufferBytes(cfg) / 2}, f16), bytes,
+          operandsAt, ValueRange{});
+      if (cfg.statistics) {
+        Value reductionAt = index(wgmmaBufferBytes(cfg));
         smem.reduction = memref::ViewOp::create(
             b, loc, sharedType({numWarps, NumPartialStats}, f32), bytes,
-            index(wgmmaBufferBytes(cfg)), ValueRange{});
+            reductionAt, ValueRange{});
+      }
     } else {
       smem.a = attributions[0];
     }
@@ -832,7 +835,9 @@ Value GemmKernelBuilder::swizzledOffset(const WgmmaTile &tile, Value mn,
     // Row mn % 8 of atom mn / 8, k contiguous.
     Value row = mul(rem(mn, 8), tile.swizzleBytes);
     Value atom = mul(div(mn, 8), tile.strideBytes);
-    offset = add(add(row, atom), mul(k, 2));
+    Value rowStart = add(row, atom);
+    Value column = mul(k, 2);
+    offset = add(rowStart, column);
   } else {
     // Column mn % (row elements) of the mn / (row elements)-th atom column,
     // row k % 8 of the k / 8-th atom down it.
@@ -841,7 +846,9 @@ Value GemmKernelBuilder::swizzledOffset(const WgmmaTile &tile, Value mn,
     Value atomColumn = mul(div(mn, rowElements), tile.leadingBytes);
     Value row = mul(rem(k, 8), tile.swizzleBytes);
     Value atomRow = mul(div(k, 8), tile.strideBytes);
-    offset = add(add(column, atomColumn), add(row, atomRow));
+    Value columnStart = add(column, atomColumn);
+    Value rowStart = add(row, atomRow);
+    offset = add(columnStart, rowStart);
   }
   // Chunk bits 4.. XOR row bits 7.. (as many as the row has chunks).
   Value row = arith::ShRUIOp::create(b, loc, offset, constantLike(offset, 7));
@@ -856,7 +863,8 @@ Value GemmKernelBuilder::wgmmaTileStart(Value slot, bool operandA) {
   // A's tile, then B's, each aligned to the swizzle atom.
   int64_t operandOffset =
       operandA ? 0 : alignTo(wgmmaTileA(cfg).bytes(), kSwizzleAtomBytes);
-  return add(mul(slot, wgmmaSlotBytes(cfg)), index(operandOffset));
+  Value slotStart = mul(slot, wgmmaSlotBytes(cfg));
+  return add(slotStart, index(operandOffset));
 }
 
 SmallVector<Value> GemmKernelBuilder::wgmmaSharedIndices(const Shared &smem,
@@ -870,8 +878,8 @@ SmallVector<Value> GemmKernelBuilder::wgmmaSharedIndices(const Shared &smem,
   Value mn = tile.kMajor ? tileRow : tileCol;
   Value k = tile.kMajor ? tileCol : tileRow;
   Value tileStart = wgmmaTileStart(slot, operandA);
-  Value bytes =
-      add(add(smem.alignedStart, tileStart), swizzledOffset(tile, mn, k));
+  Value alignedTileStart = add(smem.alignedStart, tileStart);
+  Value bytes = add(alignedTileStart, swizzledOffset(tile, mn, k));
   return {div(bytes, 2)};
 }
 
@@ -883,7 +891,8 @@ Value GemmKernelBuilder::wgmmaDescriptor(const Shared &smem, bool operandA,
   // addresses it forms from it.
   Value start;
   if (tile.kMajor) {
-    start = add(mul(div(mn0, 8), tile.strideBytes), index(2 * k0));
+    Value atom = mul(div(mn0, 8), tile.strideBytes);
+    start = add(atom, index(2 * k0));
   } else {
     Value atomColumn = mul(div(mn0, tile.swizzleBytes / 2), tile.leadingBytes);
     start = add(atomColumn, index(k0 / 8 * tile.strideBytes));
