@@ -121,8 +121,8 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
       llvm::cl::init(false)};
 };
 
-/// A train step for NVIDIA GPUs: buildGPUKernelPipeline (its GEMMs on
-/// wgmma for sm_90a), bufferization as
+/// A train step for NVIDIA GPUs: buildGPUKernelPipeline (for sm_90a, its
+/// contractions of 64 or more rows on wgmma), bufferization as
 /// for the CPU, the kernels outlined, the host code inlined into each
 /// public function with its memory on the device (gs-device-memory) and
 /// queued on one stream (gpu-async-region), then the kernels through NVVM

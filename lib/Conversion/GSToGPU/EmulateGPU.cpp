@@ -16,7 +16,8 @@
 // Shared memory is one buffer, as on the GPU: the launch's workgroup
 // attributions lie in it at 16-byte aligned addresses from 16 (not at a
 // 1024-byte boundary, so that a kernel that needs one must align itself),
-// and a memref.extract_aligned_pointer_as_index of one gives its address.
+// then its dynamic shared memory, and a
+// memref.extract_aligned_pointer_as_index of one gives its address.
 //
 // The warp-level operations and barriers must be reached by every thread:
 // they may be nested in scf.for loops with uniform bounds, not in other
@@ -134,8 +135,9 @@ private:
   void emulateLdMatrix(nvgpu::LdMatrixOp op);
   void emulateMma(nvgpu::MmaSyncOp op);
   void emulateWgmma(NVVM::WgmmaMmaAsyncOp op);
-  /// Lays the workgroup attributions out in one shared-memory buffer and
-  /// gives each memref.extract_aligned_pointer_as_index of one its address.
+  /// Lays the workgroup attributions and then the dynamic shared memory out
+  /// in one buffer, and gives each memref.extract_aligned_pointer_as_index
+  /// of one its address.
   void layOutSharedMemory();
   void rehomeSharedView(Value shared, Value host, Value address);
 
