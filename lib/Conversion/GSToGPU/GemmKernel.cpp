@@ -1327,8 +1327,13 @@ void mlir::gs::tensorcore::chooseTiles(GemmKernelConfig &config) {
     pick(config.stages, large ? 2 : 3);
     // Two 128 x 128 blocks per multiprocessor: ptxas then keeps the kernel
     // with statistics to 128 registers (147 left alone), spilling 8 bytes;
-    // not a convolution's, whose gathers need more.
-    pick(config.minBlocksPerSM, large && !config.conv ? 2 : 1);
+    // not where the tiles are gathered or copied element by element (a
+    // convolution, rows not of whole 16-byte chunks), which need more.
+    int64_t storedColsA = config.transA ? config.m : config.k;
+    int64_t storedColsB = config.transB ? config.k : config.n;
+    bool chunkedCopies =
+        !config.conv && storedColsA % kChunk == 0 && storedColsB % kChunk == 0;
+    pick(config.minBlocksPerSM, large && chunkedCopies ? 2 : 1);
   } else if (large) {
     // 64 x 32 warp tiles: 32 mma.sync per k16 step per warp, and two
     // stages fit the 48 KiB of static shared memory.
