@@ -109,8 +109,8 @@ def main():
             [("cpu", "gs", None, None)]
         if model == "mlp":
             builds.append(("cuda", "gs", "nccl", args.gpu_arch))
-            # Its GEMMs on wgmma: sm_90a, which runs on compute
-            # capability 9.0 only.
+            # Its wide contractions on wgmma: sm_90a, which runs on
+            # compute capability 9.0 only.
             if args.gpu_arch != "sm_90a":
                 builds.append(("cuda", "gs", None, "sm_90a"))
         for target, scaling, distributed, arch in builds:

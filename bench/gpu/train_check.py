@@ -20,8 +20,8 @@ $GS_LIBNCCL, else the one PyTorch loads; MPI from the machine, else the
 libraries prepare_train.py bundled) against the plain GPU executable: a
 replica alone must train bit for bit as the plain step does (the
 all-reduces of one rank copy, the seed scale is 1/1). Where the GPU is
-compute capability 9.0, the MLP compiled for sm_90a (its GEMMs on the
-wgmma kernels) is checked against the CPU the same way and timed; on
+compute capability 9.0, the MLP compiled for sm_90a (its contractions
+of 64 or more rows on the wgmma kernels) is checked against the CPU the same way and timed; on
 other GPUs it is skipped. Prints PASS/FAIL/SKIP and PERF lines; exits 1
 on a failure.
 """
@@ -240,8 +240,11 @@ def main():
                     print(f"FAIL train {model} {scaling} on the GPU: {e}")
                     ok = False
             if model in wgmma and capability != (9, 0):
+                which = (f"this GPU is sm_{capability[0]}{capability[1]}"
+                         if capability else
+                         "the GPU's capability could not be read")
                 print(f"SKIP train {model} wgmma: sm_90a runs on compute "
-                      f"capability 9.0, this GPU is {capability}")
+                      f"capability 9.0 only, {which}")
             elif model in wgmma:
                 try:
                     on_wgmma, _ = train(wgmma[model], data, args.steps, work,
