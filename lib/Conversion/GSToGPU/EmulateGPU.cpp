@@ -830,7 +830,9 @@ void LaunchEmulator::emulateWgmma(NVVM::WgmmaMmaAsyncOp op) {
   };
   // The element (mn, k) of the operand `descriptor` describes, as an index
   // into the f16 view of shared memory (the ISA's "Matrix Descriptor
-  // Format" and "Canonical Layouts").
+  // Format" and "Canonical Layouts"). The matrix base offset (bits 49-51)
+  // is taken as 0: the swizzle patterns start on their own boundaries, as
+  // the kernels lay them out.
   auto elementIndex = [&](Value descriptor, Value mnIndex, Value kIndex,
                           bool kMajor) {
     auto mulI = [&](Value x, Value y) {
