@@ -1,8 +1,9 @@
 //===- GemmKernel.h - Fused FP16 Tensor Core GEMM kernels -------*- C++ -*-===//
 //
 // A GEMM C = epilogue(scale * op(A) op(B)) on mma.sync.m16n8k16 (f16 x f16
-// -> f32) whose epilogue also gathers the statistics gs.grad_stats computes
-// of C and gs.cast_stats of the f32 values C is rounded from. It is built
+// -> f32; or, for sm_90a, wgmma.mma_async.m64nNk16) whose epilogue also
+// gathers the statistics gs.grad_stats computes of C and gs.cast_stats of
+// the f32 values C is rounded from. It is built
 // as a func.func around gpu.launch ops: gs-outline-gpu-kernels and the NVVM
 // pipeline make it a CUDA kernel; gs-emulate-gpu runs the same IR on the
 // CPU.
