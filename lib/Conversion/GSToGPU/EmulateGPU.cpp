@@ -135,6 +135,13 @@ private:
   void emulateLdMatrix(nvgpu::LdMatrixOp op);
   void emulateMma(nvgpu::MmaSyncOp op);
   void emulateWgmma(NVVM::WgmmaMmaAsyncOp op);
+  /// An f32 rows x cols matrix on the stack of the launch's function.
+  Value scratchMatrix(int64_t rows, int64_t cols, Location l);
+  /// D = A B (+ D where `accumulate`) for A rows x depth, B depth x cols,
+  /// D rows x cols in scratch matrices: one f32 fma per product, in k
+  /// order, as the Tensor Core instructions' emulations compute.
+  void buildProduct(Value a, Value bMatrix, Value d, int64_t rows, int64_t cols,
+                    int64_t depth, bool accumulate, Location l);
   /// Lays the workgroup attributions and then the dynamic shared memory out
   /// in one buffer, and gives each memref.extract_aligned_pointer_as_index
   /// of one its address.
@@ -688,16 +695,53 @@ void LaunchEmulator::emulateLdMatrix(nvgpu::LdMatrixOp op) {
 /// mma.sync.m16n8k16: gathers the warp's A, B and C fragments into
 /// matrices, D = A B + C with one f32 fma per product in k order, and
 /// scatters D back to the lanes.
+Value LaunchEmulator::scratchMatrix(int64_t rows, int64_t cols, Location l) {
+  OpBuilder ab(launch);
+  Value matrix = memref::AllocaOp::create(
+      ab, l, MemRefType::get({rows, cols}, ab.getF32Type()));
+  return matrix;
+}
+
+void LaunchEmulator::buildProduct(Value a, Value bMatrix, Value d, int64_t rows,
+                                  int64_t cols, int64_t depth, bool accumulate,
+                                  Location l) {
+  Value zero = index(0), one = index(1);
+  Value rowCount = index(rows), colCount = index(cols);
+  Value depthCount = index(depth);
+  Value zeroSum = arith::ConstantOp::create(b, l, b.getF32FloatAttr(0.0f));
+  scf::ForOp::create(
+      b, l, zero, rowCount, one, ValueRange{},
+      [&](OpBuilder &ib, Location il, Value i, ValueRange) {
+        scf::ForOp::create(
+            ib, il, zero, colCount, one, ValueRange{},
+            [&](OpBuilder &jb, Location jl, Value j, ValueRange) {
+              Value init = accumulate ? memref::LoadOp::create(jb, jl, d,
+                                                               ValueRange{i, j})
+                                            .getResult()
+                                      : zeroSum;
+              auto dot = scf::ForOp::create(
+                  jb, jl, zero, depthCount, one, ValueRange{init},
+                  [&](OpBuilder &kb, Location kl, Value k, ValueRange acc) {
+                    Value x =
+                        memref::LoadOp::create(kb, kl, a, ValueRange{i, k});
+                    Value y = memref::LoadOp::create(kb, kl, bMatrix,
+                                                     ValueRange{k, j});
+                    Value sum = math::FmaOp::create(kb, kl, x, y, acc[0]);
+                    scf::YieldOp::create(kb, kl, sum);
+                  });
+              memref::StoreOp::create(jb, jl, dot.getResult(0), d,
+                                      ValueRange{i, j});
+              scf::YieldOp::create(jb, jl);
+            });
+        scf::YieldOp::create(ib, il);
+      });
+}
+
 void LaunchEmulator::emulateMma(nvgpu::MmaSyncOp op) {
   Location l = op.getLoc();
   Type f32 = b.getF32Type();
-  OpBuilder ab(launch);
-  auto scratch = [&](int64_t rows, int64_t cols) {
-    Value matrix =
-        memref::AllocaOp::create(ab, l, MemRefType::get({rows, cols}, f32));
-    return matrix;
-  };
-  Value a = scratch(16, 16), bMatrix = scratch(16, 8), d = scratch(16, 8);
+  Value a = scratchMatrix(16, 16, l), bMatrix = scratchMatrix(16, 8, l),
+        d = scratchMatrix(16, 8, l);
   Value resultBuf = resultBuffer(op.getRes());
   VectorType resultType = op.getRes().getType();
   Value zeroResult =
@@ -737,30 +781,7 @@ void LaunchEmulator::emulateMma(nvgpu::MmaSyncOp op) {
     gather(op.getMatrixB(), mmaM16N8K16OperandB(), bMatrix, lane, thread);
     gather(op.getMatrixC(), mmaM16N8K16Accumulator(), d, lane, thread);
   });
-  Value rows = index(16), cols = index(8), depth = index(16);
-  scf::ForOp::create(
-      b, l, zero, rows, one, ValueRange{},
-      [&](OpBuilder &ib, Location il, Value i, ValueRange) {
-        scf::ForOp::create(
-            ib, il, zero, cols, one, ValueRange{},
-            [&](OpBuilder &jb, Location jl, Value j, ValueRange) {
-              Value init = memref::LoadOp::create(jb, jl, d, ValueRange{i, j});
-              auto dot = scf::ForOp::create(
-                  jb, jl, zero, depth, one, ValueRange{init},
-                  [&](OpBuilder &kb, Location kl, Value k, ValueRange acc) {
-                    Value x = memref::LoadOp::create(kb, kl, a,
-                                                     ValueRange{i, k});
-                    Value y = memref::LoadOp::create(kb, kl, bMatrix,
-                                                     ValueRange{k, j});
-                    Value sum = math::FmaOp::create(kb, kl, x, y, acc[0]);
-                    scf::YieldOp::create(kb, kl, sum);
-                  });
-              memref::StoreOp::create(jb, jl, dot.getResult(0), d,
-                                      ValueRange{i, j});
-              scf::YieldOp::create(jb, jl);
-            });
-        scf::YieldOp::create(ib, il);
-      });
+  buildProduct(a, bMatrix, d, 16, 8, 16, /*accumulate=*/true, l);
   laneLoop([&](Value lane, Value thread) {
     const FragmentLayout &layout = mmaM16N8K16Accumulator();
     Value result = zeroResult;
@@ -787,12 +808,8 @@ void LaunchEmulator::emulateWgmma(NVVM::WgmmaMmaAsyncOp op) {
   int64_t n = op.getShape().getN();
   FragmentLayout accumulator = wgmmaM64NK16Accumulator(n);
   OpBuilder ab(launch);
-  auto scratch = [&](int64_t rows, int64_t cols) {
-    Value matrix =
-        memref::AllocaOp::create(ab, l, MemRefType::get({rows, cols}, f32));
-    return matrix;
-  };
-  Value a = scratch(64, 16), bMatrix = scratch(16, n), d = scratch(64, n);
+  Value a = scratchMatrix(64, 16, l), bMatrix = scratchMatrix(16, n, l),
+        d = scratchMatrix(64, n, l);
   int64_t bytes = cast<MemRefType>(sharedMemory.getType()).getNumElements();
   Value start = arith::ConstantIndexOp::create(ab, l, 0);
   Value halves = memref::ViewOp::create(
@@ -955,24 +972,7 @@ void LaunchEmulator::emulateWgmma(NVVM::WgmmaMmaAsyncOp op) {
       memref::StoreOp::create(b, l, wide, bMatrix, ValueRange{k, col});
     });
   });
-  Value zero = arith::ConstantOp::create(b, l, b.getF32FloatAttr(0.0f));
-  forRange(64, [&](Value i) {
-    forRange(n, [&](Value j) {
-      Value init =
-          accumulate
-              ? memref::LoadOp::create(b, l, d, ValueRange{i, j}).getResult()
-              : zero;
-      auto dot = scf::ForOp::create(
-          b, l, zeroIndex, index(16), one, ValueRange{init},
-          [&](OpBuilder &kb, Location kl, Value k, ValueRange acc) {
-            Value x = memref::LoadOp::create(kb, kl, a, ValueRange{i, k});
-            Value y = memref::LoadOp::create(kb, kl, bMatrix, ValueRange{k, j});
-            Value sum = math::FmaOp::create(kb, kl, x, y, acc[0]);
-            scf::YieldOp::create(kb, kl, sum);
-          });
-      memref::StoreOp::create(b, l, dot.getResult(0), d, ValueRange{i, j});
-    });
-  });
+  buildProduct(a, bMatrix, d, 64, n, 16, accumulate, l);
   forRange(kThreadsPerWarpgroup, [&](Value lane) {
     Value thread = arith::AddIOp::create(b, l, base, lane);
     Value result = LLVM::PoisonOp::create(b, l, resultType);

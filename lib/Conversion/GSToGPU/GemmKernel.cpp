@@ -253,20 +253,25 @@ private:
   /// wgmma: the mma of one k tile in `slot` by this thread's warpgroup.
   Value buildWgmmaStep(const Shared &smem, Value slot, Value accumulator,
                        Value warpgroup);
+  /// What every element of the epilogue uses: the scale and constants.
+  struct EpilogueInputs {
+    Value scale, zero, one, halfZero;
+  };
+  EpilogueInputs buildEpilogueInputs(const Arguments &args);
   /// The epilogue of one accumulator element, C[row][col] = the value
   /// `accumulator` reads from its register, and its terms of the
   /// statistics.
-  void buildEpilogueElement(const Arguments &args,
+  void buildEpilogueElement(const Arguments &args, const EpilogueInputs &in,
                             function_ref<Value()> accumulator, Value row,
-                            Value col, Value scale,
-                            SmallVectorImpl<Value> &stats);
+                            Value col, SmallVectorImpl<Value> &stats);
   SmallVector<Value> buildEpilogue(const Arguments &args,
                                    ValueRange accumulators, Value rowBase,
                                    Value colBase, Value warpRow, Value warpCol,
                                    Value lane);
   SmallVector<Value> buildWgmmaEpilogue(const Arguments &args,
                                         Value accumulator, Value rowBase,
-                                        Value colBase, Value tid);
+                                        Value colBase, Value warpgroup,
+                                        Value tid);
   void buildBlockReduction(const Arguments &args, const Shared &smem,
                            ArrayRef<Value> stats, Value tid, Value warp,
                            Value lane);
@@ -486,8 +491,9 @@ void GemmKernelBuilder::buildMainKernel(Arguments args) {
   // The accumulators live in registers across the K loop: m16n8 tiles, or
   // one wgmma fragment.
   SmallVector<Value> init;
-  Value warpgroup = div(tid, kThreadsPerWarpgroup);
+  Value warpgroup;
   if (usesWgmma(cfg)) {
+    warpgroup = div(tid, kThreadsPerWarpgroup);
     init.push_back(LLVM::ZeroOp::create(b, loc, wgmmaAccumulatorType()));
   } else {
     int64_t tilesM = warpTileM(cfg) / 16, tilesN = warpTileN(cfg) / 8;
@@ -563,10 +569,10 @@ void GemmKernelBuilder::buildMainKernel(Arguments args) {
     nvgpu::DeviceAsyncWaitOp::create(b, loc, pending, b.getI32IntegerAttr(0));
 
   SmallVector<Value> stats =
-      usesWgmma(cfg)
-          ? buildWgmmaEpilogue(args, loop.getResult(0), rowBase, colBase, tid)
-          : buildEpilogue(args, loop.getResults(), rowBase, colBase, warpRow,
-                          warpCol, lane);
+      usesWgmma(cfg) ? buildWgmmaEpilogue(args, loop.getResult(0), rowBase,
+                                          colBase, warpgroup, tid)
+                     : buildEpilogue(args, loop.getResults(), rowBase, colBase,
+                                     warpRow, warpCol, lane);
   if (cfg.statistics)
     buildBlockReduction(args, smem, stats, tid, warp, lane);
   gpu::TerminatorOp::create(b, loc);
@@ -1009,13 +1015,22 @@ GemmKernelBuilder::buildMainLoopStep(const Shared &smem, Value slot,
   return updated;
 }
 
+GemmKernelBuilder::EpilogueInputs
+GemmKernelBuilder::buildEpilogueInputs(const Arguments &args) {
+  EpilogueInputs in;
+  in.scale = memref::LoadOp::create(b, loc, args.scale, ValueRange{index(0)});
+  in.zero = f32Constant(0.0);
+  in.one = f32Constant(1.0);
+  in.halfZero = arith::ConstantOp::create(b, loc, b.getF16FloatAttr(0.0f));
+  return in;
+}
+
 void GemmKernelBuilder::buildEpilogueElement(const Arguments &args,
+                                             const EpilogueInputs &in,
                                              function_ref<Value()> accumulator,
-                                             Value row, Value col, Value scale,
+                                             Value row, Value col,
                                              SmallVectorImpl<Value> &stats) {
-  Value zero = f32Constant(0.0);
-  Value oneCount = f32Constant(1.0);
-  Value halfZero = arith::ConstantOp::create(b, loc, b.getF16FloatAttr(0.0f));
+  Value zero = in.zero, oneCount = in.one, halfZero = in.halfZero;
   Value clampedRow = clampBelow(row, cfg.m - 1);
   Value clampedCol = clampBelow(col, cfg.n - 1);
   // Where the element goes: C[row][col], or the convolution's output.
@@ -1023,7 +1038,7 @@ void GemmKernelBuilder::buildEpilogueElement(const Arguments &args,
                       ? convOutput(row, col)
                       : Access{inBounds(row, cfg.m, col, cfg.n), {row, col}};
   Value inside = target.inside;
-  Value value = arith::MulFOp::create(b, loc, accumulator(), scale);
+  Value value = arith::MulFOp::create(b, loc, accumulator(), in.scale);
   if (cfg.bias) {
     Value bias = memref::LoadOp::create(
         b, loc, args.bias, ValueRange{cfg.conv ? clampedRow : clampedCol});
@@ -1097,8 +1112,8 @@ GemmKernelBuilder::buildEpilogue(const Arguments &args, ValueRange accumulators,
                                  Value warpCol, Value lane) {
   const FragmentLayout &layout = mmaM16N8K16Accumulator();
   int64_t tilesN = warpTileN(cfg) / 8;
-  Value scale = memref::LoadOp::create(b, loc, args.scale, ValueRange{index(0)});
-  SmallVector<Value> stats(NumPartialStats, f32Constant(0.0));
+  EpilogueInputs in = buildEpilogueInputs(args);
+  SmallVector<Value> stats(NumPartialStats, in.zero);
   Value warpRowBase = add(rowBase, mul(warpRow, warpTileM(cfg)));
   Value warpColBase = add(colBase, mul(warpCol, warpTileN(cfg)));
   for (auto [tile, acc] : llvm::enumerate(accumulators)) {
@@ -1110,12 +1125,12 @@ GemmKernelBuilder::buildEpilogue(const Arguments &args, ValueRange accumulators,
         Value row = add(tileRow, layout.row.build(b, loc, lane, reg, e));
         Value col = add(tileCol, layout.col.build(b, loc, lane, reg, e));
         buildEpilogueElement(
-            args,
+            args, in,
             [&] {
               return vector::ExtractOp::create(b, loc, acc,
                                                ArrayRef<int64_t>{reg, e});
             },
-            row, col, scale, stats);
+            row, col, stats);
       }
   }
   return stats;
@@ -1123,24 +1138,23 @@ GemmKernelBuilder::buildEpilogue(const Arguments &args, ValueRange accumulators,
 
 SmallVector<Value>
 GemmKernelBuilder::buildWgmmaEpilogue(const Arguments &args, Value accumulator,
-                                      Value rowBase, Value colBase, Value tid) {
+                                      Value rowBase, Value colBase,
+                                      Value warpgroup, Value tid) {
   FragmentLayout layout = wgmmaM64NK16Accumulator(cfg.blockN);
-  Value scale =
-      memref::LoadOp::create(b, loc, args.scale, ValueRange{index(0)});
-  SmallVector<Value> stats(NumPartialStats, f32Constant(0.0));
-  Value warpgroupRowBase =
-      add(rowBase, mul(div(tid, kThreadsPerWarpgroup), 64));
+  EpilogueInputs in = buildEpilogueInputs(args);
+  SmallVector<Value> stats(NumPartialStats, in.zero);
+  Value warpgroupRowBase = add(rowBase, mul(warpgroup, 64));
   Value lane = rem(tid, kThreadsPerWarpgroup);
   for (int64_t reg = 0; reg < layout.numRegisters; ++reg) {
     Value row = add(warpgroupRowBase, layout.row.build(b, loc, lane, reg, 0));
     Value col = add(colBase, layout.col.build(b, loc, lane, reg, 0));
     buildEpilogueElement(
-        args,
+        args, in,
         [&] {
           return LLVM::ExtractValueOp::create(b, loc, accumulator,
                                               ArrayRef<int64_t>{reg});
         },
-        row, col, scale, stats);
+        row, col, stats);
   }
   return stats;
 }
