@@ -51,6 +51,23 @@ bool recomputedInUsers(Operation *producer) {
   });
 }
 
+/// Whether `op` is a linalg.generic whose loops are all parallel.
+bool isElementwise(Operation *op) {
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
+  return generic && generic.getNumParallelLoops() == generic.getNumLoops();
+}
+
+/// Whether `producer` is an elementwise op with several results, each
+/// used once, by an elementwise op: fused into each user (which computes it
+/// again), it is then gone.
+bool fusesIntoEveryUser(Operation *producer) {
+  return isElementwise(producer) && producer->getNumResults() > 1 &&
+         llvm::all_of(producer->getResults(), [](Value result) {
+           return result.hasOneUse() &&
+                  isElementwise(*result.getUsers().begin());
+         });
+}
+
 /// The most operands a fused elementwise op may have. Each fusion copies
 /// the consumer's operands, so fusing a chain of n ops without a bound
 /// costs O(n^2) (a Sum of 5,000 inputs took minutes); past the bound a
@@ -59,16 +76,19 @@ constexpr unsigned kMaxFusedOperands = 64;
 
 struct FuseElementwisePass
     : gs::impl::FuseElementwiseBase<FuseElementwisePass> {
+  using FuseElementwiseBase::FuseElementwiseBase;
+
   void runOnOperation() override {
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
     // A producer with other users would be computed twice: only one
     // that is cheaper so (recomputedInUsers).
     linalg::populateElementwiseOpsFusionPatterns(
-        patterns, [](OpOperand *fused) {
+        patterns, [multiResult = bool(multiResult)](OpOperand *fused) {
           Operation *producer = fused->get().getDefiningOp();
           return producer &&
-                 (producer->hasOneUse() || recomputedInUsers(producer)) &&
+                 (producer->hasOneUse() || recomputedInUsers(producer) ||
+                  (multiResult && fusesIntoEveryUser(producer))) &&
                  producer->getNumOperands() +
                          fused->getOwner()->getNumOperands() <=
                      kMaxFusedOperands;

@@ -80,6 +80,15 @@ bool isSiblingCandidate(linalg::GenericOp op) {
          vectorizableBody(op);
 }
 
+/// Whether `op` may join a sibling in a kernel of gs-linalg-to-gpu: a
+/// generic on static tensors, all its loops parallel, reading its operands
+/// in loop order.
+bool isElementwiseCandidate(linalg::GenericOp op) {
+  return op.hasPureTensorSemantics() && !op.hasDynamicShape() &&
+         op.getNumLoops() > 0 && op.getNumParallelLoops() == op.getNumLoops() &&
+         llvm::all_of(op.getIndexingMapsArray(), readsInLoopOrder);
+}
+
 /// Whether `first` and `second` run the same loops and read a common
 /// tensor in full, element by element, the same way.
 bool shareFullRead(linalg::GenericOp first, linalg::GenericOp second) {
@@ -194,11 +203,13 @@ linalg::GenericOp fuse(RewriterBase &rewriter, linalg::GenericOp first,
 }
 
 struct FuseSiblingsPass : gs::impl::FuseSiblingsBase<FuseSiblingsPass> {
+  using FuseSiblingsBase::FuseSiblingsBase;
+
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
     SmallVector<linalg::GenericOp> generics;
     getOperation()->walk([&](linalg::GenericOp op) {
-      if (isSiblingCandidate(op))
+      if (elementwiseOnly ? isElementwiseCandidate(op) : isSiblingCandidate(op))
         generics.push_back(op);
     });
     // The candidates not fused away, and the fused ops among them.

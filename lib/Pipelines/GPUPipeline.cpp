@@ -28,7 +28,13 @@ void mlir::gs::buildGPUKernelPipeline(OpPassManager &pm,
   // then everything on tensors into kernels.
   pm.addPass(createDeviceScalars());
   pm.addPass(createSlicesToLinalg());
-  pm.addNestedPass<func::FuncOp>(createFuseElementwise());
+  // An optimizer update and its skip guard's selects in one kernel.
+  FuseElementwiseOptions fusion;
+  fusion.multiResult = true;
+  pm.addNestedPass<func::FuncOp>(createFuseElementwise(fusion));
+  FuseSiblingsOptions siblings;
+  siblings.elementwiseOnly = true;
+  pm.addNestedPass<func::FuncOp>(createFuseSiblings(siblings));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvertLinalgToGPU());
   pm.addPass(createCanonicalizerPass());
@@ -53,6 +59,8 @@ void mlir::gs::buildCUDAPipeline(OpPassManager &pm,
   }
   pm.addPass(createInlinerPass());
   pm.addPass(createSymbolDCEPass());
+  // Kernels on the parameters' buffers, not copies of them.
+  pm.addPass(createDeviceParamsInPlace());
   if (options.emulateKernels) {
     // The kernels' loops access device memory on the host (a stand-in
     // driver's, which is host memory): the gpu ops before each wait for it.

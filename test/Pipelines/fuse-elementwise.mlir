@@ -1,4 +1,6 @@
 // RUN: gs-opt %s --split-input-file --gs-fuse-elementwise | FileCheck %s
+// RUN: gs-opt %s --split-input-file --gs-fuse-elementwise=multi-result=true \
+// RUN:   --gs-fuse-siblings=elementwise-only=true | FileCheck %s --check-prefix=GPU
 
 // The bias and the ReLU after a GEMM become one pass over its result; the
 // flatten in front of the GEMM stays a reshape, so the GEMM keeps a single
@@ -145,4 +147,55 @@ func.func @unscale_for_gemm(%g: tensor<8x16xf32>, %x: tensor<4x8xf32>, %s: f32) 
     linalg.yield %n : f32
   } -> tensor<8x16xf32>
   return %mm, %neg : tensor<4x16xf32>, tensor<8x16xf32>
+}
+
+// -----
+
+// An optimizer update (new weight and new momentum) and the selects of
+// its skip guard on the GPU. By default the update keeps its two results
+// and each select stays an op of its own. For the GPU's kernels
+// (multi-result, then elementwise siblings merged) they become one op:
+// the update computed once, both selects, a kernel reading and writing
+// each parameter once.
+
+// CHECK-LABEL: func.func @update_and_selects
+// CHECK: linalg.generic {{.*}} outs(%{{.*}}, %{{.*}} : tensor<8xf32>, tensor<8xf32>)
+// CHECK: arith.select
+// CHECK: arith.select
+
+// GPU-LABEL: func.func @update_and_selects
+// GPU-SAME: (%[[W:.+]]: tensor<8xf32>, %[[G:.+]]: tensor<8xf32>, %[[V:.+]]: tensor<8xf32>, %[[OK:.+]]: i1)
+// GPU: %[[NEW:.+]]:2 = linalg.generic {{.*}} ins(%[[W]], %[[G]], %[[V]] : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+// GPU: ^bb0(%[[WI:[^:]+]]: f32, %[[GI:[^:]+]]: f32, %[[VI:[^:]+]]: f32,
+// GPU: %[[M:.+]] = arith.mulf %[[VI]]
+// GPU-NEXT: %[[VN:.+]] = arith.addf %[[M]], %[[GI]]
+// GPU-NEXT: %[[WN:.+]] = arith.subf %[[WI]], %[[VN]]
+// GPU-DAG: %[[KW:.+]] = arith.select %[[OK]], %[[WN]], %[[WI]]
+// GPU-DAG: %[[KV:.+]] = arith.select %[[OK]], %[[VN]], %[[VI]]
+// GPU-NOT: arith.mulf
+// GPU: linalg.yield
+// GPU-NOT: linalg.generic
+// GPU: return %[[NEW]]#{{[01]}}, %[[NEW]]#{{[01]}}
+#id = affine_map<(i) -> (i)>
+func.func @update_and_selects(%w: tensor<8xf32>, %g: tensor<8xf32>, %v: tensor<8xf32>, %ok: i1) -> (tensor<8xf32>, tensor<8xf32>) {
+  %e = tensor.empty() : tensor<8xf32>
+  %mu = arith.constant 0.9 : f32
+  %new:2 = linalg.generic {indexing_maps = [#id, #id, #id, #id, #id], iterator_types = ["parallel"]} ins(%w, %g, %v : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) outs(%e, %e : tensor<8xf32>, tensor<8xf32>) {
+  ^bb0(%wi: f32, %gi: f32, %vi: f32, %o1: f32, %o2: f32):
+    %m = arith.mulf %vi, %mu : f32
+    %vn = arith.addf %m, %gi : f32
+    %wn = arith.subf %wi, %vn : f32
+    linalg.yield %wn, %vn : f32, f32
+  } -> (tensor<8xf32>, tensor<8xf32>)
+  %kw = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]} ins(%new#0, %w : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%n: f32, %old: f32, %o: f32):
+    %k = arith.select %ok, %n, %old : f32
+    linalg.yield %k : f32
+  } -> tensor<8xf32>
+  %kv = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]} ins(%new#1, %v : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%n: f32, %old: f32, %o: f32):
+    %k = arith.select %ok, %n, %old : f32
+    linalg.yield %k : f32
+  } -> tensor<8xf32>
+  return %kw, %kv : tensor<8xf32>, tensor<8xf32>
 }

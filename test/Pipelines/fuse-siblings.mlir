@@ -1,4 +1,6 @@
 // RUN: gs-opt %s --split-input-file --gs-fuse-siblings | FileCheck %s
+// RUN: gs-opt %s --split-input-file --gs-fuse-siblings=elementwise-only=true \
+// RUN:   | FileCheck %s --check-prefix=GPU
 
 // A gradient's rounding to FP16 and the counting of that rounding (as
 // gs.cast_stats lowers) read the same scaled values: one generic computes
@@ -176,4 +178,49 @@ func.func @not_siblings(%x: tensor<8x8xf32>, %y: tensor<2x8x8xf32>) -> (tensor<8
     linalg.yield %s : f32
   } -> tensor<2x8x8xf32>
   return %neg, %t, %e, %b : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<2x8x8xf32>
+}
+
+// -----
+
+// For the GPU's kernels (elementwise-only): an elementwise op does not
+// join a reduction (whose loops one thread per output would run), but two
+// elementwise ops join whatever their bodies (exp is a libdevice call
+// there; the CPU's fusion leaves it, which would keep a loop scalar).
+
+// CHECK-LABEL: func.func @exp_and_sum
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel"]
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: math.exp
+// CHECK: %{{.+}}:2 = linalg.generic {{.*}} iterator_types = ["reduction"]
+
+// GPU-LABEL: func.func @exp_and_sum
+// GPU: %{{.+}}:2 = linalg.generic {{.*}} iterator_types = ["parallel"]
+// GPU: math.exp
+// GPU: arith.negf
+// GPU: linalg.yield
+// GPU: linalg.generic {{.*}} iterator_types = ["reduction"]
+// GPU-NOT: linalg.generic
+#id = affine_map<(i) -> (i)>
+#all = affine_map<(i) -> ()>
+func.func @exp_and_sum(%x: tensor<64xf32>) -> (tensor<64xf32>, tensor<64xf32>, tensor<f32>) {
+  %e = tensor.empty() : tensor<64xf32>
+  %exp = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x : tensor<64xf32>) outs(%e : tensor<64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = math.exp %a : f32
+    linalg.yield %r : f32
+  } -> tensor<64xf32>
+  %neg = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x : tensor<64xf32>) outs(%e : tensor<64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.negf %a : f32
+    linalg.yield %r : f32
+  } -> tensor<64xf32>
+  %zero = arith.constant 0.0 : f32
+  %init = tensor.empty() : tensor<f32>
+  %fill = linalg.fill ins(%zero : f32) outs(%init : tensor<f32>) -> tensor<f32>
+  %sum = linalg.generic {indexing_maps = [#id, #all], iterator_types = ["reduction"]} ins(%x : tensor<64xf32>) outs(%fill : tensor<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %acc, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %exp, %neg, %sum : tensor<64xf32>, tensor<64xf32>, tensor<f32>
 }

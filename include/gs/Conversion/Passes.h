@@ -49,6 +49,14 @@ namespace mlir::gs {
 #define GEN_PASS_DECL
 #include "gs/Conversion/Passes.h.inc"
 
+/// The unit attribute gs-linalg-to-gpu puts on a gpu.launch (which
+/// gs-outline-gpu-kernels moves onto its gpu.func) whose threads each store
+/// only the output elements of their own point, no other thread's:
+/// gs-device-params-in-place may then let the kernel overwrite a buffer it
+/// reads where it reads each element at the indices it stores it.
+constexpr llvm::StringLiteral kPerThreadOutputsAttrName =
+    "gs.per_thread_outputs";
+
 #define GEN_PASS_REGISTRATION
 #include "gs/Conversion/Passes.h.inc"
 

@@ -354,9 +354,42 @@ def OutlineGPUKernels : Pass<"gs-outline-gpu-kernels", "::mlir::ModuleOp"> {
     gpu-kernel-outlining does, and moves the launch's `nvvm.*` attributes
     (e.g. `nvvm.minctasm`, the blocks a multiprocessor should hold at
     once, which caps the registers ptxas may give a thread) onto that
-    gpu.func, where the NVVM lowering turns them into PTX directives.
+    gpu.func, where the NVVM lowering turns them into PTX directives, and
+    `gs.per_thread_outputs` (gs-device-params-in-place reads it there).
     gpu-kernel-outlining alone drops them.
   }];
+}
+
+def DeviceParamsInPlace
+    : Pass<"gs-device-params-in-place", "::mlir::ModuleOp"> {
+  let summary = "Let a bufferized GPU step's kernels read and write the "
+                "parameters' globals instead of copies";
+  let description = [{
+    Runs on a step's host code after bufferization and inlining, before
+    gs-device-memory, where a parameter's read is a copy of its memref
+    global into a new buffer and its write a copy of a kernel's output
+    buffer into the global (gs-write-params-in-place, which does this for
+    the CPU, works on linalg ops, which are kernels here). Each such copy
+    would be a device-to-device copy in every step; this pass removes those
+    it can show to be unneeded from the launches' bodies (gpu.launch, or
+    gpu.launch_func and its gpu.func):
+
+    - a write: the buffer copied into the global is stored to, and only
+      stored to, by one kernel, and nothing between that launch and the
+      copy uses the global: the kernel stores into the global;
+    - a read: the copy is read, and only read (loads; or as a copy's
+      source), by ops before the next op that may write the global, or by
+      that op itself where it is a launch marked `gs.per_thread_outputs`
+      (each thread stores its own elements) whose kernel loads the copy and
+      loads and stores the global in one block, every access at the same
+      indices, loads first: each thread then reads every element it
+      overwrites before it overwrites it, and no other thread's. The
+      readers read the global.
+
+    An optimizer update, one elementwise kernel per parameter, then reads
+    and writes the parameter and its momentum where they are.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
 def DeviceMemory : Pass<"gs-device-memory", "::mlir::ModuleOp"> {

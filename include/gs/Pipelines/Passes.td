@@ -69,7 +69,21 @@ def FuseElementwise : Pass<"gs-fuse-elementwise"> {
     reshape into a contraction: a GEMM behind a flatten stays a GEMM with
     one reduction dimension, which the kernel schedule can block, instead of
     a contraction over the flattened dimensions.
+
+    With `multi-result`, an elementwise op with several results, each used
+    once by an elementwise op, is fused into each of them (computed again
+    in each, as upstream's fusion does with a producer of other users):
+    an optimizer update (new weight and new momentum) and the two selects
+    its skip guard became on the GPU (gs-device-scalars) become two ops
+    that `gs-fuse-siblings elementwise-only=true` then merges into one,
+    computing the update once, a kernel that reads and writes each
+    parameter once. Off by default: the CPU pipeline has no such selects.
   }];
+  let options = [
+    Option<"multiResult", "multi-result", "bool", /*default=*/"false",
+           "Fuse an elementwise op with several results into their users, "
+           "elementwise ops using one each">,
+  ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
   ];
@@ -104,7 +118,17 @@ def FuseSiblings : Pass<"gs-fuse-siblings"> {
     call, which would keep the fused loop scalar) fuse. Meant for after the
     kernel schedule, whose GEMMs are loops by then and which matches single
     ops around them.
+
+    With `elementwise-only`, for gs-linalg-to-gpu's kernels: only ops
+    whose loops are all parallel fuse (a kernel runs a reduction's loops in
+    one thread per output, which an elementwise op joining it would
+    serialize), whatever their bodies (a kernel calls libdevice as readily
+    as it computes arithmetic).
   }];
+  let options = [
+    Option<"elementwiseOnly", "elementwise-only", "bool", /*default=*/"false",
+           "Fuse only elementwise ops, of any body">,
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 

@@ -145,14 +145,22 @@ bool isPredicable(scf::IfOp guard) {
 }
 
 /// Runs the guard's block unconditionally; each parameter it writes gets
-/// `select(condition, new, old)`, old read before the block.
+/// `select(condition, new, old)`: old is the block's read of the parameter
+/// before its write (the update's read), else a read before the block.
 void predicateGuard(scf::IfOp guard) {
   Location loc = guard.getLoc();
   Value condition = guard.getCondition();
   OpBuilder b(guard);
   SmallVector<ParamWriteOp> writes;
   DenseMap<StringAttr, Value> old;
-  for (auto write : guard.thenBlock()->getOps<ParamWriteOp>()) {
+  for (Operation &op : guard.thenBlock()->without_terminator()) {
+    if (auto read = dyn_cast<ParamReadOp>(op)) {
+      old.try_emplace(read.getParamAttr().getAttr(), read.getResult());
+      continue;
+    }
+    auto write = dyn_cast<ParamWriteOp>(op);
+    if (!write)
+      continue;
     writes.push_back(write);
     Value &value = old[write.getParamAttr().getAttr()];
     if (!value)

@@ -103,6 +103,17 @@ public:
   /// every output combined exactly in any order (and, or, integer sums,
   /// max and min), so that the result is the sequential one bit for bit.
   bool splitsReduction() const { return !combiners.empty(); }
+  /// Whether a thread, one per parallel point, stores output elements no
+  /// other thread stores: each output indexed by every parallel loop.
+  bool storesOwnPointOnly() {
+    return llvm::all_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+      AffineMap map = op.getMatchingIndexingMap(&init);
+      return map.isProjectedPermutation() &&
+             llvm::all_of(parallelDims, [&](unsigned dim) {
+               return map.isFunctionOfDim(dim);
+             });
+    });
+  }
 
 private:
   /// The threads of one block that split a reduction at one parallel point:
@@ -348,6 +359,8 @@ func::FuncOp GenericKernelBuilder::build(OpBuilder &builder, StringRef name) {
     Value blockSize = constant(threads);
     auto launch =
         gpu::LaunchOp::create(b, loc, gridSize, one, one, blockSize, one, one);
+    if (storesOwnPointOnly())
+      launch->setAttr(kPerThreadOutputsAttrName, b.getUnitAttr());
     OpBuilder t = OpBuilder::atBlockBegin(&launch.getBody().front());
     // The thread's point: its index in the grid, row-major over the
     // parallel loops.

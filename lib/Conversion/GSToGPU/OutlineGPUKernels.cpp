@@ -46,7 +46,8 @@ struct OutlineGPUKernelsPass
       if (auto launch = dyn_cast<gpu::LaunchOp>(op)) {
         SmallVector<NamedAttribute> nvvm;
         for (NamedAttribute attr : launch->getDiscardableAttrs())
-          if (attr.getName().strref().starts_with("nvvm."))
+          if (attr.getName().strref().starts_with("nvvm.") ||
+              attr.getName() == gs::kPerThreadOutputsAttrName)
             nvvm.push_back(attr);
         hints[op->getParentOfType<FunctionOpInterface>()].push_back(
             std::move(nvvm));

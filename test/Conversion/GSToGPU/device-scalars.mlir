@@ -3,7 +3,8 @@
 // RUN:   | FileCheck %s --check-prefix=KERNELS
 
 // The skip guard runs unconditionally: each parameter it writes gets
-// select(finite, new, old), old read before the guard's code. The flag,
+// select(finite, new, old), old the guard's own read of the parameter
+// before it writes it (else a read before the guard's code). The flag,
 // computed from two 0-d reductions' results, becomes a 0-d generic whose
 // inputs are those tensors; the select reads it back.
 // CHECK-LABEL: func.func @guarded_update
@@ -12,10 +13,10 @@
 // CHECK: arith.andi
 // CHECK: %[[OK:.+]] = tensor.extract %[[FLAG]][] : tensor<i1>
 // CHECK-NOT: scf.if
-// CHECK: %[[OLD:.+]] = gs.param.read @w : tensor<8xf32>
 // CHECK: %[[W:.+]] = gs.param.read @w : tensor<8xf32>
+// CHECK-NOT: gs.param.read
 // CHECK: %[[NEW:.+]] = linalg.generic {{.*}} ins(%[[W]], %[[G]] : tensor<8xf32>, tensor<8xf32>)
-// CHECK: %[[KEPT:.+]] = linalg.generic {{.*}} ins(%[[NEW]], %[[OLD]] : tensor<8xf32>, tensor<8xf32>)
+// CHECK: %[[KEPT:.+]] = linalg.generic {{.*}} ins(%[[NEW]], %[[W]] : tensor<8xf32>, tensor<8xf32>)
 // CHECK: arith.select %[[OK]], %{{.+}}, %{{.+}} : f32
 // CHECK: gs.param.write %[[KEPT]], @w : tensor<8xf32>
 
@@ -47,6 +48,30 @@ func.func @guarded_update(%g: tensor<8xf32>, %fa: tensor<i1>, %fb: tensor<i1>) {
       linalg.yield %n : f32
     } -> tensor<8xf32>
     gs.param.write %new, @w : tensor<8xf32>
+  }
+  return
+}
+
+// -----
+
+// A parameter the guard writes before it reads it: old is read before the
+// guard's code, not the guard's later read (which sees the first write).
+// CHECK-LABEL: func.func @write_then_read
+// CHECK-SAME: (%[[G:.+]]: tensor<8xf32>, %[[F:.+]]: tensor<i1>)
+// CHECK: %[[OLD:.+]] = gs.param.read @w : tensor<8xf32>
+// CHECK: %[[FIRST:.+]] = linalg.generic {{.*}} ins(%[[G]], %[[OLD]] : tensor<8xf32>, tensor<8xf32>)
+// CHECK: gs.param.write %[[FIRST]], @w
+// CHECK: %[[AGAIN:.+]] = gs.param.read @w : tensor<8xf32>
+// CHECK: %[[SECOND:.+]] = linalg.generic {{.*}} ins(%[[AGAIN]], %[[OLD]] : tensor<8xf32>, tensor<8xf32>)
+// CHECK: gs.param.write %[[SECOND]], @w
+gs.param trainable @w = dense<1.0> : tensor<8xf32>
+
+func.func @write_then_read(%g: tensor<8xf32>, %f: tensor<i1>) {
+  %ok = tensor.extract %f[] : tensor<i1>
+  scf.if %ok {
+    gs.param.write %g, @w : tensor<8xf32>
+    %w = gs.param.read @w : tensor<8xf32>
+    gs.param.write %w, @w : tensor<8xf32>
   }
   return
 }

@@ -25,6 +25,10 @@
 // CHECK: %[[S:.+]] = arith.addf %[[XV]], %[[BV]] : f32
 // CHECK: %[[M:.+]] = arith.mulf %[[S]], %[[TWO]] : f32
 // CHECK: memref.store %[[M]], %[[KOUT]][%[[I]], %[[J]]]
+// Each thread stores only its own point's element (gs.per_thread_outputs,
+// for gs-device-params-in-place).
+// CHECK: gpu.terminator
+// CHECK-NEXT: } {gs.per_thread_outputs}
 // CHECK: func.func private @gs_map_30x10_entry(
 // CHECK: memref.alloc() : memref<30x10xf32>
 // CHECK: call @gs_map_30x10(
@@ -207,6 +211,9 @@ func.func @total(%x: tensor<3x5xf32>, %init: tensor<f32>) -> tensor<f32> {
 // CHECK: %[[ALL:.+]]:3 = scf.for %[[J:[^ ]+]] = %{{.+}} to %[[STRIDE]] step %{{[^ ]+}} iter_args(%{{.+}} = %[[INIT0]],
 // CHECK: memref.load %[[P0]][%[[J]]]
 // CHECK: memref.store %[[ALL]]#0, %[[OUT0]][%[[ROW]]] : memref<3xi1>
+// Thread 0 stores the outputs, which the other threads read parts of.
+// CHECK: gpu.terminator
+// CHECK-NEXT: }{{$}}
 func.func @split_reduction(%x: tensor<3x64x4096xf32>, %all: tensor<3xi1>, %max: tensor<3xf32>, %count: tensor<3xi64>) -> (tensor<3xi1>, tensor<3xf32>, tensor<3xi64>) {
   %r:3 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0)>], iterator_types = ["parallel", "reduction", "reduction"]}
       ins(%x : tensor<3x64x4096xf32>) outs(%all, %max, %count : tensor<3xi1>, tensor<3xf32>, tensor<3xi64>) {
