@@ -39,11 +39,26 @@ struct SplitPlan {
   SmallVector<TypedAttr> identities;
 };
 
+/// Whether `op` is a contraction or convolution that the targets' GEMM and
+/// convolution kernels compute. A sum of an elementwise product, whose
+/// inputs all have one indexing map (batch normalization's backward sum of
+/// dy * x-hat per channel), is a contraction to linalg but a reduction to
+/// them.
+bool isKernelContraction(linalg::GenericOp op) {
+  if (linalg::isaConvolutionOpInterface(op))
+    return true;
+  if (!linalg::isaContractionOpInterface(op))
+    return false;
+  AffineMap first = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  return llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *input) {
+    return op.getMatchingIndexingMap(input) != first;
+  });
+}
+
 std::optional<SplitPlan> planSplit(linalg::GenericOp op, int64_t minPoints,
                                    int64_t maxLanes) {
   if (!op.hasPureTensorSemantics() || op.hasDynamicShape() ||
-      op.getNumReductionLoops() < 2 || linalg::isaContractionOpInterface(op) ||
-      linalg::isaConvolutionOpInterface(op))
+      op.getNumReductionLoops() < 2 || isKernelContraction(op))
     return std::nullopt;
   SmallVector<int64_t> sizes = op.getStaticLoopRanges();
   SmallVector<unsigned> reductionDims;

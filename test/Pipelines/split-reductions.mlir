@@ -40,6 +40,34 @@ func.func @channel_sums(%x: tensor<64x8x28x28xf32>) -> tensor<8xf64> {
 
 // -----
 
+// Batch normalization's backward sum of dy * x-hat per channel: a
+// contraction to linalg, but no GEMM (both inputs read through one map),
+// so split as the sums are: it had run as one thread per channel on the
+// GPU, each over 50,176 products.
+
+// CHECK-LABEL: func.func @channel_products
+// CHECK: %[[PARTIAL:.+]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel", "parallel"]} ins(%{{.*}}, %{{.*}} : tensor<64x8x28x28xf32>, tensor<64x8x28x28xf32>) outs(%{{.*}} : tensor<8x28x28xf64>)
+// CHECK: arith.mulf
+// CHECK: %[[TOTAL:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "reduction"]} ins(%[[PARTIAL]] : tensor<8x28x28xf64>) outs(%{{.*}} : tensor<8xf64>)
+// CHECK: return %[[TOTAL]]
+// NARROW-LABEL: func.func @channel_products
+// NARROW: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction", "reduction"]
+func.func @channel_products(%dy: tensor<64x8x28x28xf32>, %xhat: tensor<64x8x28x28xf32>) -> tensor<8xf64> {
+  %zero = arith.constant 0.0 : f64
+  %empty = tensor.empty() : tensor<8xf64>
+  %init = linalg.fill ins(%zero : f64) outs(%empty : tensor<8xf64>) -> tensor<8xf64>
+  %sums = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (c)>], iterator_types = ["reduction", "parallel", "reduction", "reduction"]} ins(%dy, %xhat : tensor<64x8x28x28xf32>, tensor<64x8x28x28xf32>) outs(%init : tensor<8xf64>) {
+  ^bb0(%a: f32, %b: f32, %acc: f64):
+    %p = arith.mulf %a, %b : f32
+    %wide = arith.extf %p : f32 to f64
+    %s = arith.addf %wide, %acc : f64
+    linalg.yield %s : f64
+  } -> tensor<8xf64>
+  return %sums : tensor<8xf64>
+}
+
+// -----
+
 // Gradient statistics: several outputs, a sum with the running value second,
 // a product and an exact maximum (each lane's from -inf), and an index in
 // the body; the lanes (14 x 14) stop before c, which would make 6272 (more

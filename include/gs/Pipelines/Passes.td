@@ -270,7 +270,9 @@ def SplitReductions : Pass<"gs-split-reductions"> {
     network (tens of thousands to millions of points per output) then run
     as one thread per lane on a GPU and as vector lanes on the CPU, and the
     two compute the same bits. Contractions and convolutions are left to
-    their kernels. A reduction of whole tensors into scalars whose
+    their kernels, but not a sum of an elementwise product (its inputs all
+    read through one indexing map, as batch normalization's backward sum
+    of dy * x-hat per channel), which no GEMM kernel computes. A reduction of whole tensors into scalars whose
     innermost loops would make too few lanes (a 3x3 convolution weight of
     512 input channels: 9 lanes, as 9 x 512 exceeds `max-lanes`; a single
     loop: none) reads its inputs as (points / lanes) x lanes matrices
