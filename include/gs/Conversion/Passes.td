@@ -374,7 +374,8 @@ def DeviceParamsInPlace
     it can show to be unneeded from the launches' bodies (gpu.launch, or
     gpu.launch_func and its gpu.func):
 
-    - a write: the buffer copied into the global is stored to, and only
+    - a write: the buffer copied into the global (or into an argument of
+      the function: a result's out-parameter) is stored to, and only
       stored to, by one kernel, and nothing between that launch and the
       copy uses the global: the kernel stores into the global;
     - a read: the copy is read, and only read (loads; or as a copy's

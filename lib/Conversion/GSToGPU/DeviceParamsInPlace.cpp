@@ -10,7 +10,7 @@
 //
 // - a kernel writes the global itself where the buffer it wrote is only
 //   copied there, and nothing between the launch and the copy touches the
-//   global;
+//   global (and a result's out-parameter so);
 // - a kernel reads the global itself where the copy it read is read only
 //   before the global is next written, or by the kernel that writes it if
 //   that kernel reads each element at the indices where the same thread
@@ -98,17 +98,31 @@ Value undoReshape(OpBuilder &b, Operation *reshape, Value value) {
                                          expand.getReassociationIndices());
 }
 
-/// The name of the global that `value` is, or a view of; empty otherwise.
-StringRef globalOf(Value value) {
+/// Memory that outlives a step's host code: a global (each
+/// memref.get_global of it a value of its own) or a function argument (an
+/// out-parameter).
+struct Memory {
+  Attribute global;
+  Value argument;
+
+  explicit operator bool() const { return global || argument; }
+  bool operator==(const Memory &other) const {
+    return global == other.global && argument == other.argument;
+  }
+  bool operator!=(const Memory &other) const { return !(*this == other); }
+};
+
+/// The global or argument that `value` is, or a view of; none otherwise.
+Memory memoryOf(Value value) {
   while (Operation *def = value.getDefiningOp()) {
     if (auto get = dyn_cast<memref::GetGlobalOp>(def))
-      return get.getName();
+      return {get.getNameAttr(), Value()};
     auto view = dyn_cast<ViewLikeOpInterface>(def);
     if (!view)
       return {};
     value = view.getViewSource();
   }
-  return {};
+  return {Attribute(), value};
 }
 
 class HostBlock {
@@ -126,17 +140,17 @@ public:
 private:
   /// How the kernel that `launch` runs accesses its operand `buffer`.
   KernelAccess accessOf(Operation *launch, Value buffer);
-  /// Whether `op`, or an op in it, uses the global `name` or a view of it,
-  /// other than to make a view.
-  bool usesGlobal(Operation *op, StringRef name);
-  /// Whether `op` may write the global `name`.
-  bool mayWriteGlobal(Operation *op, StringRef name);
+  /// Whether `op`, or an op in it, uses `memory` or a view of it, other
+  /// than to make a view.
+  bool usesMemory(Operation *op, Memory memory);
+  /// Whether `op` may write `memory`.
+  bool mayWrite(Operation *op, Memory memory);
   /// Whether the launch `writer`, whose kernel stores into the global
-  /// `name`, may read `copies` (a copy of that global and reshapes of it)
+  /// `global`, may read `copies` (a copy of that global and reshapes of it)
   /// from the global: it accesses all of them and the global's reshapes it
   /// has, of one contiguous type, in one block at the same indices, loads
   /// first, a thread only its own elements.
-  bool readsInPlace(Operation *writer, ArrayRef<Value> copies, StringRef name);
+  bool readsInPlace(Operation *writer, ArrayRef<Value> copies, Memory global);
   /// The kernel operands of a launch (gpu.launch captures its buffers: all
   /// operands of ops inside it).
   SmallVector<Value> buffersOf(Operation *launch);
@@ -188,41 +202,41 @@ bool HostBlock::isPerThread(Operation *launch) {
   return kernel && kernel->hasAttr(gs::kPerThreadOutputsAttrName);
 }
 
-bool HostBlock::usesGlobal(Operation *op, StringRef name) {
+bool HostBlock::usesMemory(Operation *op, Memory memory) {
   // A view accesses nothing; its users use the global.
   if (isa<ViewLikeOpInterface>(op) || isReshape(op))
     return false;
   return op
       ->walk([&](Operation *inner) {
         return llvm::any_of(inner->getOperands(),
-                            [&](Value v) { return globalOf(v) == name; })
+                            [&](Value v) { return memoryOf(v) == memory; })
                    ? WalkResult::interrupt()
                    : WalkResult::advance();
       })
       .wasInterrupted();
 }
 
-bool HostBlock::mayWriteGlobal(Operation *op, StringRef name) {
-  if (!usesGlobal(op, name))
+bool HostBlock::mayWrite(Operation *op, Memory memory) {
+  if (!usesMemory(op, memory))
     return false;
   if (std::optional<std::pair<Value, Value>> ends = copyEnds(op))
-    return globalOf(ends->second) == name;
+    return memoryOf(ends->second) == memory;
   if (!isa<gpu::LaunchOp, gpu::LaunchFuncOp>(op))
     return true;
   return llvm::any_of(buffersOf(op), [&](Value buffer) {
-    return globalOf(buffer) == name && !accessOf(op, buffer).onlyLoads();
+    return memoryOf(buffer) == memory && !accessOf(op, buffer).onlyLoads();
   });
 }
 
 bool HostBlock::readsInPlace(Operation *writer, ArrayRef<Value> copies,
-                             StringRef name) {
+                             Memory global) {
   if (!isa<gpu::LaunchOp, gpu::LaunchFuncOp>(writer) || !isPerThread(writer))
     return false;
   SmallVector<Operation *> loads, stores;
   Type type;
   for (Value buffer : buffersOf(writer)) {
     bool copied = llvm::is_contained(copies, buffer);
-    if (!copied && globalOf(buffer) != name)
+    if (!copied && memoryOf(buffer) != global)
       continue;
     // The same element at the same indices: one contiguous type, each
     // buffer the whole global or copy, reshaped.
@@ -258,8 +272,12 @@ bool HostBlock::readsInPlace(Operation *writer, ArrayRef<Value> copies,
 
 LogicalResult HostBlock::forwardWrite(Operation *copy) {
   auto [source, target] = *copyEnds(copy);
+  // A global, or an argument of the function (an out-parameter).
   auto get = target.getDefiningOp<memref::GetGlobalOp>();
-  if (!get || source.getType() != target.getType())
+  auto argument = dyn_cast<BlockArgument>(target);
+  if (argument && argument.getOwner() != &block)
+    argument = nullptr;
+  if ((!get && !argument) || source.getType() != target.getType())
     return failure();
   // The copied buffer: an allocation, maybe reshaped, each reshape used
   // once.
@@ -286,28 +304,30 @@ LogicalResult HostBlock::forwardWrite(Operation *copy) {
       return failure();
     writer = ancestor;
   }
-  StringRef name = get.getName();
+  Memory memory = memoryOf(target);
   if (!writer || !writer->isBeforeInBlock(copy) ||
-      !accessOf(writer, buffer).onlyStores() || usesGlobal(writer, name))
+      !accessOf(writer, buffer).onlyStores() || usesMemory(writer, memory))
     return failure();
   for (Operation *op = writer->getNextNode(); op != copy;
        op = op->getNextNode())
-    if (usesGlobal(op, name))
+    if (usesMemory(op, memory))
       return failure();
-  // The global, reshaped back to the buffer's type.
+  // The target, reshaped back to the buffer's type.
   OpBuilder b(writer);
-  Value global = memref::GetGlobalOp::create(b, get.getLoc(), get.getType(),
-                                             get.getName());
+  Value destination = argument
+                          ? Value(argument)
+                          : Value(memref::GetGlobalOp::create(
+                                b, get.getLoc(), get.getType(), get.getName()));
   for (Operation *reshape : reshapes)
-    global = undoReshape(b, reshape, global);
-  buffer.replaceUsesWithIf(global, [&](OpOperand &use) {
+    destination = undoReshape(b, reshape, destination);
+  buffer.replaceUsesWithIf(destination, [&](OpOperand &use) {
     return writer->isAncestor(use.getOwner());
   });
   copy->erase();
   for (Operation *reshape : reshapes)
     reshape->erase();
   alloc->erase();
-  if (get->use_empty())
+  if (get && get->use_empty())
     get->erase();
   return success();
 }
@@ -319,11 +339,11 @@ LogicalResult HostBlock::elideRead(Operation *copy) {
   if (!get || !alloc || alloc->getBlock() != &block ||
       source.getType() != target.getType())
     return failure();
-  StringRef name = get.getName();
+  Memory global = memoryOf(source);
   Operation *firstWrite = nullptr;
   for (Operation *op = copy->getNextNode(); op && !firstWrite;
        op = op->getNextNode())
-    if (mayWriteGlobal(op, name))
+    if (mayWrite(op, global))
       firstWrite = op;
   // The copy and its reshapes; every other use must read them.
   SmallVector<Value> copies = {target};
@@ -346,7 +366,7 @@ LogicalResult HostBlock::elideRead(Operation *copy) {
         return failure();
       }
       if (firstWrite && !reader->isBeforeInBlock(firstWrite) &&
-          (reader != firstWrite || !readsInPlace(reader, copies, name)))
+          (reader != firstWrite || !readsInPlace(reader, copies, global)))
         return failure();
     }
   }

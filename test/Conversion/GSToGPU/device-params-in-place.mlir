@@ -288,3 +288,37 @@ module {
     return
   }
 }
+
+// -----
+
+// A result's out-parameter is written the same way: the loss kernel
+// stores into the argument instead of a buffer copied there. Not where a
+// launch between the kernel and the copy uses the argument.
+// CHECK-LABEL: func.func @out_parameter
+// CHECK-SAME: (%[[X:.+]]: memref<8xf32>, %[[LOSS:.+]]: memref<f32>, %[[OTHER:.+]]: memref<f32>)
+// CHECK: gpu.launch_func @total::@total {{.*}} args(%[[X]] : memref<8xf32>, %[[LOSS]] : memref<f32>)
+// CHECK-NOT: memref.copy %{{.+}}, %[[LOSS]]
+// CHECK: gpu.launch_func @total::@total {{.*}} args(%[[X]] : memref<8xf32>, %[[KEPT:.+]] : memref<f32>)
+// CHECK: gpu.launch_func @total::@total {{.*}} args(%[[X]] : memref<8xf32>, %[[OTHER]] : memref<f32>)
+// CHECK: memref.copy %[[KEPT]], %[[OTHER]]
+module attributes {gpu.container_module} {
+  gpu.module @total {
+    gpu.func @total(%x: memref<8xf32>, %out: memref<f32>) kernel {
+      %c0 = arith.constant 0 : index
+      %v = memref.load %x[%c0] : memref<8xf32>
+      memref.store %v, %out[] : memref<f32>
+      gpu.return
+    }
+  }
+  func.func @out_parameter(%x: memref<8xf32>, %loss: memref<f32>, %other: memref<f32>) {
+    %c1 = arith.constant 1 : index
+    %l = memref.alloc() : memref<f32>
+    gpu.launch_func @total::@total blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<8xf32>, %l : memref<f32>)
+    memref.copy %l, %loss : memref<f32> to memref<f32>
+    %k = memref.alloc() : memref<f32>
+    gpu.launch_func @total::@total blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<8xf32>, %k : memref<f32>)
+    gpu.launch_func @total::@total blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<8xf32>, %other : memref<f32>)
+    memref.copy %k, %other : memref<f32> to memref<f32>
+    return
+  }
+}
