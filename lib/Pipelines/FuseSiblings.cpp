@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MoveDefinitions.h"
+#include "gs/Conversion/LinalgReductions.h"
 #include "gs/Pipelines/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -81,12 +82,29 @@ bool isSiblingCandidate(linalg::GenericOp op) {
 }
 
 /// Whether `op` may join a sibling in a kernel of gs-linalg-to-gpu: a
-/// generic on static tensors, all its loops parallel, reading its operands
-/// in loop order.
-bool isElementwiseCandidate(linalg::GenericOp op) {
+/// generic on static tensors reading its operands in loop order, of any
+/// body.
+bool isKernelCandidate(linalg::GenericOp op) {
   return op.hasPureTensorSemantics() && !op.hasDynamicShape() &&
-         op.getNumLoops() > 0 && op.getNumParallelLoops() == op.getNumLoops() &&
+         op.getNumLoops() > 0 &&
          llvm::all_of(op.getIndexingMapsArray(), readsInLoopOrder);
+}
+
+/// Whether a kernel may split `op`'s reductions across a block's threads:
+/// each output combined exactly in any order.
+bool hasExactReductions(linalg::GenericOp op) {
+  if (op.getNumReductionLoops() == 0)
+    return false;
+  std::optional<SmallVector<gs::OutputReduction>> reductions =
+      gs::getOutputReductions(op);
+  return reductions && !gs::isOrderDependent(*reductions);
+}
+
+/// Whether `first` and `second` fuse into one kernel as they are: the
+/// same loops, and either both or neither a reduction a kernel may split.
+bool runSameLoops(linalg::GenericOp first, linalg::GenericOp second) {
+  return first.getIteratorTypesArray() == second.getIteratorTypesArray() &&
+         hasExactReductions(first) == hasExactReductions(second);
 }
 
 /// Whether `first` and `second` run the same loops and read a common
@@ -209,7 +227,7 @@ struct FuseSiblingsPass : gs::impl::FuseSiblingsBase<FuseSiblingsPass> {
     IRRewriter rewriter(&getContext());
     SmallVector<linalg::GenericOp> generics;
     getOperation()->walk([&](linalg::GenericOp op) {
-      if (elementwiseOnly ? isElementwiseCandidate(op) : isSiblingCandidate(op))
+      if (sameLoops ? isKernelCandidate(op) : isSiblingCandidate(op))
         generics.push_back(op);
     });
     // The candidates not fused away, and the fused ops among them.
@@ -227,6 +245,7 @@ struct FuseSiblingsPass : gs::impl::FuseSiblingsBase<FuseSiblingsPass> {
           if (!sibling || sibling == op || !live.contains(sibling) ||
               sibling->getBlock() != op->getBlock() ||
               !sibling->isBeforeInBlock(op) || !shareFullRead(sibling, op) ||
+              (sameLoops && !runSameLoops(sibling, op)) ||
               sibling->getNumOperands() + op->getNumOperands() >
                   kMaxFusedOperands ||
               sibling->getNumResults() + op->getNumResults() > kMaxFusedResults)

@@ -28,12 +28,13 @@ void mlir::gs::buildGPUKernelPipeline(OpPassManager &pm,
   // then everything on tensors into kernels.
   pm.addPass(createDeviceScalars());
   pm.addPass(createSlicesToLinalg());
-  // An optimizer update and its skip guard's selects in one kernel.
+  // An optimizer update and its skip guard's selects in one kernel, and
+  // ops over the same loops that read one tensor in one kernel.
   FuseElementwiseOptions fusion;
   fusion.multiResult = true;
   pm.addNestedPass<func::FuncOp>(createFuseElementwise(fusion));
   FuseSiblingsOptions siblings;
-  siblings.elementwiseOnly = true;
+  siblings.sameLoops = true;
   pm.addNestedPass<func::FuncOp>(createFuseSiblings(siblings));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvertLinalgToGPU());

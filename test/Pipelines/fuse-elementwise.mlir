@@ -1,6 +1,6 @@
 // RUN: gs-opt %s --split-input-file --gs-fuse-elementwise | FileCheck %s
 // RUN: gs-opt %s --split-input-file --gs-fuse-elementwise=multi-result=true \
-// RUN:   --gs-fuse-siblings=elementwise-only=true | FileCheck %s --check-prefix=GPU
+// RUN:   --gs-fuse-siblings=same-loops=true | FileCheck %s --check-prefix=GPU
 
 // The bias and the ReLU after a GEMM become one pass over its result; the
 // flatten in front of the GEMM stays a reshape, so the GEMM keeps a single

@@ -1,5 +1,5 @@
 // RUN: gs-opt %s --split-input-file --gs-fuse-siblings | FileCheck %s
-// RUN: gs-opt %s --split-input-file --gs-fuse-siblings=elementwise-only=true \
+// RUN: gs-opt %s --split-input-file --gs-fuse-siblings=same-loops=true \
 // RUN:   | FileCheck %s --check-prefix=GPU
 
 // A gradient's rounding to FP16 and the counting of that rounding (as
@@ -182,7 +182,7 @@ func.func @not_siblings(%x: tensor<8x8xf32>, %y: tensor<2x8x8xf32>) -> (tensor<8
 
 // -----
 
-// For the GPU's kernels (elementwise-only): an elementwise op does not
+// For the GPU's kernels (same-loops): an elementwise op does not
 // join a reduction (whose loops one thread per output would run), but two
 // elementwise ops join whatever their bodies (exp is a libdevice call
 // there; the CPU's fusion leaves it, which would keep a loop scalar).
@@ -223,4 +223,54 @@ func.func @exp_and_sum(%x: tensor<64xf32>) -> (tensor<64xf32>, tensor<64xf32>, t
     linalg.yield %r : f32
   } -> tensor<f32>
   return %exp, %neg, %sum : tensor<64xf32>, tensor<64xf32>, tensor<f32>
+}
+
+// -----
+
+// For the GPU's kernels, reductions over the same loops fuse: two sums
+// over x (a kernel's thread per channel computes both), and a maximum
+// with an all-finite check, both exact (which a kernel may split across a
+// block's threads) — but an exact one not with a sum, which would keep it
+// from being split.
+
+// GPU-LABEL: func.func @same_loop_reductions
+// GPU: %[[SUMS:.+]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// GPU: arith.addf
+// GPU: arith.mulf
+// GPU: arith.addf
+// GPU: linalg.yield
+// GPU: %[[EXACT:.+]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// GPU: arith.maximumf
+// GPU: arith.andi
+// GPU: linalg.yield
+// GPU-NOT: linalg.generic
+// GPU: return %[[SUMS]]#0, %[[SUMS]]#1, %[[EXACT]]#0, %[[EXACT]]#1
+#x = affine_map<(c, i) -> (c, i)>
+#c = affine_map<(c, i) -> (c)>
+func.func @same_loop_reductions(%x: tensor<8x4096xf32>, %s: tensor<8xf32>, %m: tensor<8xf32>, %ok: tensor<8xi1>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xi1>) {
+  %sum = linalg.generic {indexing_maps = [#x, #c], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<8x4096xf32>) outs(%s : tensor<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %acc, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  %squares = linalg.generic {indexing_maps = [#x, #c], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<8x4096xf32>) outs(%s : tensor<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %q = arith.mulf %a, %a : f32
+    %r = arith.addf %acc, %q : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  %max = linalg.generic {indexing_maps = [#x, #c], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<8x4096xf32>) outs(%m : tensor<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.maximumf %acc, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  %finite = linalg.generic {indexing_maps = [#x, #c], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<8x4096xf32>) outs(%ok : tensor<8xi1>) {
+  ^bb0(%a: f32, %acc: i1):
+    %inf = arith.constant 0x7F800000 : f32
+    %abs = math.absf %a : f32
+    %f = arith.cmpf olt, %abs, %inf : f32
+    %r = arith.andi %acc, %f : i1
+    linalg.yield %r : i1
+  } -> tensor<8xi1>
+  return %sum, %squares, %max, %finite : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xi1>
 }

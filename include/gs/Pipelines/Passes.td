@@ -75,7 +75,7 @@ def FuseElementwise : Pass<"gs-fuse-elementwise"> {
     in each, as upstream's fusion does with a producer of other users):
     an optimizer update (new weight and new momentum) and the two selects
     its skip guard became on the GPU (gs-device-scalars) become two ops
-    that `gs-fuse-siblings elementwise-only=true` then merges into one,
+    that `gs-fuse-siblings same-loops=true` then merges into one,
     computing the update once, a kernel that reads and writes each
     parameter once. Off by default: the CPU pipeline has no such selects.
   }];
@@ -119,15 +119,18 @@ def FuseSiblings : Pass<"gs-fuse-siblings"> {
     kernel schedule, whose GEMMs are loops by then and which matches single
     ops around them.
 
-    With `elementwise-only`, for gs-linalg-to-gpu's kernels: only ops
-    whose loops are all parallel fuse (a kernel runs a reduction's loops in
-    one thread per output, which an elementwise op joining it would
-    serialize), whatever their bodies (a kernel calls libdevice as readily
-    as it computes arithmetic).
+    With `same-loops`, for gs-linalg-to-gpu's kernels: only ops over the
+    same loops, parallel and reduction alike, fuse (a kernel runs a
+    reduction's loops in one thread per output, which an elementwise op
+    joining it would serialize), whatever their bodies (a kernel calls
+    libdevice as readily as it computes arithmetic); and a reduction a
+    kernel may split across a block's threads (every output combined
+    exactly in any order) only with another such.
   }];
   let options = [
-    Option<"elementwiseOnly", "elementwise-only", "bool", /*default=*/"false",
-           "Fuse only elementwise ops, of any body">,
+    Option<"sameLoops", "same-loops", "bool", /*default=*/"false",
+           "Fuse only ops over the same parallel and reduction loops, of "
+           "any body">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }

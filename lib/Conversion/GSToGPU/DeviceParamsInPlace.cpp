@@ -16,6 +16,10 @@
 //   that kernel reads each element at the indices where the same thread
 //   stores it (gs.per_thread_outputs: no other thread stores it).
 //
+// Such a kernel loads and stores one buffer through two of its arguments,
+// which the NVVM lowering leaves without noalias (train-step-ptxas.test
+// checks that no kernel reads through the non-coherent cache).
+//
 //===----------------------------------------------------------------------===//
 
 #include "gs/Conversion/Passes.h"
@@ -105,7 +109,6 @@ struct Memory {
   Attribute global;
   Value argument;
 
-  explicit operator bool() const { return global || argument; }
   bool operator==(const Memory &other) const {
     return global == other.global && argument == other.argument;
   }
@@ -125,13 +128,15 @@ Memory memoryOf(Value value) {
   return {Attribute(), value};
 }
 
+/// The launches and copies of one block of host code, rewritten one copy
+/// at a time.
 class HostBlock {
 public:
   HostBlock(Block &block, SymbolTableCollection &symbols)
       : block(block), symbols(symbols) {}
 
   /// Makes the kernel that computes the buffer `copy` copies into a global
-  /// compute it in the global; fails where it cannot.
+  /// (or an out-parameter) compute it there; fails where it cannot.
   LogicalResult forwardWrite(Operation *copy);
   /// Makes the readers of the buffer `copy` copies a global into read the
   /// global; fails where they cannot.
