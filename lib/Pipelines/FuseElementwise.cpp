@@ -82,7 +82,9 @@ struct FuseElementwisePass
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
     // A producer with other users would be computed twice: only one
-    // that is cheaper so (recomputedInUsers).
+    // that is cheaper so (recomputedInUsers), or with multi-result one
+    // whose results each have an elementwise user (fusesIntoEveryUser),
+    // whose copies gs-fuse-siblings merges again.
     linalg::populateElementwiseOpsFusionPatterns(
         patterns, [multiResult = bool(multiResult)](OpOperand *fused) {
           Operation *producer = fused->get().getDefiningOp();
