@@ -24,6 +24,12 @@ bool hasReduction(Operation *op) {
   return linalgOp && linalgOp.getNumReductionLoops() > 0;
 }
 
+/// Whether `op` is a linalg.generic whose loops are all parallel.
+bool isElementwise(Operation *op) {
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
+  return generic && generic.getNumParallelLoops() == generic.getNumLoops();
+}
+
 /// The most users among which a producer is recomputed.
 constexpr unsigned kMaxRecomputingUsers = 3;
 
@@ -33,28 +39,20 @@ constexpr unsigned kMaxRecomputingUsers = 3;
 /// or a reduction that would absorb it. Not a GEMM or convolution, which
 /// would compute it again for every block that reads the element.
 bool recomputedInUsers(Operation *producer) {
-  auto generic = dyn_cast_or_null<linalg::GenericOp>(producer);
-  if (!generic || generic.getNumDpsInits() != 1 ||
-      generic.getNumParallelLoops() != generic.getNumLoops() ||
-      !llvm::hasNItemsOrLess(generic->getUses(), kMaxRecomputingUsers))
+  if (!isElementwise(producer) || producer->getNumResults() != 1 ||
+      !llvm::hasNItemsOrLess(producer->getUses(), kMaxRecomputingUsers))
     return false;
-  Block &body = generic.getRegion().front();
+  Block &body = producer->getRegion(0).front();
   if (body.getOperations().size() != 2 ||
       !isa_and_present<arith::ArithDialect>(body.front().getDialect()))
     return false;
-  return llvm::all_of(generic->getUses(), [](OpOperand &use) {
+  return llvm::all_of(producer->getUses(), [](OpOperand &use) {
     auto user = dyn_cast<linalg::GenericOp>(use.getOwner());
     return user && user.isDpsInput(&use) &&
            user.getMatchingIndexingMap(&use).isPermutation() &&
            !linalg::isaContractionOpInterface(user) &&
            !linalg::isaConvolutionOpInterface(user);
   });
-}
-
-/// Whether `op` is a linalg.generic whose loops are all parallel.
-bool isElementwise(Operation *op) {
-  auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
-  return generic && generic.getNumParallelLoops() == generic.getNumLoops();
 }
 
 /// Whether `producer` is an elementwise op with several results, each

@@ -71,16 +71,6 @@ bool vectorizableBody(linalg::GenericOp op) {
   });
 }
 
-/// Whether `op` may join a sibling: a generic on static tensors that reads
-/// its operands in loop order, with a body LLVM vectorizes. (The GEMMs and
-/// convolutions are loops of register blocks by now.)
-bool isSiblingCandidate(linalg::GenericOp op) {
-  return op.hasPureTensorSemantics() && !op.hasDynamicShape() &&
-         op.getNumLoops() > 0 &&
-         llvm::all_of(op.getIndexingMapsArray(), readsInLoopOrder) &&
-         vectorizableBody(op);
-}
-
 /// Whether `op` may join a sibling in a kernel of gs-linalg-to-gpu: a
 /// generic on static tensors reading its operands in loop order, of any
 /// body.
@@ -88,6 +78,13 @@ bool isKernelCandidate(linalg::GenericOp op) {
   return op.hasPureTensorSemantics() && !op.hasDynamicShape() &&
          op.getNumLoops() > 0 &&
          llvm::all_of(op.getIndexingMapsArray(), readsInLoopOrder);
+}
+
+/// Whether `op` may join a sibling: a kernel candidate (above) with a
+/// body LLVM vectorizes. (The GEMMs and convolutions are loops of register
+/// blocks by now.)
+bool isSiblingCandidate(linalg::GenericOp op) {
+  return isKernelCandidate(op) && vectorizableBody(op);
 }
 
 /// Whether a kernel may split `op`'s reductions across a block's threads:

@@ -30,6 +30,16 @@ namespace mlir::gs {
 
 using namespace mlir;
 
+std::optional<std::pair<Value, Value>> mlir::gs::getBufferCopy(Operation *op) {
+  if (auto copy = dyn_cast<memref::CopyOp>(op))
+    return std::make_pair(copy.getSource(), copy.getTarget());
+  if (auto copy = dyn_cast<linalg::CopyOp>(op);
+      copy && copy.hasPureBufferSemantics())
+    return std::make_pair(copy.getDpsInputOperand(0)->get(),
+                          copy.getDpsInitOperand(0)->get());
+  return std::nullopt;
+}
+
 /// Whether a copy between `type`s can be one contiguous memcpy.
 static bool isContiguous(Type type) {
   auto memref = dyn_cast<MemRefType>(type);
@@ -194,16 +204,9 @@ struct DeviceMemoryPass : mlir::gs::impl::DeviceMemoryBase<DeviceMemoryPass> {
         dealloc.erase();
         continue;
       }
-      Value from, to;
-      if (auto copy = dyn_cast<memref::CopyOp>(op)) {
-        from = copy.getSource();
-        to = copy.getTarget();
-      } else if (auto copy = dyn_cast<linalg::CopyOp>(op);
-                 copy && copy.hasPureBufferSemantics()) {
-        from = copy.getDpsInputOperand(0)->get();
-        to = copy.getDpsInitOperand(0)->get();
-      }
-      if (from) {
+      if (std::optional<std::pair<Value, Value>> copy =
+              gs::getBufferCopy(&op)) {
+        auto [from, to] = *copy;
         if (from.getType() != to.getType() || !isContiguous(from.getType()))
           return op.emitError("gs-device-memory: a copy between buffers that "
                               "are not contiguous and alike: ")

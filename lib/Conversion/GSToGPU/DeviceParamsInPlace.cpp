@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "gs/Conversion/GSToGPU/DeviceMemory.h"
 #include "gs/Conversion/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -30,6 +31,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::gs {
 #define GEN_PASS_DEF_DEVICEPARAMSINPLACE
@@ -65,16 +67,6 @@ void addUses(Value value, Operation *kernel, KernelAccess &access) {
     else
       access.other = true;
   }
-}
-
-/// A copy's source and target, for memref.copy and linalg.copy on buffers.
-std::optional<std::pair<Value, Value>> copyEnds(Operation *op) {
-  if (auto copy = dyn_cast<memref::CopyOp>(op))
-    return std::make_pair(copy.getSource(), copy.getTarget());
-  if (auto copy = dyn_cast<linalg::CopyOp>(op);
-      copy && copy.hasPureBufferSemantics())
-    return std::make_pair(copy.getInputs().front(), copy.getOutputs().front());
-  return std::nullopt;
 }
 
 /// Whether `op` reshapes a buffer: a view of all of it, element for
@@ -161,6 +153,11 @@ private:
   SmallVector<Value> buffersOf(Operation *launch);
   /// Whether the kernel of `launch` is marked gs.per_thread_outputs.
   bool isPerThread(Operation *launch);
+  /// The gpu.func that `launch` runs, or null.
+  gpu::GPUFuncOp kernelOf(gpu::LaunchFuncOp launch) {
+    return symbols.lookupNearestSymbolFrom<gpu::GPUFuncOp>(launch,
+                                                           launch.getKernel());
+  }
 
   Block &block;
   SymbolTableCollection &symbols;
@@ -173,8 +170,7 @@ KernelAccess HostBlock::accessOf(Operation *launch, Value buffer) {
     return access;
   }
   auto outlined = cast<gpu::LaunchFuncOp>(launch);
-  auto kernel = symbols.lookupNearestSymbolFrom<gpu::GPUFuncOp>(
-      outlined, outlined.getKernel());
+  gpu::GPUFuncOp kernel = kernelOf(outlined);
   if (!kernel || kernel.isExternal()) {
     access.other = true;
     return access;
@@ -189,21 +185,15 @@ SmallVector<Value> HostBlock::buffersOf(Operation *launch) {
   if (auto outlined = dyn_cast<gpu::LaunchFuncOp>(launch))
     return llvm::to_vector(outlined.getKernelOperands());
   SetVector<Value> captured;
-  launch->walk([&](Operation *inner) {
-    for (Value operand : inner->getOperands())
-      if (isa<MemRefType>(operand.getType()) &&
-          !launch->isAncestor(operand.getParentRegion()->getParentOp()))
-        captured.insert(operand);
-  });
-  return captured.takeVector();
+  getUsedValuesDefinedAbove(launch->getRegion(0), captured);
+  return llvm::filter_to_vector(
+      captured, [](Value value) { return isa<MemRefType>(value.getType()); });
 }
 
 bool HostBlock::isPerThread(Operation *launch) {
   if (isa<gpu::LaunchOp>(launch))
     return launch->hasAttr(gs::kPerThreadOutputsAttrName);
-  auto outlined = cast<gpu::LaunchFuncOp>(launch);
-  auto kernel = symbols.lookupNearestSymbolFrom<gpu::GPUFuncOp>(
-      outlined, outlined.getKernel());
+  gpu::GPUFuncOp kernel = kernelOf(cast<gpu::LaunchFuncOp>(launch));
   return kernel && kernel->hasAttr(gs::kPerThreadOutputsAttrName);
 }
 
@@ -224,7 +214,7 @@ bool HostBlock::usesMemory(Operation *op, Memory memory) {
 bool HostBlock::mayWrite(Operation *op, Memory memory) {
   if (!usesMemory(op, memory))
     return false;
-  if (std::optional<std::pair<Value, Value>> ends = copyEnds(op))
+  if (std::optional<std::pair<Value, Value>> ends = gs::getBufferCopy(op))
     return memoryOf(ends->second) == memory;
   if (!isa<gpu::LaunchOp, gpu::LaunchFuncOp>(op))
     return true;
@@ -276,7 +266,7 @@ bool HostBlock::readsInPlace(Operation *writer, ArrayRef<Value> copies,
 }
 
 LogicalResult HostBlock::forwardWrite(Operation *copy) {
-  auto [source, target] = *copyEnds(copy);
+  auto [source, target] = *gs::getBufferCopy(copy);
   // A global, or an argument of the function (an out-parameter).
   auto get = target.getDefiningOp<memref::GetGlobalOp>();
   auto argument = dyn_cast<BlockArgument>(target);
@@ -338,7 +328,7 @@ LogicalResult HostBlock::forwardWrite(Operation *copy) {
 }
 
 LogicalResult HostBlock::elideRead(Operation *copy) {
-  auto [source, target] = *copyEnds(copy);
+  auto [source, target] = *gs::getBufferCopy(copy);
   auto get = source.getDefiningOp<memref::GetGlobalOp>();
   auto alloc = target.getDefiningOp<memref::AllocOp>();
   if (!get || !alloc || alloc->getBlock() != &block ||
@@ -363,7 +353,8 @@ LogicalResult HostBlock::elideRead(Operation *copy) {
       Operation *reader = block.findAncestorOpInBlock(*user);
       if (!reader || !copy->isBeforeInBlock(reader))
         return failure();
-      if (std::optional<std::pair<Value, Value>> ends = copyEnds(reader)) {
+      if (std::optional<std::pair<Value, Value>> ends =
+              gs::getBufferCopy(reader)) {
         if (ends->first != handle || ends->second == handle)
           return failure();
       } else if (!isa<gpu::LaunchOp, gpu::LaunchFuncOp>(reader) ||
@@ -394,7 +385,7 @@ struct DeviceParamsInPlacePass
         // of, and the copy can go where the kernel reads it in place.
         SmallVector<Operation *> copies;
         for (Operation &op : block)
-          if (copyEnds(&op))
+          if (gs::getBufferCopy(&op))
             copies.push_back(&op);
         SmallVector<Operation *> left;
         for (Operation *copy : copies)
