@@ -62,6 +62,8 @@ void mlir::gs::buildCUDAPipeline(OpPassManager &pm,
   pm.addPass(createSymbolDCEPass());
   // Kernels on the parameters' buffers, not copies of them.
   pm.addPass(createDeviceParamsInPlace());
+  // Constants in the kernels, not uploaded in every call.
+  pm.addPass(createConstantsInKernels());
   if (options.emulateKernels) {
     // The kernels' loops access device memory on the host (a stand-in
     // driver's, which is host memory): the gpu ops before each wait for it.

@@ -393,6 +393,34 @@ def DeviceParamsInPlace
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def ConstantsInKernels
+    : Pass<"gs-constants-in-kernels", "::mlir::ModuleOp"> {
+  let summary = "Let a bufferized GPU step's kernels read the constants "
+                "they use themselves, instead of uploads from the host";
+  let description = [{
+    Runs on a step's host code after bufferization, before gs-device-memory,
+    which copies a constant global that host code reads into a new device
+    buffer, in every call. Where kernels only read such a constant (a tensor
+    constant before bufferization: the GEMMs' scale of 1, a one-hot's
+    iota), this pass gives it to the kernels instead:
+
+    - a gpu.launch reads the global inside its body;
+    - a gpu.func whose every gpu.launch_func passes the same constant as
+      one argument reads a copy of the global in its gpu.module, which the
+      NVVM lowering makes constant data of the kernel's binary, and the
+      argument is removed from the gpu.func and its launches.
+
+    Host reads of the constant left without users are erased. Constants of
+    more than `max-bytes` are left to the host, since each kernel module
+    that reads one would carry a copy.
+  }];
+  let options = [
+    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"65536",
+           "The largest constant, in bytes, that a kernel keeps">,
+  ];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def DeviceMemory : Pass<"gs-device-memory", "::mlir::ModuleOp"> {
   let summary = "A bufferized step's memory on the GPU: parameters passed "
                 "in, buffers and copies as gpu ops";
