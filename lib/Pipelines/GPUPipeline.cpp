@@ -62,6 +62,11 @@ void mlir::gs::buildCUDAPipeline(OpPassManager &pm,
   pm.addPass(createSymbolDCEPass());
   // Kernels on the parameters' buffers, not copies of them.
   pm.addPass(createDeviceParamsInPlace());
+  // Runs of single-block kernels (the scalar bookkeeping) as one launch
+  // each.
+  pm.addPass(createMergeSingleBlockKernels());
+  if (!options.emulateKernels)
+    pm.addPass(createOutlineGPUKernels());
   // Constants in the kernels, not uploaded in every call.
   pm.addPass(createConstantsInKernels());
   if (options.emulateKernels) {

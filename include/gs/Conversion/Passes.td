@@ -393,6 +393,39 @@ def DeviceParamsInPlace
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def MergeSingleBlockKernels
+    : Pass<"gs-merge-single-block-kernels", "::mlir::ModuleOp"> {
+  let summary = "Launch each run of adjacent single-block kernels as one "
+                "kernel of one block";
+  let description = [{
+    Runs on a GPU step's host code after bufferization and inlining, before
+    gs-device-memory. A train step's scalar bookkeeping (the last sums of
+    split reductions, scale decisions, statistics records, the skip
+    guard's flags, small parameters' updates) runs as kernels of one block,
+    each costing a launch. Launches on one stream run one after another,
+    so a run of them (gpu.launch or gpu.launch_func, a grid of 1 x 1 x 1)
+    runs as well as one launch of one block with as many threads as the
+    largest of them: each kernel's body in turn, run by the threads whose
+    linear index is below its own block's size (the thread's indices in
+    its own block computed from it, block indices 0, grid sizes 1), a
+    gpu.barrier between two bodies, which orders their global memory
+    accesses within the block as the stream ordered the launches.
+
+    A run is broken by any other op with an effect on memory other than
+    allocating a new buffer (a copy, a call, another launch); pure host
+    ops and allocations between its launches are left where they are,
+    and the merged launch is put where the run's last launch was. Kernels
+    that use barriers, shared memory, warp-level or other GPU ops besides
+    the thread and block indices and sizes, or symbols, are not merged.
+    The merged launch is named `gs_sequence_<i>_kernel` for outlining.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
 def ConstantsInKernels
     : Pass<"gs-constants-in-kernels", "::mlir::ModuleOp"> {
   let summary = "Let a bufferized GPU step's kernels read the constants "

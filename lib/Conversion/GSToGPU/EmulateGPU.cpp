@@ -209,8 +209,16 @@ LogicalResult LaunchEmulator::checkStructure() {
   for (int i = 0; i < 3; ++i)
     grid[i] = *sizes[i];
   numThreads = *sizes[3];
-  bool warpLevel = containsWarpLevel(launch);
-  if (warpLevel && numThreads % kLanesPerWarp != 0)
+  // A barrier is one of any number of threads; the other warp-level
+  // operations take whole warps.
+  bool lanesTogether = launch.getBody()
+                           .walk([](Operation *op) {
+                             return isWarpLevel(op) && !isa<gpu::BarrierOp>(op)
+                                        ? WalkResult::interrupt()
+                                        : WalkResult::advance();
+                           })
+                           .wasInterrupted();
+  if (lanesTogether && numThreads % kLanesPerWarp != 0)
     return launch.emitOpError("uses warp-level operations with ")
            << numThreads << " threads per block, not whole warps";
   bool warpgroupLevel =

@@ -52,7 +52,10 @@ func.func @partial_warp(%out: memref<16xf32>) {
   // expected-error @+1 {{'gpu.launch' op uses warp-level operations with 16 threads per block, not whole warps}}
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
              threads(%tx, %ty, %tz) in (%sx = %c16, %sy = %c1, %sz = %c1) {
-    gpu.barrier
+    %v = arith.constant 1.0 : f32
+    %one = arith.constant 1 : i32
+    %width = arith.constant 32 : i32
+    %r, %valid = gpu.shuffle xor %v, %one, %width : f32
     gpu.terminator
   }
   return

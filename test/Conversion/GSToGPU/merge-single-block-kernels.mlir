@@ -1,0 +1,201 @@
+// RUN: gs-opt %s --split-input-file --gs-merge-single-block-kernels | FileCheck %s
+
+// Three single-block kernels in a row (a sum of one thread, a record of
+// seven, a 4 x 2 block), an allocation and a view between them: one launch
+// of one block of 8 threads where the last was. Each body runs on the
+// threads below its own block's size, with its own thread indices (x and y
+// of the 4 x 2 block from the linear index) and sizes, a barrier between
+// two bodies. The kernels' modules, no longer launched, are erased; the
+// one that a later launch still uses stays.
+// CHECK-LABEL: module attributes {gpu.container_module}
+// CHECK-NOT: gpu.module @sum
+// CHECK-NOT: gpu.module @record
+// CHECK: gpu.module @square
+// CHECK-NOT: gpu.module
+// CHECK-LABEL: func.func @bookkeeping
+// CHECK: %[[BUF:.+]] = memref.alloc() : memref<7xf32>
+// CHECK: %[[VIEW:.+]] = memref.expand_shape
+// CHECK: %[[ONE:.+]] = arith.constant 1 : index
+// CHECK: %[[EIGHT:.+]] = arith.constant 8 : index
+// CHECK: gpu.launch blocks(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %[[ONE]], %{{.+}} = %[[ONE]], %{{.+}} = %[[ONE]]) threads(%[[TX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[EIGHT]], %{{.+}} = %[[ONE]], %{{.+}} = %[[ONE]]) module(@gs_sequence_0_kernel) function(@gs_sequence_0_kernel)
+// CHECK: %[[C1:.+]] = arith.constant 1 : index
+// CHECK: %[[IN1:.+]] = arith.cmpi ult, %[[TX]], %[[C1]]
+// CHECK: scf.if %[[IN1]] {
+// CHECK: scf.for
+// CHECK: memref.store %{{.+}}, %{{.+}}[] : memref<f32>
+// CHECK: }
+// CHECK-NEXT: gpu.barrier
+// CHECK: %[[C7:.+]] = arith.constant 7 : index
+// CHECK: %[[IN7:.+]] = arith.cmpi ult, %[[TX]], %[[C7]]
+// CHECK: scf.if %[[IN7]] {
+// CHECK: %[[SEVEN:.+]] = arith.constant 7 : index
+// CHECK: memref.store %{{.+}}, %[[BUF]][%[[TX]]] : memref<7xf32>
+// CHECK: %{{.+}} = arith.addi %[[TX]], %[[SEVEN]]
+// CHECK: }
+// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: scf.if
+// CHECK: %[[FOUR:.+]] = arith.constant 4 : index
+// CHECK: %[[TWO:.+]] = arith.constant 2 : index
+// CHECK: %[[YZ:.+]] = arith.divui %[[TX]], %[[FOUR]]
+// CHECK: %[[X:.+]] = arith.remui %[[TX]], %[[FOUR]]
+// CHECK: %[[Y:.+]] = arith.remui %[[YZ]], %[[TWO]]
+// CHECK: memref.store %{{.+}}, %[[VIEW]][%[[X]], %[[Y]]] : memref<4x2xf32>
+// CHECK-NEXT: gpu.terminator
+// CHECK-NOT: gpu.launch_func @sum
+// CHECK-NOT: gpu.launch_func @record
+// CHECK: gpu.launch_func @square::@square blocks in (%{{.+}}) threads in (%{{.+}})
+// CHECK-NEXT: return
+module attributes {gpu.container_module} {
+  gpu.module @sum {
+    gpu.func @sum(%in: memref<8xf32>, %out: memref<f32>) kernel {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c8 = arith.constant 8 : index
+      %zero = arith.constant 0.0 : f32
+      %s = scf.for %i = %c0 to %c8 step %c1 iter_args(%acc = %zero) -> f32 {
+        %x = memref.load %in[%i] : memref<8xf32>
+        %a = arith.addf %acc, %x : f32
+        scf.yield %a : f32
+      }
+      memref.store %s, %out[] : memref<f32>
+      gpu.return
+    }
+  }
+  gpu.module @record {
+    gpu.func @record(%sum: memref<f32>, %out: memref<7xf32>) kernel {
+      %i = gpu.thread_id x
+      %n = gpu.block_dim x
+      %x = memref.load %sum[] : memref<f32>
+      memref.store %x, %out[%i] : memref<7xf32>
+      %past = arith.addi %i, %n : index
+      gpu.return
+    }
+  }
+  gpu.module @square {
+    gpu.func @square(%out: memref<4x2xf32>) kernel {
+      %x = gpu.thread_id x
+      %y = gpu.thread_id y
+      %b = gpu.block_id x
+      %g = gpu.grid_dim x
+      %one = arith.constant 1.0 : f32
+      memref.store %one, %out[%x, %y] : memref<4x2xf32>
+      gpu.return
+    }
+  }
+  func.func @bookkeeping(%in: memref<8xf32>, %sum: memref<f32>, %square: memref<8xf32>) {
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c4 = arith.constant 4 : index
+    %c7 = arith.constant 7 : index
+    gpu.launch_func @sum::@sum blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%in : memref<8xf32>, %sum : memref<f32>)
+    %buf = memref.alloc() : memref<7xf32>
+    gpu.launch_func @record::@record blocks in (%c1, %c1, %c1) threads in (%c7, %c1, %c1) args(%sum : memref<f32>, %buf : memref<7xf32>)
+    %view = memref.expand_shape %square [[0, 1]] output_shape [4, 2] : memref<8xf32> into memref<4x2xf32>
+    gpu.launch_func @square::@square blocks in (%c1, %c1, %c1) threads in (%c4, %c2, %c1) args(%view : memref<4x2xf32>)
+    %c3 = arith.constant 3 : index
+    gpu.launch_func @square::@square blocks in (%c3, %c1, %c1) threads in (%c4, %c2, %c1) args(%view : memref<4x2xf32>)
+    return
+  }
+}
+
+// -----
+
+// Runs end at a copy and at a launch of more than one block, and a kernel
+// with a barrier (a split reduction's) or shared memory is not merged: no
+// run here has two launches.
+// CHECK-LABEL: func.func @broken
+// CHECK-NOT: gpu.launch blocks
+// CHECK: gpu.launch_func @one::@one
+// CHECK-NEXT: memref.copy
+// CHECK-NEXT: gpu.launch_func @one::@one
+// CHECK-NEXT: gpu.launch_func @one::@one blocks in (%{{.+}}, %{{.+}}, %{{.+}}) threads
+// CHECK-NEXT: gpu.launch_func @one::@one
+// CHECK-NEXT: gpu.launch_func @synced::@synced
+// CHECK-NEXT: gpu.launch_func @one::@one
+// CHECK-NEXT: gpu.launch_func @shared::@shared
+// CHECK-NEXT: return
+module attributes {gpu.container_module} {
+  gpu.module @one {
+    gpu.func @one(%out: memref<4xf32>) kernel {
+      %i = gpu.thread_id x
+      %one = arith.constant 1.0 : f32
+      memref.store %one, %out[%i] : memref<4xf32>
+      gpu.return
+    }
+  }
+  gpu.module @synced {
+    gpu.func @synced(%out: memref<4xf32>) kernel {
+      %i = gpu.thread_id x
+      %one = arith.constant 1.0 : f32
+      gpu.barrier
+      memref.store %one, %out[%i] : memref<4xf32>
+      gpu.return
+    }
+  }
+  gpu.module @shared {
+    gpu.func @shared(%out: memref<4xf32>) workgroup(%partial: memref<4xf32, #gpu.address_space<workgroup>>) kernel {
+      %i = gpu.thread_id x
+      %one = arith.constant 1.0 : f32
+      memref.store %one, %partial[%i] : memref<4xf32, #gpu.address_space<workgroup>>
+      memref.store %one, %out[%i] : memref<4xf32>
+      gpu.return
+    }
+  }
+  func.func @broken(%a: memref<4xf32>, %b: memref<4xf32>) {
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c4 = arith.constant 4 : index
+    gpu.launch_func @one::@one blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%a : memref<4xf32>)
+    memref.copy %a, %b : memref<4xf32> to memref<4xf32>
+    gpu.launch_func @one::@one blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%b : memref<4xf32>)
+    gpu.launch_func @one::@one blocks in (%c2, %c1, %c1) threads in (%c4, %c1, %c1) args(%a : memref<4xf32>)
+    gpu.launch_func @one::@one blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%b : memref<4xf32>)
+    gpu.launch_func @synced::@synced blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%a : memref<4xf32>)
+    gpu.launch_func @one::@one blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%b : memref<4xf32>)
+    gpu.launch_func @shared::@shared blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%a : memref<4xf32>)
+    return
+  }
+}
+
+// -----
+
+// Inline kernels (the emulated pipeline's): the launches' block and thread
+// indices and sizes are block arguments, which the merged body replaces.
+// CHECK-LABEL: func.func @inline
+// CHECK: gpu.launch blocks({{.+}}) threads(%[[TX:.+]], %{{.+}}, %{{.+}}) in
+// CHECK: %[[C2:.+]] = arith.constant 2 : index
+// CHECK: %[[IN:.+]] = arith.cmpi ult, %[[TX]], %[[C2]]
+// CHECK: scf.if %[[IN]] {
+// CHECK: %[[C0:.+]] = arith.constant 0 : index
+// CHECK: %[[N:.+]] = arith.constant 2 : index
+// CHECK: %[[I:.+]] = arith.addi %[[TX]], %[[N]]
+// CHECK: %[[J:.+]] = arith.addi %[[I]], %[[C0]]
+// CHECK: memref.store %{{.+}}, %{{.+}}[%[[J]]]
+// CHECK: gpu.barrier
+// CHECK: memref.load %{{.+}}[%[[TX]]]
+// CHECK: gpu.terminator
+// CHECK-NOT: gpu.launch
+// CHECK: return
+module attributes {gpu.container_module} {
+  func.func @inline(%a: memref<8xf32>) {
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c4 = arith.constant 4 : index
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+               threads(%tx, %ty, %tz) in (%sx = %c2, %sy = %c1, %sz = %c1) {
+      %one = arith.constant 1.0 : f32
+      %i = arith.addi %tx, %sx : index
+      %j = arith.addi %i, %bx : index
+      memref.store %one, %a[%j] : memref<8xf32>
+      gpu.terminator
+    }
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+               threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+      %x = memref.load %a[%tx] : memref<8xf32>
+      %y = arith.addf %x, %x : f32
+      memref.store %y, %a[%tx] : memref<8xf32>
+      gpu.terminator
+    }
+    return
+  }
+}
