@@ -62,8 +62,10 @@ void mlir::gs::buildCUDAPipeline(OpPassManager &pm,
   pm.addPass(createSymbolDCEPass());
   // Kernels on the parameters' buffers, not copies of them.
   pm.addPass(createDeviceParamsInPlace());
-  // Runs of single-block kernels (the scalar bookkeeping) as one launch
+  // Runs of independent kernels (casts of the parameters, updates) and
+  // runs of single-block kernels (the scalar bookkeeping) as one launch
   // each.
+  pm.addPass(createMergeIndependentKernels());
   pm.addPass(createMergeSingleBlockKernels());
   if (!options.emulateKernels)
     pm.addPass(createOutlineGPUKernels());

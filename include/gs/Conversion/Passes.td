@@ -393,6 +393,42 @@ def DeviceParamsInPlace
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def MergeIndependentKernels
+    : Pass<"gs-merge-independent-kernels", "::mlir::ModuleOp"> {
+  let summary = "Launch each run of adjacent kernels that share no written "
+                "buffer as one kernel, their blocks side by side";
+  let description = [{
+    Runs on a GPU step's host code after bufferization and inlining, before
+    gs-merge-single-block-kernels and gs-device-memory. Kernels launched
+    one after another that share no buffer but for reading it (the
+    forward's casts of the parameters to FP16, the optimizer's update of
+    each parameter) compute the same side by side. Each run of them
+    (gpu.launch or gpu.launch_func, constant sizes, with nothing between
+    them but pure host ops and allocations) becomes one launch: its grid
+    is the kernels' blocks laid end to end (one dimension), its blocks as
+    large as the largest of theirs, and each block runs the body of the
+    kernel it belongs to, on the threads below that kernel's block size,
+    with that kernel's own block and thread indices and sizes.
+
+    A kernel's buffers are known by the memory they view: a global, an
+    allocation or an argument of the host function (distinct ones are
+    distinct memory: the runtime passes a step distinct buffers); a kernel
+    writes one where a use in its body, through views, may write it. Two
+    kernels are independent where neither writes memory the other
+    accesses; a kernel that uses a buffer of unknown memory is not merged,
+    nor is one with barriers, shared memory, warp-level or other GPU ops
+    besides the thread and block indices and sizes, or symbols. Runs of
+    single-block kernels only are left to gs-merge-single-block-kernels,
+    which puts dependent ones in one block too. The merged launch is named
+    `gs_parallel_<i>_kernel` for outlining.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
 def MergeSingleBlockKernels
     : Pass<"gs-merge-single-block-kernels", "::mlir::ModuleOp"> {
   let summary = "Launch each run of adjacent single-block kernels as one "

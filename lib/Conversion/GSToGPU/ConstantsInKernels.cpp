@@ -10,14 +10,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "gs/Conversion/GSToGPU/KernelParts.h"
 #include "gs/Conversion/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/MapVector.h"
 
 namespace mlir::gs {
@@ -28,29 +27,6 @@ namespace mlir::gs {
 using namespace mlir;
 
 namespace {
-/// Whether every use of the buffer `value` inside `kernel` (a gpu.launch or
-/// gpu.func), through views, reads it.
-bool onlyReads(Value value, Operation *kernel) {
-  for (OpOperand &use : value.getUses()) {
-    Operation *user = use.getOwner();
-    if (!kernel->isProperAncestor(user))
-      continue;
-    if (auto view = dyn_cast<ViewLikeOpInterface>(user);
-        view && view.getViewSource() == value) {
-      if (!llvm::all_of(user->getResults(), [&](Value result) {
-            return onlyReads(result, kernel);
-          }))
-        return false;
-      continue;
-    }
-    auto effects = dyn_cast<MemoryEffectOpInterface>(user);
-    if (!effects || effects.getEffectOnValue<MemoryEffects::Write>(value) ||
-        effects.getEffectOnValue<MemoryEffects::Free>(value))
-      return false;
-  }
-  return true;
-}
-
 /// The constant global that `read` gets, where it is one a kernel may
 /// keep: an initialized constant of at most `maxBytes`.
 memref::GlobalOp kernelConstant(memref::GetGlobalOp read,
@@ -92,7 +68,7 @@ struct ConstantsInKernelsPass
         if (auto launch = user->getParentOfType<gpu::LaunchOp>())
           launches.insert(launch);
       for (gpu::LaunchOp launch : launches) {
-        if (!onlyReads(read, launch))
+        if (!gs::kernelOnlyReads(read, launch))
           continue;
         OpBuilder b = OpBuilder::atBlockBegin(&launch.getBody().front());
         Operation *inside = b.clone(*read);
@@ -143,7 +119,7 @@ struct ConstantsInKernelsPass
         return {};
       constant = global;
     }
-    if (!constant || !onlyReads(kernel.getArgument(index), kernel))
+    if (!constant || !gs::kernelOnlyReads(kernel.getArgument(index), kernel))
       return {};
     return constant;
   }

@@ -17,7 +17,7 @@
 // CHECK: %[[VIEW:.+]] = memref.expand_shape
 // CHECK: %[[ONE:.+]] = arith.constant 1 : index
 // CHECK: %[[EIGHT:.+]] = arith.constant 8 : index
-// CHECK: gpu.launch blocks(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %[[ONE]], %{{.+}} = %[[ONE]], %{{.+}} = %[[ONE]]) threads(%[[TX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[EIGHT]], %{{.+}} = %[[ONE]], %{{.+}} = %[[ONE]]) module(@gs_sequence_0_kernel) function(@gs_sequence_0_kernel)
+// CHECK: gpu.launch blocks(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %[[ONE]], %{{.+}} = %[[ONE]], %{{.+}} = %[[ONE]]) threads(%[[TX:[a-z0-9_]+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[EIGHT]], %{{.+}} = %[[ONE]], %{{.+}} = %[[ONE]]) module(@gs_sequence_0_kernel) function(@gs_sequence_0_kernel)
 // CHECK: %[[C1:.+]] = arith.constant 1 : index
 // CHECK: %[[IN1:.+]] = arith.cmpi ult, %[[TX]], %[[C1]]
 // CHECK: scf.if %[[IN1]] {
@@ -162,14 +162,14 @@ module attributes {gpu.container_module} {
 // Inline kernels (the emulated pipeline's): the launches' block and thread
 // indices and sizes are block arguments, which the merged body replaces.
 // CHECK-LABEL: func.func @inline
-// CHECK: gpu.launch blocks({{.+}}) threads(%[[TX:.+]], %{{.+}}, %{{.+}}) in
+// CHECK: gpu.launch blocks(%[[BX:[a-z0-9_]+]], %{{.+}}, %{{.+}}) in ({{.+}}) threads(%[[TX:[a-z0-9_]+]], %{{.+}}, %{{.+}}) in
 // CHECK: %[[C2:.+]] = arith.constant 2 : index
 // CHECK: %[[IN:.+]] = arith.cmpi ult, %[[TX]], %[[C2]]
 // CHECK: scf.if %[[IN]] {
 // CHECK: %[[C0:.+]] = arith.constant 0 : index
 // CHECK: %[[N:.+]] = arith.constant 2 : index
 // CHECK: %[[I:.+]] = arith.addi %[[TX]], %[[N]]
-// CHECK: %[[J:.+]] = arith.addi %[[I]], %[[C0]]
+// CHECK: %[[J:.+]] = arith.addi %[[I]], %[[BX]]
 // CHECK: memref.store %{{.+}}, %{{.+}}[%[[J]]]
 // CHECK: gpu.barrier
 // CHECK: memref.load %{{.+}}[%[[TX]]]

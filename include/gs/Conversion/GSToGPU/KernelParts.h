@@ -1,0 +1,79 @@
+//===- KernelParts.h - Kernels run as parts of a larger kernel --*- C++ -*-===//
+//
+// What gs-merge-single-block-kernels and gs-merge-independent-kernels share:
+// a kernel launch (gpu.launch, or gpu.launch_func and its gpu.func) seen as
+// a body that a larger launch can run on some of its blocks and threads,
+// and the buffers a kernel reads and writes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GS_CONVERSION_GSTOGPU_KERNELPARTS_H
+#define GS_CONVERSION_GSTOGPU_KERNELPARTS_H
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <array>
+#include <optional>
+
+namespace mlir::gs {
+
+/// A kernel launch of constant grid and block sizes whose body computes the
+/// same when run on some blocks and threads of a larger launch.
+struct KernelPart {
+  /// The gpu.launch or gpu.launch_func.
+  Operation *launch;
+  /// The kernel's body, one block: the gpu.launch's or the gpu.func's.
+  Block *body;
+  /// For a gpu.func, the host values its arguments are.
+  SmallVector<Value> arguments;
+  /// The grid's and the block's sizes in x, y, z.
+  std::array<int64_t, 3> grid;
+  std::array<int64_t, 3> threads;
+
+  int64_t numBlocks() const { return grid[0] * grid[1] * grid[2]; }
+  int64_t numThreads() const { return threads[0] * threads[1] * threads[2]; }
+};
+
+/// `op` as a kernel part, if it is a launch (synchronous, no clusters or
+/// dynamic shared memory) of constant sizes whose body is one block with
+/// no barriers, warp-level, shared-memory or other GPU ops but the thread
+/// and block indices and sizes, and no symbol uses.
+std::optional<KernelPart> getKernelPart(Operation *op,
+                                        SymbolTableCollection &symbols);
+
+/// A launch of `numBlocks` blocks of `numThreads` threads (one dimension
+/// each) at `b`, to be outlined as the kernel `name`, and `b` at the end of
+/// its body, which has no terminator yet.
+gpu::LaunchOp createMergedLaunch(OpBuilder &b, Location loc, int64_t numBlocks,
+                                 int64_t numThreads, StringRef name);
+
+/// Clones `part`'s body (without its terminator) at `b`, as run by the
+/// thread of linear index `thread` (below the part's block size) of the
+/// part's block of linear index `block`: the body's thread and block
+/// indices and the grid's and block's sizes are the part's own.
+void cloneKernelPart(OpBuilder &b, const KernelPart &part, Value block,
+                     Value thread);
+
+/// Erases the launches of `parts`, and the gpu.modules of their kernels
+/// that nothing in `module` uses any more.
+void eraseKernelParts(ArrayRef<KernelPart> parts, Operation *module);
+
+/// A name for a new kernel, `<prefix>_<i>_kernel` for the first i from
+/// `next` on that neither it nor `<prefix>_<i>` names in `table`.
+std::string getUnusedKernelName(SymbolTable &table, StringRef prefix,
+                                unsigned &next);
+
+/// Whether host code may run after kernels launched before it instead of
+/// before them: it has no effect on memory but allocating new buffers.
+bool commutesWithKernels(Operation &op);
+
+/// Whether every use of the buffer `value` inside `kernel` (a gpu.launch or
+/// gpu.func), through views, only reads it.
+bool kernelOnlyReads(Value value, Operation *kernel);
+
+} // namespace mlir::gs
+
+#endif // GS_CONVERSION_GSTOGPU_KERNELPARTS_H

@@ -1,0 +1,231 @@
+//===- KernelParts.cpp - Kernels run as parts of a larger kernel -*- C++ -*-=//
+
+#include "gs/Conversion/GSToGPU/KernelParts.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+using namespace mlir;
+using namespace mlir::gs;
+
+namespace {
+/// The constant values of `sizes`, if all are constants.
+std::optional<std::array<int64_t, 3>> constantSizes(gpu::KernelDim3 sizes) {
+  std::optional<int64_t> x = getConstantIntValue(sizes.x);
+  std::optional<int64_t> y = getConstantIntValue(sizes.y);
+  std::optional<int64_t> z = getConstantIntValue(sizes.z);
+  if (!x || !y || !z)
+    return std::nullopt;
+  return std::array<int64_t, 3>{*x, *y, *z};
+}
+
+/// Whether `body` computes the same on any blocks and threads of a larger
+/// launch that are given its indices: no barriers, warp-level or
+/// shared-memory ops, no GPU ops but the thread and block indices and
+/// sizes, and no symbols, which a kernel's module would have to carry.
+bool runsInLargerLaunch(Block &body) {
+  WalkResult result = body.walk([&](Operation *op) {
+    if (op == body.getTerminator())
+      return WalkResult::advance();
+    if (isa<gpu::ThreadIdOp, gpu::BlockIdOp, gpu::BlockDimOp, gpu::GridDimOp>(
+            op))
+      return WalkResult::advance();
+    if (isa_and_present<gpu::GPUDialect, NVVM::NVVMDialect, nvgpu::NVGPUDialect,
+                        LLVM::LLVMDialect>(op->getDialect()))
+      return WalkResult::interrupt();
+    for (NamedAttribute attr : op->getAttrs())
+      if (isa<SymbolRefAttr>(attr.getValue()))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return !result.wasInterrupted();
+}
+
+/// Index `d` (0, 1, 2: x, y, z) of `dims`.
+Value pick(gpu::KernelDim3 dims, unsigned d) {
+  return d == 0 ? dims.x : d == 1 ? dims.y : dims.z;
+}
+
+/// The x, y, z indices of linear index `linear` in a box of `sizes`.
+std::array<Value, 3> delinearize(OpBuilder &b, Location loc, Value linear,
+                                 std::array<Value, 3> sizes,
+                                 std::array<int64_t, 3> constantSizes,
+                                 Value zero) {
+  if (constantSizes[1] * constantSizes[2] == 1)
+    return {linear, zero, zero};
+  Value yz = arith::DivUIOp::create(b, loc, linear, sizes[0]);
+  return {arith::RemUIOp::create(b, loc, linear, sizes[0]),
+          arith::RemUIOp::create(b, loc, yz, sizes[1]),
+          arith::DivUIOp::create(b, loc, yz, sizes[1])};
+}
+} // namespace
+
+std::optional<KernelPart>
+mlir::gs::getKernelPart(Operation *op, SymbolTableCollection &symbols) {
+  // The body and its arguments' host values (none for a gpu.launch).
+  Block *body = nullptr;
+  SmallVector<Value> arguments;
+  gpu::KernelDim3 gridSizes, blockSizes;
+  if (auto launch = dyn_cast<gpu::LaunchOp>(op)) {
+    if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty() ||
+        launch.hasClusterSize() || launch.getDynamicSharedMemorySize() ||
+        launch.getNumWorkgroupAttributions() ||
+        launch.getNumPrivateAttributions() || !launch.getBody().hasOneBlock())
+      return std::nullopt;
+    body = &launch.getBody().front();
+    gridSizes = launch.getGridSizeOperandValues();
+    blockSizes = launch.getBlockSizeOperandValues();
+  } else if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op)) {
+    if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty() ||
+        launch.hasClusterSize() || launch.getDynamicSharedMemorySize())
+      return std::nullopt;
+    auto kernel = symbols.lookupNearestSymbolFrom<gpu::GPUFuncOp>(
+        launch, launch.getKernel());
+    if (!kernel || kernel.isExternal() || !kernel.getBody().hasOneBlock() ||
+        kernel.getNumWorkgroupAttributions() ||
+        kernel.getNumPrivateAttributions())
+      return std::nullopt;
+    body = &kernel.getBody().front();
+    arguments = llvm::to_vector(launch.getKernelOperands());
+    gridSizes = launch.getGridSizeOperandValues();
+    blockSizes = launch.getBlockSizeOperandValues();
+  } else {
+    return std::nullopt;
+  }
+  std::optional<std::array<int64_t, 3>> grid = constantSizes(gridSizes);
+  std::optional<std::array<int64_t, 3>> block = constantSizes(blockSizes);
+  if (!grid || !block || !runsInLargerLaunch(*body))
+    return std::nullopt;
+  return KernelPart{op, body, std::move(arguments), *grid, *block};
+}
+
+gpu::LaunchOp mlir::gs::createMergedLaunch(OpBuilder &b, Location loc,
+                                           int64_t numBlocks,
+                                           int64_t numThreads, StringRef name) {
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value gridSize =
+      numBlocks == 1 ? one : arith::ConstantIndexOp::create(b, loc, numBlocks);
+  Value blockSize = arith::ConstantIndexOp::create(b, loc, numThreads);
+  auto kernelName = FlatSymbolRefAttr::get(b.getStringAttr(name));
+  auto launch = gpu::LaunchOp::create(
+      b, loc, gridSize, one, one, blockSize, one, one,
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/{}, /*workgroupAttributions=*/{},
+      /*privateAttributions=*/{}, /*clusterSizeX=*/nullptr,
+      /*clusterSizeY=*/nullptr, /*clusterSizeZ=*/nullptr, kernelName,
+      kernelName);
+  b.setInsertionPointToEnd(&launch.getBody().front());
+  return launch;
+}
+
+void mlir::gs::cloneKernelPart(OpBuilder &b, const KernelPart &part,
+                               Value block, Value thread) {
+  Location loc = part.launch->getLoc();
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  Value zero = constant(0);
+  std::array<Value, 3> gridSizes = {
+      constant(part.grid[0]), constant(part.grid[1]), constant(part.grid[2])};
+  std::array<Value, 3> blockSizes = {constant(part.threads[0]),
+                                     constant(part.threads[1]),
+                                     constant(part.threads[2])};
+  std::array<Value, 3> blockIds =
+      delinearize(b, loc, block, gridSizes, part.grid, zero);
+  std::array<Value, 3> threadIds =
+      delinearize(b, loc, thread, blockSizes, part.threads, zero);
+
+  IRMapping mapping;
+  if (auto launch = dyn_cast<gpu::LaunchOp>(part.launch)) {
+    for (unsigned d = 0; d < 3; ++d) {
+      mapping.map(pick(launch.getBlockIds(), d), blockIds[d]);
+      mapping.map(pick(launch.getThreadIds(), d), threadIds[d]);
+      mapping.map(pick(launch.getGridSize(), d), gridSizes[d]);
+      mapping.map(pick(launch.getBlockSize(), d), blockSizes[d]);
+    }
+  } else {
+    mapping.map(part.body->getArguments(), part.arguments);
+  }
+  SmallVector<Operation *> cloned;
+  for (Operation &op : part.body->without_terminator())
+    cloned.push_back(b.clone(op, mapping));
+  // The indices and sizes the body reads through ops.
+  auto dimension = [](gpu::Dimension d) { return static_cast<unsigned>(d); };
+  for (Operation *op : cloned) {
+    op->walk([&](Operation *inner) {
+      Value replacement;
+      if (auto id = dyn_cast<gpu::ThreadIdOp>(inner))
+        replacement = threadIds[dimension(id.getDimension())];
+      else if (auto size = dyn_cast<gpu::BlockDimOp>(inner))
+        replacement = blockSizes[dimension(size.getDimension())];
+      else if (auto id = dyn_cast<gpu::BlockIdOp>(inner))
+        replacement = blockIds[dimension(id.getDimension())];
+      else if (auto size = dyn_cast<gpu::GridDimOp>(inner))
+        replacement = gridSizes[dimension(size.getDimension())];
+      if (!replacement)
+        return;
+      inner->getResult(0).replaceAllUsesWith(replacement);
+      inner->erase();
+    });
+  }
+}
+
+void mlir::gs::eraseKernelParts(ArrayRef<KernelPart> parts, Operation *module) {
+  llvm::SetVector<Operation *> kernelModules;
+  for (const KernelPart &part : parts) {
+    if (isa<gpu::LaunchFuncOp>(part.launch))
+      kernelModules.insert(part.body->getParentOp()->getParentOp());
+    part.launch->erase();
+  }
+  for (Operation *kernelModule : kernelModules)
+    if (SymbolTable::symbolKnownUseEmpty(kernelModule, module))
+      kernelModule->erase();
+}
+
+std::string mlir::gs::getUnusedKernelName(SymbolTable &table, StringRef prefix,
+                                          unsigned &next) {
+  std::string name;
+  do {
+    name = (prefix + "_" + Twine(next++)).str();
+  } while (table.lookup(name) || table.lookup(name + "_kernel"));
+  return name + "_kernel";
+}
+
+bool mlir::gs::kernelOnlyReads(Value value, Operation *kernel) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (!kernel->isProperAncestor(user))
+      continue;
+    if (auto view = dyn_cast<ViewLikeOpInterface>(user);
+        view && view.getViewSource() == value) {
+      if (!llvm::all_of(user->getResults(), [&](Value result) {
+            return kernelOnlyReads(result, kernel);
+          }))
+        return false;
+      continue;
+    }
+    auto effects = dyn_cast<MemoryEffectOpInterface>(user);
+    if (!effects || effects.getEffectOnValue<MemoryEffects::Write>(value) ||
+        effects.getEffectOnValue<MemoryEffects::Free>(value))
+      return false;
+  }
+  return true;
+}
+
+bool mlir::gs::commutesWithKernels(Operation &op) {
+  if (isPure(&op))
+    return true;
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  return effects && op.getNumRegions() == 0 &&
+         effects.hasEffect<MemoryEffects::Allocate>() &&
+         !effects.hasEffect<MemoryEffects::Read>() &&
+         !effects.hasEffect<MemoryEffects::Write>() &&
+         !effects.hasEffect<MemoryEffects::Free>();
+}

@@ -1,0 +1,192 @@
+//===- MergeIndependentKernels.cpp - Kernels side by side -------*- C++ -*-===//
+//
+// Kernels launched one after another that share no buffer but for reading
+// it (the forward's casts of the parameters to FP16, the optimizer's
+// update of each parameter) compute the same side by side: one launch
+// whose grid is their blocks laid end to end, each block running the body
+// of the kernel it belongs to with that kernel's own block and thread
+// indices. A step then pays one launch for them instead of one each.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gs/Conversion/GSToGPU/KernelParts.h"
+#include "gs/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace mlir::gs {
+#define GEN_PASS_DEF_MERGEINDEPENDENTKERNELS
+#include "gs/Conversion/Passes.h.inc"
+} // namespace mlir::gs
+
+using namespace mlir;
+using namespace mlir::gs;
+
+namespace {
+/// The memory that the host buffer `value` is all or part of: a global
+/// (its name), an allocation or a host function's argument (the value);
+/// null where it is none of these. Distinct memory does not overlap: the
+/// runtime passes a step distinct buffers.
+const void *memoryOf(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto read = dyn_cast<memref::GetGlobalOp>(def))
+      return read.getNameAttr().getAsOpaquePointer();
+    if (isa<memref::AllocOp, memref::AllocaOp, gpu::AllocOp>(def))
+      return value.getAsOpaquePointer();
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      return nullptr;
+    value = view.getViewSource();
+  }
+  return value.getAsOpaquePointer();
+}
+
+/// The memory a kernel accesses, and whether it writes it.
+using Accesses = llvm::DenseMap<const void *, bool>;
+
+/// The memory `part` accesses; nullopt where a buffer it uses is not known
+/// memory.
+std::optional<Accesses> accessesOf(const KernelPart &part) {
+  Operation *kernel = part.body->getParentOp();
+  SmallVector<std::pair<Value, Value>> buffers;
+  if (auto launch = dyn_cast<gpu::LaunchOp>(kernel)) {
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(launch.getBody(), captured);
+    for (Value value : captured)
+      buffers.push_back({value, value});
+  } else {
+    for (auto [host, argument] :
+         llvm::zip_equal(part.arguments, part.body->getArguments()))
+      buffers.push_back({host, argument});
+  }
+  Accesses accesses;
+  for (auto [host, inKernel] : buffers) {
+    if (!isa<BaseMemRefType>(host.getType()))
+      continue;
+    const void *memory = memoryOf(host);
+    if (!memory)
+      return std::nullopt;
+    accesses[memory] |= !kernelOnlyReads(inKernel, kernel);
+  }
+  return accesses;
+}
+
+/// Whether kernels that access `a` and `b` may run side by side: neither
+/// writes what the other accesses.
+bool independent(const Accesses &a, const Accesses &b) {
+  for (auto [memory, writes] : a) {
+    auto found = b.find(memory);
+    if (found != b.end() && (writes || found->second))
+      return false;
+  }
+  return true;
+}
+
+struct MergeIndependentKernelsPass
+    : gs::impl::MergeIndependentKernelsBase<MergeIndependentKernelsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTableCollection symbols;
+    SmallVector<SmallVector<KernelPart>> runs;
+    module.walk([&](FunctionOpInterface function) {
+      if (isa<gpu::GPUFuncOp>(function) || function.isExternal())
+        return;
+      for (Block &block : function.getFunctionBody())
+        collectRuns(block, symbols, runs);
+    });
+    SymbolTable &table = symbols.getSymbolTable(module);
+    unsigned next = 0;
+    for (ArrayRef<KernelPart> run : runs) {
+      merge(run, getUnusedKernelName(table, "gs_parallel", next));
+      eraseKernelParts(run, module);
+    }
+  }
+
+  /// Adds to `runs` the runs of `block`'s launches that may run side by
+  /// side: adjacent but for host code that commutes with them, and
+  /// pairwise independent. Runs of single-block kernels only are left to
+  /// gs-merge-single-block-kernels, which puts dependent ones in one
+  /// block too.
+  void collectRuns(Block &block, SymbolTableCollection &symbols,
+                   SmallVectorImpl<SmallVector<KernelPart>> &runs) {
+    SmallVector<KernelPart> run;
+    Accesses accessed;
+    auto endRun = [&] {
+      if (run.size() > 1 && llvm::any_of(run, [](const KernelPart &part) {
+            return part.numBlocks() > 1;
+          }))
+        runs.push_back(std::move(run));
+      run.clear();
+      accessed.clear();
+    };
+    for (Operation &op : block) {
+      std::optional<KernelPart> part = getKernelPart(&op, symbols);
+      std::optional<Accesses> accesses;
+      if (part)
+        accesses = accessesOf(*part);
+      if (!accesses) {
+        if (!commutesWithKernels(op))
+          endRun();
+        continue;
+      }
+      if (!independent(*accesses, accessed))
+        endRun();
+      for (auto [memory, writes] : *accesses)
+        accessed[memory] |= writes;
+      run.push_back(std::move(*part));
+    }
+    endRun();
+  }
+
+  /// Launches the bodies of `run` side by side, each on blocks of its own,
+  /// where its last launch was, as the kernel `name`.
+  void merge(ArrayRef<KernelPart> run, StringRef name) {
+    Operation *last = run.back().launch;
+    Location loc = last->getLoc();
+    int64_t numBlocks = 0, numThreads = 0;
+    for (const KernelPart &part : run) {
+      numBlocks += part.numBlocks();
+      numThreads = std::max(numThreads, part.numThreads());
+    }
+    OpBuilder b(last);
+    auto constant = [&](int64_t value) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, value);
+    };
+    gpu::LaunchOp merged =
+        createMergedLaunch(b, loc, numBlocks, numThreads, name);
+    Value block = merged.getBlockIds().x;
+    Value thread = merged.getThreadIds().x;
+    int64_t first = 0;
+    for (const KernelPart &part : run) {
+      OpBuilder::InsertionGuard guard(b);
+      // This part's blocks, and its threads in them.
+      Value start = constant(first);
+      Value end = constant(first + part.numBlocks());
+      Value afterStart = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::uge, block, start);
+      Value beforeEnd =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, block, end);
+      Value inPart = arith::AndIOp::create(b, loc, afterStart, beforeEnd);
+      if (part.numThreads() < numThreads) {
+        Value count = constant(part.numThreads());
+        Value inBlock = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                              thread, count);
+        inPart = arith::AndIOp::create(b, loc, inPart, inBlock);
+      }
+      auto ifOp = scf::IfOp::create(b, loc, inPart, /*withElseRegion=*/false);
+      b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+      Value partBlock = arith::SubIOp::create(b, loc, block, start);
+      cloneKernelPart(b, part, partBlock, thread);
+      first += part.numBlocks();
+    }
+    gpu::TerminatorOp::create(b, loc);
+  }
+};
+} // namespace
