@@ -177,7 +177,8 @@ void mlir::gs::cloneKernelPart(OpBuilder &b, const KernelPart &part,
   }
 }
 
-void mlir::gs::eraseKernelParts(ArrayRef<KernelPart> parts, Operation *module) {
+void mlir::gs::eraseKernelParts(ArrayRef<KernelPart> parts,
+                                SymbolTable &table) {
   llvm::SetVector<Operation *> kernelModules;
   for (const KernelPart &part : parts) {
     if (isa<gpu::LaunchFuncOp>(part.launch))
@@ -185,8 +186,8 @@ void mlir::gs::eraseKernelParts(ArrayRef<KernelPart> parts, Operation *module) {
     part.launch->erase();
   }
   for (Operation *kernelModule : kernelModules)
-    if (SymbolTable::symbolKnownUseEmpty(kernelModule, module))
-      kernelModule->erase();
+    if (SymbolTable::symbolKnownUseEmpty(kernelModule, table.getOp()))
+      table.erase(kernelModule);
 }
 
 std::string mlir::gs::getUnusedKernelName(SymbolTable &table, StringRef prefix,
@@ -211,10 +212,17 @@ bool mlir::gs::kernelOnlyReads(Value value, Operation *kernel) {
         return false;
       continue;
     }
+    // A write or free of this buffer, or of memory the op does not name.
     auto effects = dyn_cast<MemoryEffectOpInterface>(user);
-    if (!effects || effects.getEffectOnValue<MemoryEffects::Write>(value) ||
-        effects.getEffectOnValue<MemoryEffects::Free>(value))
+    if (!effects)
       return false;
+    SmallVector<MemoryEffects::EffectInstance> instances;
+    effects.getEffects(instances);
+    for (const MemoryEffects::EffectInstance &instance : instances)
+      if (isa<MemoryEffects::Write, MemoryEffects::Free>(
+              instance.getEffect()) &&
+          (!instance.getValue() || instance.getValue() == value))
+        return false;
   }
   return true;
 }

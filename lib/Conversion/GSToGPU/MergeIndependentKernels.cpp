@@ -21,6 +21,8 @@
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include <limits>
+
 namespace mlir::gs {
 #define GEN_PASS_DEF_MERGEINDEPENDENTKERNELS
 #include "gs/Conversion/Passes.h.inc"
@@ -105,7 +107,7 @@ struct MergeIndependentKernelsPass
     unsigned next = 0;
     for (ArrayRef<KernelPart> run : runs) {
       merge(run, getUnusedKernelName(table, "gs_parallel", next));
-      eraseKernelParts(run, module);
+      eraseKernelParts(run, table);
     }
   }
 
@@ -118,6 +120,9 @@ struct MergeIndependentKernelsPass
                    SmallVectorImpl<SmallVector<KernelPart>> &runs) {
     SmallVector<KernelPart> run;
     Accesses accessed;
+    // A grid's x size is at most 2^31 - 1.
+    int64_t numBlocks = 0;
+    constexpr int64_t kMaxBlocks = std::numeric_limits<int32_t>::max();
     auto endRun = [&] {
       if (run.size() > 1 && llvm::any_of(run, [](const KernelPart &part) {
             return part.numBlocks() > 1;
@@ -125,6 +130,7 @@ struct MergeIndependentKernelsPass
         runs.push_back(std::move(run));
       run.clear();
       accessed.clear();
+      numBlocks = 0;
     };
     for (Operation &op : block) {
       std::optional<KernelPart> part = getKernelPart(&op, symbols);
@@ -136,10 +142,12 @@ struct MergeIndependentKernelsPass
           endRun();
         continue;
       }
-      if (!independent(*accesses, accessed))
+      if (!independent(*accesses, accessed) ||
+          numBlocks + part->numBlocks() > kMaxBlocks)
         endRun();
       for (auto [memory, writes] : *accesses)
         accessed[memory] |= writes;
+      numBlocks += part->numBlocks();
       run.push_back(std::move(*part));
     }
     endRun();

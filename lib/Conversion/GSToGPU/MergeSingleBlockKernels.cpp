@@ -61,7 +61,7 @@ struct MergeSingleBlockKernelsPass
     unsigned next = 0;
     for (ArrayRef<gs::KernelPart> run : runs) {
       merge(run, gs::getUnusedKernelName(table, "gs_sequence", next));
-      gs::eraseKernelParts(run, module);
+      gs::eraseKernelParts(run, table);
     }
   }
 

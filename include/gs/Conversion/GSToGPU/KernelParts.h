@@ -58,8 +58,8 @@ void cloneKernelPart(OpBuilder &b, const KernelPart &part, Value block,
                      Value thread);
 
 /// Erases the launches of `parts`, and the gpu.modules of their kernels
-/// that nothing in `module` uses any more.
-void eraseKernelParts(ArrayRef<KernelPart> parts, Operation *module);
+/// that nothing in `table`'s op uses any more.
+void eraseKernelParts(ArrayRef<KernelPart> parts, SymbolTable &table);
 
 /// A name for a new kernel, `<prefix>_<i>_kernel` for the first i from
 /// `next` on that neither it nor `<prefix>_<i>` names in `table`.
