@@ -67,6 +67,7 @@ void mlir::gs::buildCUDAPipeline(OpPassManager &pm,
   // each.
   pm.addPass(createMergeIndependentKernels());
   pm.addPass(createMergeSingleBlockKernels());
+  // The merged launches as kernels of their own.
   if (!options.emulateKernels)
     pm.addPass(createOutlineGPUKernels());
   // Constants in the kernels, not uploaded in every call.

@@ -92,7 +92,8 @@ struct ConstantsInKernelsPass
       if (kernel.isExternal())
         continue;
       for (int i = kernel.getNumArguments() - 1; i >= 0; --i)
-        if (memref::GlobalOp global = constantArgument(kernel, launches, i))
+        if (memref::GlobalOp global =
+                constantArgument(kernel, launches, i, symbols))
           moveIntoKernel(global, kernel, launches, i, symbols);
     }
 
@@ -106,9 +107,9 @@ struct ConstantsInKernelsPass
   /// `index` of `kernel`, and that the kernel only reads; none otherwise.
   memref::GlobalOp constantArgument(gpu::GPUFuncOp kernel,
                                     ArrayRef<gpu::LaunchFuncOp> launches,
-                                    unsigned index) {
+                                    unsigned index,
+                                    SymbolTableCollection &symbols) {
     memref::GlobalOp constant;
-    SymbolTableCollection symbols;
     for (gpu::LaunchFuncOp launch : launches) {
       auto read = launch.getKernelOperands()[index]
                       .getDefiningOp<memref::GetGlobalOp>();
