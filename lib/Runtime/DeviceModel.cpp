@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
-#include <set>
 #include <vector>
 
 using namespace mlir::gs::runtime;
@@ -42,12 +42,6 @@ std::string device(cuda::Device *&gpu) {
 
 size_t byteSize(const gs_tensor_info &info) {
   return tensorFor(info).byteSize();
-}
-
-/// The parameters copied back with every run's results.
-std::set<const gs_param_info *> &copiedWithResults() {
-  static auto *params = new std::set<const gs_param_info *>();
-  return *params;
 }
 
 /// Allocates the device copies of `model`'s parameters not allocated yet.
@@ -104,10 +98,11 @@ std::string mlir::gs::runtime::openDevice(std::string &description) {
   return {};
 }
 
-std::string mlir::gs::runtime::runOnDevice(const gs_model_info &model,
-                                           const gs_entry_info &entry,
-                                           const void *const *inputs,
-                                           void *const *results) {
+std::string mlir::gs::runtime::queueOnDevice(
+    const gs_model_info &model, const gs_entry_info &entry,
+    const void *const *inputs, void *const *results,
+    const std::vector<const gs_param_info *> &snapshot,
+    void *const *snapshots) {
   cuda::Device *gpu = nullptr;
   if (std::string error = device(gpu); !error.empty())
     return error;
@@ -127,6 +122,7 @@ std::string mlir::gs::runtime::runOnDevice(const gs_model_info &model,
     descriptors.push_back(
         memrefDescriptor(asPointer(copy.pointer), shapeOf(param.tensor)));
   }
+  // Freed after the copies are queued: the stream reuses them after those.
   RunBuffers buffers(*gpu);
   std::vector<CUdeviceptr> resultPointers;
   for (int32_t i = 0; i < entry.num_inputs + entry.num_results; ++i) {
@@ -153,23 +149,93 @@ std::string mlir::gs::runtime::runOnDevice(const gs_model_info &model,
                                             byteSize(entry.results[i]));
         !error.empty())
       return error;
-  std::vector<DeviceCopy *> copiedBack;
-  for (int32_t i = 0; i < model.num_params; ++i) {
-    const gs_param_info &param = model.params[i];
-    if (!copiedWithResults().count(&param))
-      continue;
-    DeviceCopy &copy = deviceCopies()[&param];
-    if (std::string error =
-            gpu->copyToHost(param.data, copy.pointer, copy.bytes);
+  for (size_t i = 0; i < snapshot.size(); ++i) {
+    auto copy = deviceCopies().find(snapshot[i]);
+    if (copy == deviceCopies().end())
+      return "parameter '" + std::string(snapshot[i]->tensor.name) +
+             "' is not one of the model's";
+    if (std::string error = gpu->copyToHost(snapshots[i], copy->second.pointer,
+                                            copy->second.bytes);
         !error.empty())
       return error;
-    copiedBack.push_back(&copy);
   }
-  if (std::string error = gpu->synchronize(); !error.empty())
-    return error;
-  for (DeviceCopy *copy : copiedBack)
-    copy->newer = DeviceCopy::Newer::Neither;
   return {};
+}
+
+std::string mlir::gs::runtime::runOnDevice(const gs_model_info &model,
+                                           const gs_entry_info &entry,
+                                           const void *const *inputs,
+                                           void *const *results) {
+  if (std::string error =
+          queueOnDevice(model, entry, inputs, results, {}, nullptr);
+      !error.empty())
+    return error;
+  cuda::Device *gpu = nullptr;
+  if (std::string error = device(gpu); !error.empty())
+    return error;
+  return gpu->synchronize();
+}
+
+static void freePageLocked(void *pointer) {
+  cuda::Device *gpu = nullptr;
+  // Only the process's device allocates them, and it is never closed.
+  if (cuda::processDevice(gpu).empty())
+    (void)gpu->freeHost(pointer);
+}
+
+std::string mlir::gs::runtime::allocatePageLocked(const gs_tensor_info &info,
+                                                  Tensor &tensor) {
+  cuda::Device *gpu = nullptr;
+  if (std::string error = device(gpu); !error.empty())
+    return error;
+  DType type = DType::F32;
+  toDType(info.dtype, type);
+  size_t bytes = byteSize(info);
+  void *pointer = nullptr;
+  if (std::string error = gpu->allocateHost(bytes, pointer); !error.empty())
+    return error;
+  std::memset(pointer, 0, bytes);
+  tensor = Tensor::adopt(type, shapeOf(info), static_cast<char *>(pointer),
+                         &freePageLocked);
+  return {};
+}
+
+std::string DeviceMarker::create(std::unique_ptr<DeviceMarker> &marker) {
+  cuda::Device *gpu = nullptr;
+  if (std::string error = device(gpu); !error.empty())
+    return error;
+  cuda::CUevent event = nullptr;
+  if (std::string error = gpu->createOrderingEvent(event); !error.empty())
+    return error;
+  marker.reset(new DeviceMarker(event));
+  return {};
+}
+
+DeviceMarker::~DeviceMarker() {
+  cuda::Device *gpu = nullptr;
+  if (cuda::processDevice(gpu).empty())
+    (void)gpu->destroyEvent(event);
+}
+
+std::string DeviceMarker::record() {
+  cuda::Device *gpu = nullptr;
+  if (std::string error = device(gpu); !error.empty())
+    return error;
+  return gpu->recordEvent(event);
+}
+
+std::string DeviceMarker::reached(bool &reached) {
+  cuda::Device *gpu = nullptr;
+  if (std::string error = device(gpu); !error.empty())
+    return error;
+  return gpu->eventDone(event, reached);
+}
+
+std::string DeviceMarker::wait() {
+  cuda::Device *gpu = nullptr;
+  if (std::string error = device(gpu); !error.empty())
+    return error;
+  return gpu->waitForEvent(event);
 }
 
 const void *mlir::gs::runtime::hostCopy(const gs_param_info &param) {
@@ -193,10 +259,6 @@ const void *mlir::gs::runtime::hostCopy(const gs_param_info &param) {
   }
   found->second.newer = DeviceCopy::Newer::Neither;
   return param.data;
-}
-
-void mlir::gs::runtime::copyBackWithResults(const gs_param_info &param) {
-  copiedWithResults().insert(&param);
 }
 
 void mlir::gs::runtime::hostCopyWritten(const gs_param_info &param) {

@@ -71,7 +71,12 @@ const char *mlir::gs::runtime::nameOf(DType type) {
   return "?";
 }
 
-void Tensor::Free::operator()(char *p) const { std::free(p); }
+void Tensor::Free::operator()(char *p) const {
+  if (release)
+    release(p);
+  else
+    std::free(p);
+}
 
 std::optional<uint64_t>
 mlir::gs::runtime::checkedByteSize(DType type,
@@ -127,6 +132,15 @@ Tensor::Tensor(DType type, std::vector<int64_t> shape)
                  describe().c_str());
     std::abort();
   }
+}
+
+Tensor Tensor::adopt(DType type, std::vector<int64_t> shape, char *data,
+                     void (*release)(void *)) {
+  Tensor tensor;
+  tensor.type_ = type;
+  tensor.shape_ = std::move(shape);
+  tensor.data_ = std::unique_ptr<char, Free>(data, Free{release});
+  return tensor;
 }
 
 std::string Tensor::allocate(DType type, std::vector<int64_t> shape,

@@ -17,6 +17,7 @@
 #include "gs/Runtime/ModelABI.h"
 #include "gs/Runtime/OnnxExport.h"
 #include "gs/Runtime/Report.h"
+#include "gs/Runtime/RunQueue.h"
 #include "gs/Support/Telemetry.h"
 
 #include <algorithm>
@@ -42,6 +43,10 @@ extern "C" const gs_model_info *gs_program_model(void);
 
 namespace {
 const char *program = "train";
+
+/// How many steps the host queues on a GPU before it waits for the oldest:
+/// it fills the next batches while the device runs the steps before.
+constexpr int kStepsAhead = 3;
 
 /// The ranks of a data-parallel run (Collectives.h); null for a process
 /// alone.
@@ -498,28 +503,20 @@ struct Dataset {
   int64_t count = 0;
 };
 
-/// One batch of an entry's inputs, filled from a data set.
-struct Batch {
-  explicit Batch(const gs_entry_info &entry) {
-    for (int32_t i = 0; i < entry.num_inputs; ++i)
-      inputs.push_back(allocateFor(entry.inputs[i]));
-  }
-  void fill(const Dataset &dataset, const std::vector<int64_t> &order,
-            int64_t first) {
-    for (size_t i = 0; i < inputs.size(); ++i)
-      gatherRows(dataset.columns[i], order, first, inputs[i]);
-  }
-  std::vector<const Tensor *> pointers() const {
-    std::vector<const Tensor *> result;
-    for (const Tensor &input : inputs)
-      result.push_back(&input);
-    return result;
-  }
-  std::vector<Tensor> inputs;
-};
+/// Gathers one batch of an entry's inputs, the rows of `order` from
+/// `first` on, from a data set.
+void fillBatch(const Dataset &dataset, const std::vector<int64_t> &order,
+               int64_t first, std::vector<Tensor> &inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i)
+    gatherRows(dataset.columns[i], order, first, inputs[i]);
+}
 
-/// The telemetry parameters of the model, and the loss scale.
+/// The telemetry parameters of the model, and the loss scale, which the
+/// trainer reads after every step: from a RunQueue run's `params` (their
+/// values after that step), which hold them in the order of `watched`.
 struct Telemetry {
+  using Values = std::vector<Tensor>;
+
   explicit Telemetry(const gs_model_info &model) {
     std::string prefix = telemetry::kSitePrefix;
     for (int32_t i = 0; i < model.num_params; ++i) {
@@ -538,44 +535,52 @@ struct Telemetry {
     }
     skipped = findParam(model, telemetry::kSkippedSteps);
     lossScale = findParam(model, telemetry::kLossScale);
-    // Read every step: on a GPU, copied back with the loss.
-    for (const gs_param_info *p : sites)
-      copyBackWithResults(*p);
-    for (const gs_param_info *p : unifications)
-      copyBackWithResults(*p);
+    watched = sites;
+    watched.insert(watched.end(), unifications.begin(), unifications.end());
     for (const gs_param_info *p : {skipped, lossScale})
       if (p)
-        copyBackWithResults(*p);
+        watched.push_back(p);
   }
-  std::array<double, 7> record(size_t site) const {
-    std::array<double, 7> values;
-    std::memcpy(values.data(), hostCopy(*sites[site]), sizeof(values));
+  /// The watched parameters' current values.
+  Values current() const {
+    Values values;
+    for (const gs_param_info *p : watched)
+      values.push_back(readParam(*p));
     return values;
   }
-  std::vector<double> unifyRecord(size_t index) const {
-    const gs_param_info &p = *unifications[index];
-    const auto *data = static_cast<const double *>(hostCopy(p));
-    return std::vector<double>(data, data + elementCount(p.tensor));
+  std::array<double, 7> record(const Values &values, size_t site) const {
+    std::array<double, 7> record;
+    std::memcpy(record.data(), values[site].data(), sizeof(record));
+    return record;
+  }
+  std::vector<double> unifyRecord(const Values &values, size_t index) const {
+    const Tensor &value = values[sites.size() + index];
+    const auto *data = value.as<double>();
+    return std::vector<double>(data, data + value.numElements());
   }
   static int64_t unifyParts(const gs_param_info &p) {
     return (elementCount(p.tensor) - telemetry::FirstPart) /
            telemetry::NumUnifyPartFields;
   }
-  int64_t skippedSteps() const {
-    return skipped ? *static_cast<const int64_t *>(hostCopy(*skipped)) : 0;
+  int64_t skippedSteps(const Values &values) const {
+    return skipped ? *values[sites.size() + unifications.size()].as<int64_t>()
+                   : 0;
   }
-  double currentLossScale() const {
+  double currentLossScale(const Values &values) const {
     if (!lossScale)
       return NAN;
-    return lossScale->tensor.dtype == GS_DTYPE_F64
-               ? *static_cast<const double *>(hostCopy(*lossScale))
-               : *static_cast<const float *>(hostCopy(*lossScale));
+    const Tensor &value = values.back();
+    return value.type() == DType::F64 ? *value.as<double>()
+                                      : *value.as<float>();
   }
   std::vector<const gs_param_info *> sites;
   /// The branch unifications' records (gs.scaling.unify<i>).
   std::vector<const gs_param_info *> unifications;
   const gs_param_info *skipped = nullptr;
   const gs_param_info *lossScale = nullptr;
+  /// The sites, the unifications, then the skipped steps and the loss
+  /// scale where the model has them.
+  std::vector<const gs_param_info *> watched;
 };
 
 //===----------------------------------------------------------------------===//
@@ -648,28 +653,34 @@ struct MetricSum {
   std::vector<int64_t> intersections, predicted, labelled;
 };
 
-/// Runs the eval step over `dataset` in order: the mean loss (each batch's
-/// loss weighted by its examples; the last batch is padded by repeating
-/// the first example, which the metric leaves out) and the metric.
+/// Runs the eval step over `dataset` in order, through `batches` (a
+/// RunQueue of the eval step): the mean loss (each batch's loss weighted
+/// by its examples; the last batch is padded by repeating the first
+/// example, which the metric leaves out) and the metric.
 EvalPoint evaluate(const Entries &entries, const Dataset &dataset,
-                   int64_t step) {
-  Batch batch(*entries.eval);
+                   RunQueue &batches, int64_t step) {
   std::vector<int64_t> order = epochOrder(dataset.count, 0, 0, false);
-  std::vector<Tensor> results;
   double lossSum = 0;
   const Metric &metric = entries.metric;
   MetricSum sum(metric);
-  for (int64_t first = 0; first < dataset.count; first += entries.batch) {
-    batch.fill(dataset, order, first);
-    check(run(*entries.model, *entries.eval, batch.pointers(), results));
-    int64_t valid = std::min(entries.batch, dataset.count - first);
-    lossSum += *results[entries.evalLoss].as<float>() * valid;
+  // A batch's tag is its first example.
+  auto add = [&](const RunQueue::Run &batch) {
+    int64_t valid = std::min(entries.batch, dataset.count - batch.tag);
+    lossSum += *batch.results[entries.evalLoss].as<float>() * valid;
     if (metric.kind != Metric::None)
-      sum.add(results[metric.output],
+      sum.add(batch.results[metric.output],
               metric.targetInput >= 0 ? batch.inputs[metric.targetInput]
-                                      : results[metric.targetResult],
+                                      : batch.results[metric.targetResult],
               valid);
+  };
+  for (int64_t first = 0; first < dataset.count; first += entries.batch) {
+    RunQueue::Run *batch = nullptr;
+    check(batches.next(add, batch));
+    fillBatch(dataset, order, first, batch->inputs);
+    check(batches.submit(first));
+    check(batches.readDone(/*all=*/false, add));
   }
+  check(batches.readDone(/*all=*/true, add));
   return {step, metric.kind == Metric::None ? "" : metric.name(), sum.value(),
           lossSum / dataset.count, dataset.count};
 }
@@ -904,14 +915,16 @@ Data loadData(const Flags &flags, const Entries &entries) {
 /// Counts scale events (a site's scale or the loss scale changed between
 /// steps) and records the telemetry of the steps the report keeps.
 struct ScaleEvents {
-  explicit ScaleEvents(const Telemetry &scaling)
+  ScaleEvents(const Telemetry &scaling, const Telemetry::Values &before)
       : scaling(scaling), lastScales(scaling.sites.size(), NAN),
-        lastLossScale(scaling.currentLossScale()) {}
+        lastLossScale(scaling.currentLossScale(before)) {}
 
-  /// After `step`; `recorded`: the report keeps this step's records.
-  void observe(int64_t step, bool recorded, TrainingReport &report) {
+  /// `values` after `step`; `recorded`: the report keeps this step's
+  /// records.
+  void observe(int64_t step, bool recorded, const Telemetry::Values &values,
+               TrainingReport &report) {
     for (size_t s = 0; s < scaling.sites.size(); ++s) {
-      std::array<double, 7> record = scaling.record(s);
+      std::array<double, 7> record = scaling.record(values, s);
       double scale = record[telemetry::Scale];
       if (!std::isnan(lastScales[s]) && scale != lastScales[s])
         ++count;
@@ -924,10 +937,11 @@ struct ScaleEvents {
     if (recorded) {
       for (size_t u = 0; u < scaling.unifications.size(); ++u) {
         report.unifications[u].steps.push_back(step);
-        report.unifications[u].records.push_back(scaling.unifyRecord(u));
+        report.unifications[u].records.push_back(
+            scaling.unifyRecord(values, u));
       }
     }
-    double lossScale = scaling.currentLossScale();
+    double lossScale = scaling.currentLossScale(values);
     if (std::isnan(lossScale))
       return;
     if (lossScale != lastLossScale)
@@ -1236,11 +1250,17 @@ int main(int argc, char **argv) {
         static_cast<long long>(start + 1), static_cast<long long>(total),
         static_cast<long long>(stepsPerEpoch));
 
-  Batch batch(*entries.train);
+  // On a GPU the host queues up to kStepsAhead steps (and evaluation
+  // batches) before it waits for the oldest, and reads each step's loss
+  // and telemetry from its run.
+  std::unique_ptr<RunQueue> steps, evalBatches;
+  check(RunQueue::create(model, *entries.train, scaling.watched, kStepsAhead,
+                         steps));
+  if (entries.eval && held.count && leads())
+    check(RunQueue::create(model, *entries.eval, {}, kStepsAhead, evalBatches));
   std::vector<int64_t> order;
   int64_t orderEpoch = -1;
-  ScaleEvents events(scaling);
-  std::vector<Tensor> results;
+  ScaleEvents events(scaling, scaling.current());
   auto began = std::chrono::steady_clock::now();
   auto elapsed = [&]() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() -
@@ -1251,13 +1271,28 @@ int main(int argc, char **argv) {
     // The replicas hold the same weights: rank 0 evaluates.
     if (!leads())
       return;
-    EvalPoint point = evaluate(entries, held, step);
+    EvalPoint point = evaluate(entries, held, *evalBatches, step);
     report.evaluations.push_back(point);
     progress.clear();
     std::fprintf(stderr, "step %lld: ", static_cast<long long>(step));
     if (!point.metric.empty())
       std::fprintf(stderr, "eval %s %.4f, ", point.metric.c_str(), point.value);
     std::fprintf(stderr, "eval loss %.4f\n", point.loss);
+  };
+
+  // Records a step the device is done with: its loss, outputs, telemetry.
+  auto recordStep = [&](const RunQueue::Run &run) {
+    int64_t step = run.tag;
+    double loss = *run.results[entries.trainLoss].as<float>();
+    report.lossSteps.push_back(step);
+    report.losses.push_back(loss);
+    for (size_t o = 0; o < scalarOutputs.size(); ++o)
+      report.outputs[o].values.push_back(
+          *run.results[scalarOutputs[o]].as<float>());
+    events.observe(step, step % flags.telemetryEvery == 0 || step == total,
+                   run.params, report);
+    progress.update(step, total, loss, (step - start) / elapsed(), events.count,
+                    scaling.skippedSteps(run.params), step == total);
   };
 
   // The GPU's driver calls after the first step (which loads modules and
@@ -1270,31 +1305,30 @@ int main(int argc, char **argv) {
       order = epochOrder(train.count, seed, epoch, shuffle);
       orderEpoch = epoch;
     }
-    batch.fill(train, order,
-               ((step - 1) % stepsPerEpoch) * globalBatch +
-                   rankIndex() * entries.batch);
-    check(run(model, *entries.train, batch.pointers(), results));
+    // Waits for the oldest step where the device is kStepsAhead behind.
+    RunQueue::Run *run = nullptr;
+    check(steps->next(recordStep, run));
+    fillBatch(train, order,
+              ((step - 1) % stepsPerEpoch) * globalBatch +
+                  rankIndex() * entries.batch,
+              run->inputs);
+    check(steps->submit(step));
     if (step == start + 1)
       afterFirstStep = deviceCalls();
-    double loss = *results[entries.trainLoss].as<float>();
-    report.lossSteps.push_back(step);
-    report.losses.push_back(loss);
-    for (size_t o = 0; o < scalarOutputs.size(); ++o)
-      report.outputs[o].values.push_back(
-          *results[scalarOutputs[o]].as<float>());
+    check(steps->readDone(/*all=*/false, recordStep));
 
-    events.observe(step, step % flags.telemetryEvery == 0 || step == total,
-                   report);
-    double seconds = elapsed();
-    progress.update(step, total, loss, (step - start) / seconds, events.count,
-                    scaling.skippedSteps(), step == total);
-
+    // Evaluations and checkpoints read the parameters after this step.
     bool epochEnd = step % stepsPerEpoch == 0;
-    if (entries.eval && held.count &&
-        (flags.evalEvery ? step % *flags.evalEvery == 0 : epochEnd))
+    bool evaluateHere =
+        entries.eval && held.count &&
+        (flags.evalEvery ? step % *flags.evalEvery == 0 : epochEnd);
+    bool checkpointHere = flags.checkpointEvery &&
+                          step % *flags.checkpointEvery == 0 && step != total;
+    if (evaluateHere || checkpointHere || step == total)
+      check(steps->readDone(/*all=*/true, recordStep));
+    if (evaluateHere)
       evaluateNow(step);
-    if (flags.checkpointEvery && step % *flags.checkpointEvery == 0 &&
-        step != total) {
+    if (checkpointHere) {
       checkReplicasAgree(model, step);
       if (!flags.checkpoint.empty())
         check(
@@ -1305,7 +1339,7 @@ int main(int argc, char **argv) {
   checkReplicasAgree(model, total);
   report.wallSeconds = elapsed();
   report.steps = total;
-  report.skippedSteps = scaling.skippedSteps();
+  report.skippedSteps = scaling.skippedSteps(scaling.current());
   progress.clear();
   if (entries.eval && held.count &&
       (report.evaluations.empty() || report.evaluations.back().step != total))

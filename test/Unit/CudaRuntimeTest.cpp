@@ -1,7 +1,9 @@
 //===- CudaRuntimeTest.cpp - The GPU runtime's host-side logic ------------===//
 //
 // The caching allocator on a host-memory backend that counts its calls and
-// can run out, and the choice of kernel image per GPU architecture.
+// can run out, the choice of kernel image per GPU architecture, and on the
+// stand-in driver the mgpu* calls, the host waits a device counts, and
+// events asked about without waiting.
 //
 //===----------------------------------------------------------------------===//
 
@@ -241,4 +243,66 @@ TEST(MgpuWrappersDeathTest, RefusesHostSharedMemoryByName) {
   ASSERT_EQ(setenv("GS_LIBCUDA", GS_FAKE_LIBCUDA, /*overwrite=*/1), 0);
   EXPECT_EXIT(mgpuMemAlloc(64, nullptr, true), testing::ExitedWithCode(1),
               "GradScale GPU runtime: error: host-shared GPU memory");
+}
+
+TEST(Device, OnlyCopiesToAndFromPageableMemoryMakeTheHostWait) {
+  ASSERT_EQ(setenv("GS_LIBCUDA", GS_FAKE_LIBCUDA, /*overwrite=*/1), 0);
+  Device *gpu = nullptr;
+  ASSERT_EQ(processDevice(gpu), "");
+  constexpr size_t kBytes = 4096;
+  CUdeviceptr block = 0;
+  ASSERT_EQ(gpu->allocator().allocate(kBytes, block), "");
+  void *locked = nullptr;
+  ASSERT_EQ(gpu->allocateHost(kBytes, locked), "");
+  std::vector<char> pageable(kBytes, 7);
+
+  CallCounts before = gpu->callCounts();
+  ASSERT_EQ(gpu->copyToDevice(block, locked, kBytes), "");
+  ASSERT_EQ(gpu->copyToHost(locked, block, kBytes), "");
+  // Part of a page-locked block is page-locked too.
+  ASSERT_EQ(gpu->copyToHost(static_cast<char *>(locked) + 64, block, 128), "");
+  EXPECT_EQ(gpu->callCounts().copies, before.copies + 3);
+  EXPECT_EQ(gpu->callCounts().hostSynchronizations,
+            before.hostSynchronizations);
+  // Pageable memory, and a range running past a page-locked block.
+  ASSERT_EQ(gpu->copyToDevice(block, pageable.data(), kBytes), "");
+  ASSERT_EQ(gpu->copyToHost(pageable.data(), block, kBytes), "");
+  ASSERT_EQ(gpu->copyToHost(static_cast<char *>(locked) + 1, block, kBytes),
+            "");
+  EXPECT_EQ(gpu->callCounts().hostSynchronizations,
+            before.hostSynchronizations + 3);
+  EXPECT_EQ(pageable[0], 7);
+
+  EXPECT_EQ(gpu->freeHost(locked), "");
+  EXPECT_EQ(gpu->freeHost(locked),
+            "freeing host memory this device did not allocate");
+  EXPECT_EQ(gpu->allocator().deallocate(block), "");
+}
+
+TEST(Device, AsksWhetherAnEventIsReachedWithoutWaiting) {
+  ASSERT_EQ(setenv("GS_LIBCUDA", GS_FAKE_LIBCUDA, /*overwrite=*/1), 0);
+  Device *gpu = nullptr;
+  ASSERT_EQ(processDevice(gpu), "");
+  CUevent first = nullptr, second = nullptr;
+  ASSERT_EQ(gpu->createOrderingEvent(first), "");
+  ASSERT_EQ(gpu->createOrderingEvent(second), "");
+  // A stand-in device that is done only once the host has waited.
+  ASSERT_EQ(setenv("GS_FAKE_CUDA_PENDING_EVENTS", "1", 1), 0);
+  ASSERT_EQ(gpu->recordEvent(first), "");
+  ASSERT_EQ(gpu->recordEvent(second), "");
+  CallCounts before = gpu->callCounts();
+  bool done = true;
+  ASSERT_EQ(gpu->eventDone(first, done), "");
+  EXPECT_FALSE(done);
+  EXPECT_EQ(gpu->callCounts().hostSynchronizations,
+            before.hostSynchronizations);
+  // Waiting for the later event is waiting for the earlier one too.
+  ASSERT_EQ(gpu->waitForEvent(second), "");
+  ASSERT_EQ(gpu->eventDone(first, done), "");
+  EXPECT_TRUE(done);
+  EXPECT_EQ(gpu->callCounts().hostSynchronizations,
+            before.hostSynchronizations + 1);
+  ASSERT_EQ(unsetenv("GS_FAKE_CUDA_PENDING_EVENTS"), 0);
+  EXPECT_EQ(gpu->destroyEvent(first), "");
+  EXPECT_EQ(gpu->destroyEvent(second), "");
 }

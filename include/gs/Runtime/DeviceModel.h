@@ -9,14 +9,24 @@
 // the host's after a write (uploaded before the next run), the device's
 // after a run (downloaded at the next read).
 //
+// runOnDevice waits for its results. queueOnDevice does not: with inputs
+// and results in page-locked host memory (allocatePageLocked) the host
+// queues a run and goes on, and learns from a DeviceMarker recorded after
+// it when its results are there (RunQueue.h builds a trainer's pipeline of
+// steps on it).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef GS_RUNTIME_DEVICEMODEL_H
 #define GS_RUNTIME_DEVICEMODEL_H
 
+#include "gs/Runtime/Cuda/Driver.h"
 #include "gs/Runtime/ModelABI.h"
+#include "gs/Runtime/Tensor.h"
 
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace mlir::gs::runtime {
 
@@ -32,6 +42,41 @@ std::string openDevice(std::string &description);
 std::string runOnDevice(const gs_model_info &model, const gs_entry_info &entry,
                         const void *const *inputs, void *const *results);
 
+/// Queues what runOnDevice does without waiting for it, and after the run
+/// the copies of the parameters `snapshot` names into `snapshots` (their
+/// values after this run, whatever later runs write). The host may reuse
+/// `inputs` and read `results` and `snapshots` once a DeviceMarker
+/// recorded after this call is reached; none of them should be pageable
+/// memory (the driver waits for copies from and to it).
+std::string queueOnDevice(const gs_model_info &model,
+                          const gs_entry_info &entry, const void *const *inputs,
+                          void *const *results,
+                          const std::vector<const gs_param_info *> &snapshot,
+                          void *const *snapshots);
+
+/// A zero tensor of `info`'s type and shape in page-locked host memory,
+/// which the GPU copies to and from while the host goes on.
+std::string allocatePageLocked(const gs_tensor_info &info, Tensor &tensor);
+
+/// A point in the GPU's queue of work: `record` places it after the work
+/// queued so far (moving it there), `reached` asks whether the GPU has done
+/// that work, `wait` waits until it has.
+class DeviceMarker {
+public:
+  static std::string create(std::unique_ptr<DeviceMarker> &marker);
+  ~DeviceMarker();
+  DeviceMarker(const DeviceMarker &) = delete;
+  DeviceMarker &operator=(const DeviceMarker &) = delete;
+
+  std::string record();
+  std::string reached(bool &reached);
+  std::string wait();
+
+private:
+  explicit DeviceMarker(cuda::CUevent event) : event(event) {}
+  cuda::CUevent event;
+};
+
 /// The current value of `param`'s host copy (copied back from the device
 /// where the device's is newer). A failed copy ends the process with a
 /// message: the GPU's state is lost.
@@ -40,11 +85,6 @@ const void *hostCopy(const gs_param_info &param);
 /// To call after writing `param`'s host copy (the whole of it): the device
 /// gets it before the next run.
 void hostCopyWritten(const gs_param_info &param);
-
-/// Copies `param` back with the results of every run, before the one wait
-/// for them (telemetry the host reads every step), instead of waiting
-/// again when it is read.
-void copyBackWithResults(const gs_param_info &param);
 
 /// The driver calls the GPU has been sent so far (all zero where none is
 /// open): a step's count is a difference over it.

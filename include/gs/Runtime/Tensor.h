@@ -60,6 +60,12 @@ public:
   static std::string allocate(DType type, std::vector<int64_t> shape,
                               Tensor &tensor);
 
+  /// A tensor on `data`, a 64-byte aligned buffer of at least its byte
+  /// size from another allocator (page-locked memory a GPU copies to),
+  /// which `release` frees with the tensor.
+  static Tensor adopt(DType type, std::vector<int64_t> shape, char *data,
+                      void (*release)(void *));
+
   DType type() const { return type_; }
   const std::vector<int64_t> &shape() const { return shape_; }
   int64_t numElements() const;
@@ -75,7 +81,11 @@ public:
 
 private:
   struct Free {
+    Free() : release(nullptr) {}
+    explicit Free(void (*release)(void *)) : release(release) {}
     void operator()(char *p) const;
+    /// Null for the buffers Tensor allocates.
+    void (*release)(void *);
   };
   DType type_ = DType::F32;
   std::vector<int64_t> shape_;

@@ -143,6 +143,8 @@ Device::~Device() {
   for (CUstream side : sideStreams)
     (void)driver.streamSynchronize(side);
   memory.reset();
+  for (const auto &[address, bytes] : hostBlocks)
+    (void)driver.memFreeHost(reinterpret_cast<void *>(address));
   for (CUevent event : events)
     (void)driver.eventDestroy(event);
   for (CUstream side : sideStreams)
@@ -247,17 +249,51 @@ std::string Device::launch(CUfunction function, const std::string &name,
                "launching kernel '" + name + "'");
 }
 
+bool Device::pageLocked(const void *pointer, size_t bytes) const {
+  auto address = reinterpret_cast<uintptr_t>(pointer);
+  auto block = hostBlocks.upper_bound(address);
+  if (block == hostBlocks.begin())
+    return false;
+  --block;
+  return address - block->first <= block->second &&
+         bytes <= block->second - (address - block->first);
+}
+
 std::string Device::copyToDevice(CUdeviceptr to, const void *from,
                                  size_t bytes) {
   ++counts.copies;
+  if (!pageLocked(from, bytes))
+    ++counts.hostSynchronizations;
   return check(driver.memcpyHtoDAsync(to, from, bytes, queue),
                "copying " + std::to_string(bytes) + " bytes to the GPU");
 }
 
 std::string Device::copyToHost(void *to, CUdeviceptr from, size_t bytes) {
   ++counts.copies;
+  if (!pageLocked(to, bytes))
+    ++counts.hostSynchronizations;
   return check(driver.memcpyDtoHAsync(to, from, bytes, queue),
                "copying " + std::to_string(bytes) + " bytes from the GPU");
+}
+
+std::string Device::allocateHost(size_t bytes, void *&pointer) {
+  ++counts.hostSynchronizations;
+  pointer = nullptr;
+  if (std::string error =
+          check(driver.memHostAlloc(&pointer, std::max<size_t>(bytes, 1), 0),
+                "allocating " + std::to_string(bytes) +
+                    " bytes of page-locked host memory");
+      !error.empty())
+    return error;
+  hostBlocks[reinterpret_cast<uintptr_t>(pointer)] = bytes;
+  return {};
+}
+
+std::string Device::freeHost(void *pointer) {
+  if (!hostBlocks.erase(reinterpret_cast<uintptr_t>(pointer)))
+    return "freeing host memory this device did not allocate";
+  ++counts.hostSynchronizations;
+  return check(driver.memFreeHost(pointer), "cuMemFreeHost");
 }
 
 std::string Device::copy(void *to, const void *from, size_t bytes) {
@@ -318,6 +354,13 @@ std::string Device::destroyEvent(CUevent event) {
     return "destroying an event this device did not create";
   events.erase(owned);
   return check(driver.eventDestroy(event), "cuEventDestroy");
+}
+
+std::string Device::eventDone(CUevent event, bool &done) {
+  CUresult result = driver.eventQuery(event);
+  done = result == kSuccess;
+  return result == kErrorNotReady ? std::string()
+                                  : check(result, "querying an event");
 }
 
 std::string Device::waitForEvent(CUevent event) {

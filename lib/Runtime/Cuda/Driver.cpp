@@ -79,6 +79,8 @@ static OpenedDriver open() {
       {reinterpret_cast<void **>(&api.streamWaitEvent), "cuStreamWaitEvent"},
       {reinterpret_cast<void **>(&api.memAlloc), "cuMemAlloc_v2"},
       {reinterpret_cast<void **>(&api.memFree), "cuMemFree_v2"},
+      {reinterpret_cast<void **>(&api.memHostAlloc), "cuMemHostAlloc"},
+      {reinterpret_cast<void **>(&api.memFreeHost), "cuMemFreeHost"},
       {reinterpret_cast<void **>(&api.memcpyHtoDAsync), "cuMemcpyHtoDAsync_v2"},
       {reinterpret_cast<void **>(&api.memcpyDtoHAsync), "cuMemcpyDtoHAsync_v2"},
       {reinterpret_cast<void **>(&api.memcpyAsync), "cuMemcpyAsync"},
@@ -92,6 +94,7 @@ static OpenedDriver open() {
       {reinterpret_cast<void **>(&api.eventDestroy), "cuEventDestroy_v2"},
       {reinterpret_cast<void **>(&api.eventRecord), "cuEventRecord"},
       {reinterpret_cast<void **>(&api.eventSynchronize), "cuEventSynchronize"},
+      {reinterpret_cast<void **>(&api.eventQuery), "cuEventQuery"},
       {reinterpret_cast<void **>(&api.eventElapsedTime), "cuEventElapsedTime"},
   };
   for (const EntryPoint &entry : entryPoints) {

@@ -8,17 +8,23 @@
 // capability, default 90), GS_FAKE_CUDA_MEMORY (bytes, default 1 GiB),
 // GS_FAKE_CUDA_ANY_KERNEL=1 (any kernel a loaded PTX module defines can be
 // looked up and launched: a launch reads each argument at the size the
-// PTX declares, and computes nothing). Memory comes zeroed. Not a CUDA
-// emulator: any other kernel fails with CUDA_ERROR_NOT_FOUND.
+// PTX declares, and computes nothing), GS_FAKE_CUDA_PENDING_EVENTS=1 (the
+// work before an event is reported done only once the host has waited for
+// it, or for a later event or the stream: cuEventQuery answers
+// CUDA_ERROR_NOT_READY until then, as on a GPU running behind the host).
+// Memory comes zeroed. Not a CUDA emulator: any other kernel fails with
+// CUDA_ERROR_NOT_FOUND.
 //
 //===----------------------------------------------------------------------===//
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,12 +32,22 @@ namespace {
 using Result = int;
 using DevicePointer = unsigned long long;
 constexpr Result kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2,
-                 kInvalidPtx = 218, kNotFound = 500;
+                 kInvalidPtx = 218, kNotFound = 500, kNotReady = 600;
 
 struct Event {
   std::chrono::steady_clock::time_point time;
   bool recorded = false;
+  /// Which record this is, counting every event's (from 1).
+  uint64_t record = 0;
 };
+
+/// The last record counted, and the last one the host has waited for.
+uint64_t lastRecord = 0, waitedRecord = 0;
+
+bool pendingEvents() {
+  const char *text = std::getenv("GS_FAKE_CUDA_PENDING_EVENTS");
+  return text && std::strcmp(text, "1") == 0;
+}
 
 /// Each stream its own, so that a library checking which stream it is
 /// given (the stand-in NCCL) tells them apart.
@@ -99,6 +115,12 @@ std::map<DevicePointer, size_t> &blocks() {
   static std::map<DevicePointer, size_t> live;
   return live;
 }
+
+/// cuMemHostAlloc's blocks.
+std::set<void *> &hostBlocks() {
+  static std::set<void *> live;
+  return live;
+}
 size_t used = 0;
 int functionToken, contextToken;
 } // namespace
@@ -123,6 +145,9 @@ FAKE_EXPORT Result cuGetErrorName(Result result, const char **name) {
     return kSuccess;
   case kInvalidValue:
     *name = "CUDA_ERROR_INVALID_VALUE";
+    return kSuccess;
+  case kNotReady:
+    *name = "CUDA_ERROR_NOT_READY";
     return kSuccess;
   default:
     *name = nullptr;
@@ -172,7 +197,10 @@ FAKE_EXPORT Result cuStreamDestroy_v2(void *stream) {
   delete static_cast<Stream *>(stream);
   return kSuccess;
 }
-FAKE_EXPORT Result cuStreamSynchronize(void *) { return kSuccess; }
+FAKE_EXPORT Result cuStreamSynchronize(void *) {
+  waitedRecord = lastRecord;
+  return kSuccess;
+}
 FAKE_EXPORT Result cuMemAlloc_v2(DevicePointer *pointer, size_t bytes) {
   if (used + bytes > capacity())
     return kOutOfMemory;
@@ -188,6 +216,21 @@ FAKE_EXPORT Result cuMemFree_v2(DevicePointer pointer) {
   used -= it->second;
   blocks().erase(it);
   std::free(reinterpret_cast<void *>(pointer));
+  return kSuccess;
+}
+FAKE_EXPORT Result cuMemHostAlloc(void **pointer, size_t bytes, unsigned) {
+  size_t rounded = (bytes + 4095) / 4096 * 4096;
+  *pointer = std::aligned_alloc(4096, rounded ? rounded : 4096);
+  if (!*pointer)
+    return kOutOfMemory;
+  std::memset(*pointer, 0, rounded ? rounded : 4096);
+  hostBlocks().insert(*pointer);
+  return kSuccess;
+}
+FAKE_EXPORT Result cuMemFreeHost(void *pointer) {
+  if (!hostBlocks().erase(pointer))
+    return kInvalidValue;
+  std::free(pointer);
   return kSuccess;
 }
 FAKE_EXPORT Result cuMemcpyHtoDAsync_v2(DevicePointer to, const void *from,
@@ -276,9 +319,18 @@ FAKE_EXPORT Result cuEventDestroy_v2(void *event) {
 FAKE_EXPORT Result cuEventRecord(void *event, void *) {
   static_cast<Event *>(event)->time = std::chrono::steady_clock::now();
   static_cast<Event *>(event)->recorded = true;
+  static_cast<Event *>(event)->record = ++lastRecord;
   return kSuccess;
 }
-FAKE_EXPORT Result cuEventSynchronize(void *) { return kSuccess; }
+FAKE_EXPORT Result cuEventSynchronize(void *event) {
+  waitedRecord = std::max(waitedRecord, static_cast<Event *>(event)->record);
+  return kSuccess;
+}
+FAKE_EXPORT Result cuEventQuery(void *event) {
+  bool done =
+      !pendingEvents() || static_cast<Event *>(event)->record <= waitedRecord;
+  return done ? kSuccess : kNotReady;
+}
 // Every call completes before it returns: each stream's work is ordered
 // after every other's already. Stricter than the driver (for which it is
 // a no-op), waiting for an event never recorded is an error.

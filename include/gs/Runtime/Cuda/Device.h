@@ -16,6 +16,7 @@
 #include "gs/Runtime/Cuda/Driver.h"
 #include "gs/Runtime/RuntimeFunction.h"
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -89,9 +90,12 @@ private:
 struct CallCounts {
   int64_t launches = 0;
   /// Calls that wait for the GPU: stream and event synchronization,
-  /// cuMemAlloc and cuMemFree, module loads.
+  /// cuMemAlloc and cuMemFree, cuMemHostAlloc and cuMemFreeHost, module
+  /// loads, and copies between the device and pageable host memory (the
+  /// driver returns from one to pageable memory once it is done, and may
+  /// wait for the stream before one from there).
   int64_t hostSynchronizations = 0;
-  /// Copies queued (from pageable memory the host waits until staged).
+  /// Copies queued.
   int64_t copies = 0;
 };
 
@@ -124,6 +128,8 @@ public:
                      const unsigned grid[3], const unsigned block[3],
                      unsigned sharedBytes, void **arguments);
 
+  /// Copies between the device and host memory, queued on the stream; the
+  /// host waits unless the host memory is page-locked (allocateHost).
   std::string copyToDevice(CUdeviceptr to, const void *from, size_t bytes);
   std::string copyToHost(void *to, CUdeviceptr from, size_t bytes);
   /// Host or device to host or device (unified addressing).
@@ -138,6 +144,14 @@ public:
   std::string elapsedMs(CUevent start, CUevent end, float &milliseconds);
   std::string waitForEvent(CUevent event);
   std::string destroyEvent(CUevent event);
+  /// Whether the work queued before `event`'s last record is done, without
+  /// waiting for it.
+  std::string eventDone(CUevent event, bool &done);
+
+  /// Page-locked host memory (cuMemHostAlloc), which copies to and from the
+  /// device reach without the host waiting; freed with freeHost.
+  std::string allocateHost(size_t bytes, void *&pointer);
+  std::string freeHost(void *pointer);
 
   /// Ordering across streams, the host not waiting: a stream the device
   /// owns, whose work may run beside the main stream's; an event without
@@ -171,8 +185,13 @@ private:
   /// The dynamic shared memory each function has been allowed beyond the
   /// 48 KiB it may use unasked.
   std::map<CUfunction, unsigned> sharedLimits;
+  /// Whether `bytes` at `pointer` lie in one block of allocateHost.
+  bool pageLocked(const void *pointer, size_t bytes) const;
+
   std::vector<CUevent> events;
   std::vector<CUstream> sideStreams;
+  /// allocateHost's blocks: their byte sizes by address.
+  std::map<uintptr_t, size_t> hostBlocks;
 };
 
 /// The process's GPU, which compiled host code (MLIR's GPU runtime calls,

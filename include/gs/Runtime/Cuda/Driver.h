@@ -36,6 +36,7 @@ enum : CUresult {
   kErrorNoDevice = 100,
   kErrorNoBinaryForGpu = 209,
   kErrorUnsupportedPtxVersion = 222,
+  kErrorNotReady = 600,
 };
 
 /// cuDeviceGetAttribute's attributes and other enumerators used.
@@ -67,6 +68,9 @@ struct DriverApi {
   CUresult (*streamWaitEvent)(CUstream stream, CUevent event, unsigned flags);
   CUresult (*memAlloc)(CUdeviceptr *pointer, size_t bytes);
   CUresult (*memFree)(CUdeviceptr pointer);
+  /// Page-locked host memory, which copies reach without the host waiting.
+  CUresult (*memHostAlloc)(void **pointer, size_t bytes, unsigned flags);
+  CUresult (*memFreeHost)(void *pointer);
   CUresult (*memcpyHtoDAsync)(CUdeviceptr to, const void *from, size_t bytes,
                               CUstream stream);
   CUresult (*memcpyDtoHAsync)(void *to, CUdeviceptr from, size_t bytes,
@@ -89,6 +93,9 @@ struct DriverApi {
   CUresult (*eventDestroy)(CUevent event);
   CUresult (*eventRecord)(CUevent event, CUstream stream);
   CUresult (*eventSynchronize)(CUevent event);
+  /// kSuccess once the work before the event's last record is done,
+  /// kErrorNotReady before.
+  CUresult (*eventQuery)(CUevent event);
   CUresult (*eventElapsedTime)(float *milliseconds, CUevent start, CUevent end);
 };
 
