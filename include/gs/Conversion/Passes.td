@@ -450,10 +450,16 @@ def MergeSingleBlockKernels
     A run is broken by any other op with an effect on memory other than
     allocating a new buffer (a copy, a call, another launch); pure host
     ops and allocations between its launches are left where they are,
-    and the merged launch is put where the run's last launch was. Kernels
-    that use barriers, shared memory, warp-level or other GPU ops besides
-    the thread and block indices and sizes, or symbols, are not merged.
-    The merged launch is named `gs_sequence_<i>_kernel` for outlining.
+    and the merged launch is put where the run's last launch was. A kernel
+    that works across its block (gpu.barrier, gpu.shuffle,
+    gpu.subgroup_reduce, gpu.lane_id, nvgpu's asynchronous copies, or
+    workgroup memory) joins a run only if its block size is the run's
+    largest: it then runs on every thread of the merged block, outside any
+    condition. The bodies' workgroup memory becomes the merged launch's,
+    side by side, at most 48 KiB. Kernels with other GPU ops besides the
+    thread and block indices and sizes, dynamic shared memory, private
+    attributions or symbols are not merged. The merged launch is named
+    `gs_sequence_<i>_kernel` for outlining.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

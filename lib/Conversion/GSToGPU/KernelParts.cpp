@@ -27,26 +27,42 @@ std::optional<std::array<int64_t, 3>> constantSizes(gpu::KernelDim3 sizes) {
   return std::array<int64_t, 3>{*x, *y, *z};
 }
 
-/// Whether `body` computes the same on any blocks and threads of a larger
-/// launch that are given its indices: no barriers, warp-level or
-/// shared-memory ops, no GPU ops but the thread and block indices and
-/// sizes, and no symbols, which a kernel's module would have to carry.
-bool runsInLargerLaunch(Block &body) {
+/// Where `body` computes the same when run in a larger launch that gives
+/// it its indices and sizes.
+enum class Placement {
+  /// Nowhere: it has other GPU ops, or symbols, which a kernel's module
+  /// would have to carry.
+  None,
+  /// On any blocks and threads.
+  AnyThreads,
+  /// On a whole block of its own block size: it has barriers, warp-level
+  /// ops or copies to shared memory.
+  WholeBlock,
+};
+
+Placement placementOf(Block &body) {
+  Placement placement = Placement::AnyThreads;
   WalkResult result = body.walk([&](Operation *op) {
     if (op == body.getTerminator())
       return WalkResult::advance();
-    if (isa<gpu::ThreadIdOp, gpu::BlockIdOp, gpu::BlockDimOp, gpu::GridDimOp>(
-            op))
-      return WalkResult::advance();
-    if (isa_and_present<gpu::GPUDialect, NVVM::NVVMDialect, nvgpu::NVGPUDialect,
-                        LLVM::LLVMDialect>(op->getDialect()))
-      return WalkResult::interrupt();
     for (NamedAttribute attr : op->getAttrs())
       if (isa<SymbolRefAttr>(attr.getValue()))
         return WalkResult::interrupt();
+    if (isa<gpu::ThreadIdOp, gpu::BlockIdOp, gpu::BlockDimOp, gpu::GridDimOp>(
+            op))
+      return WalkResult::advance();
+    if (isa<gpu::BarrierOp, gpu::ShuffleOp, gpu::SubgroupReduceOp,
+            gpu::LaneIdOp, nvgpu::DeviceAsyncCopyOp,
+            nvgpu::DeviceAsyncCreateGroupOp, nvgpu::DeviceAsyncWaitOp>(op)) {
+      placement = Placement::WholeBlock;
+      return WalkResult::advance();
+    }
+    if (isa_and_present<gpu::GPUDialect, NVVM::NVVMDialect, nvgpu::NVGPUDialect,
+                        LLVM::LLVMDialect>(op->getDialect()))
+      return WalkResult::interrupt();
     return WalkResult::advance();
   });
-  return !result.wasInterrupted();
+  return result.wasInterrupted() ? Placement::None : placement;
 }
 
 /// Index `d` (0, 1, 2: x, y, z) of `dims`.
@@ -73,14 +89,15 @@ mlir::gs::getKernelPart(Operation *op, SymbolTableCollection &symbols) {
   // The body and its arguments' host values (none for a gpu.launch).
   Block *body = nullptr;
   SmallVector<Value> arguments;
+  SmallVector<BlockArgument> workgroup;
   gpu::KernelDim3 gridSizes, blockSizes;
   if (auto launch = dyn_cast<gpu::LaunchOp>(op)) {
     if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty() ||
         launch.hasClusterSize() || launch.getDynamicSharedMemorySize() ||
-        launch.getNumWorkgroupAttributions() ||
         launch.getNumPrivateAttributions() || !launch.getBody().hasOneBlock())
       return std::nullopt;
     body = &launch.getBody().front();
+    workgroup = llvm::to_vector(launch.getWorkgroupAttributions());
     gridSizes = launch.getGridSizeOperandValues();
     blockSizes = launch.getBlockSizeOperandValues();
   } else if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op)) {
@@ -90,10 +107,10 @@ mlir::gs::getKernelPart(Operation *op, SymbolTableCollection &symbols) {
     auto kernel = symbols.lookupNearestSymbolFrom<gpu::GPUFuncOp>(
         launch, launch.getKernel());
     if (!kernel || kernel.isExternal() || !kernel.getBody().hasOneBlock() ||
-        kernel.getNumWorkgroupAttributions() ||
         kernel.getNumPrivateAttributions())
       return std::nullopt;
     body = &kernel.getBody().front();
+    workgroup = llvm::to_vector(kernel.getWorkgroupAttributions());
     arguments = llvm::to_vector(launch.getKernelOperands());
     gridSizes = launch.getGridSizeOperandValues();
     blockSizes = launch.getBlockSizeOperandValues();
@@ -102,14 +119,19 @@ mlir::gs::getKernelPart(Operation *op, SymbolTableCollection &symbols) {
   }
   std::optional<std::array<int64_t, 3>> grid = constantSizes(gridSizes);
   std::optional<std::array<int64_t, 3>> block = constantSizes(blockSizes);
-  if (!grid || !block || !runsInLargerLaunch(*body))
+  Placement placement = placementOf(*body);
+  if (!grid || !block || placement == Placement::None)
     return std::nullopt;
-  return KernelPart{op, body, std::move(arguments), *grid, *block};
+  bool wholeBlock = placement == Placement::WholeBlock || !workgroup.empty();
+  return KernelPart{op,        body,   std::move(arguments),
+                    *grid,     *block, std::move(workgroup),
+                    wholeBlock};
 }
 
 gpu::LaunchOp mlir::gs::createMergedLaunch(OpBuilder &b, Location loc,
                                            int64_t numBlocks,
-                                           int64_t numThreads, StringRef name) {
+                                           int64_t numThreads, StringRef name,
+                                           TypeRange workgroup) {
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value gridSize =
       numBlocks == 1 ? one : arith::ConstantIndexOp::create(b, loc, numBlocks);
@@ -118,7 +140,7 @@ gpu::LaunchOp mlir::gs::createMergedLaunch(OpBuilder &b, Location loc,
   auto launch = gpu::LaunchOp::create(
       b, loc, gridSize, one, one, blockSize, one, one,
       /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-      /*asyncDependencies=*/{}, /*workgroupAttributions=*/{},
+      /*asyncDependencies=*/{}, workgroup,
       /*privateAttributions=*/{}, /*clusterSizeX=*/nullptr,
       /*clusterSizeY=*/nullptr, /*clusterSizeZ=*/nullptr, kernelName,
       kernelName);
@@ -127,7 +149,8 @@ gpu::LaunchOp mlir::gs::createMergedLaunch(OpBuilder &b, Location loc,
 }
 
 void mlir::gs::cloneKernelPart(OpBuilder &b, const KernelPart &part,
-                               Value block, Value thread) {
+                               Value block, Value thread,
+                               ValueRange workgroup) {
   Location loc = part.launch->getLoc();
   auto constant = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, loc, value);
@@ -152,8 +175,11 @@ void mlir::gs::cloneKernelPart(OpBuilder &b, const KernelPart &part,
       mapping.map(pick(launch.getBlockSize(), d), blockSizes[d]);
     }
   } else {
-    mapping.map(part.body->getArguments(), part.arguments);
+    mapping.map(part.body->getArguments().take_front(part.arguments.size()),
+                part.arguments);
   }
+  for (auto [attribution, memory] : llvm::zip_equal(part.workgroup, workgroup))
+    mapping.map(attribution, memory);
   SmallVector<Operation *> cloned;
   for (Operation &op : part.body->without_terminator())
     cloned.push_back(b.clone(op, mapping));

@@ -136,7 +136,8 @@ struct MergeIndependentKernelsPass
     for (Operation &op : block) {
       std::optional<KernelPart> part = getKernelPart(&op, symbols);
       std::optional<Accesses> accesses;
-      if (part)
+      // Blocks side by side run the largest block size.
+      if (part && !part->wholeBlock)
         accesses = accessesOf(*part);
       if (!accesses) {
         if (!commutesWithKernels(op))

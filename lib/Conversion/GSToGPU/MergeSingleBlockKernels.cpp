@@ -9,7 +9,11 @@
 // touches no existing memory runs as well as one launch of one block: each
 // kernel's body in turn, on the threads its own block had, a barrier
 // between two bodies (which orders global memory within the block as the
-// stream ordered it between the launches).
+// stream ordered it between the launches). A body that works across its
+// block (barriers, shuffles, shared memory: the last stage of a
+// reduction, a GEMM's statistics) must run on all threads of a block of
+// its own size: the merged block is its size, and the bodies' shared
+// memory sits side by side, up to the 48 KiB a kernel has without asking.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,6 +52,8 @@ struct MergeSingleBlockKernelsPass
         for (Operation &op : block) {
           std::optional<gs::KernelPart> part = gs::getKernelPart(&op, symbols);
           if (part && part->numBlocks() == 1) {
+            if (!fits(run, *part))
+              endRun();
             run.push_back(std::move(*part));
             continue;
           }
@@ -65,19 +71,54 @@ struct MergeSingleBlockKernelsPass
     }
   }
 
+  /// The most static shared memory a kernel may have.
+  static constexpr int64_t kMaxSharedBytes = 48 * 1024;
+
+  /// The bytes of `part`'s shared memory.
+  static int64_t sharedBytes(const gs::KernelPart &part) {
+    int64_t bytes = 0;
+    for (BlockArgument attribution : part.workgroup) {
+      auto type = cast<MemRefType>(attribution.getType());
+      bytes += type.getNumElements() *
+               llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+    }
+    return bytes;
+  }
+
+  /// Whether `part` may join `run` in one block: every whole-block part
+  /// of them has the largest block size, and their shared memory fits.
+  static bool fits(ArrayRef<gs::KernelPart> run, const gs::KernelPart &part) {
+    int64_t numThreads = part.numThreads();
+    int64_t bytes = sharedBytes(part);
+    for (const gs::KernelPart &member : run) {
+      numThreads = std::max(numThreads, member.numThreads());
+      bytes += sharedBytes(member);
+    }
+    auto runsWhole = [&](const gs::KernelPart &member) {
+      return !member.wholeBlock || member.numThreads() == numThreads;
+    };
+    return bytes <= kMaxSharedBytes && runsWhole(part) &&
+           llvm::all_of(run, runsWhole);
+  }
+
   /// Launches the bodies of `run` one after another in one block, where
   /// its last launch was, as the kernel `name`.
   void merge(ArrayRef<gs::KernelPart> run, StringRef name) {
     Operation *last = run.back().launch;
     Location loc = last->getLoc();
     int64_t numThreads = 0;
-    for (const gs::KernelPart &part : run)
+    SmallVector<Type> workgroup;
+    for (const gs::KernelPart &part : run) {
       numThreads = std::max(numThreads, part.numThreads());
+      for (BlockArgument attribution : part.workgroup)
+        workgroup.push_back(attribution.getType());
+    }
     OpBuilder b(last);
-    gpu::LaunchOp merged =
-        gs::createMergedLaunch(b, loc, /*numBlocks=*/1, numThreads, name);
+    gpu::LaunchOp merged = gs::createMergedLaunch(b, loc, /*numBlocks=*/1,
+                                                  numThreads, name, workgroup);
     Value block = merged.getBlockIds().x;
     Value thread = merged.getThreadIds().x;
+    ArrayRef<BlockArgument> memory = merged.getWorkgroupAttributions();
     for (auto [i, part] : llvm::enumerate(run)) {
       if (i)
         gpu::BarrierOp::create(b, loc);
@@ -89,7 +130,9 @@ struct MergeSingleBlockKernelsPass
         auto ifOp = scf::IfOp::create(b, loc, inPart, /*withElseRegion=*/false);
         b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
       }
-      gs::cloneKernelPart(b, part, block, thread);
+      gs::cloneKernelPart(b, part, block, thread,
+                          memory.take_front(part.workgroup.size()));
+      memory = memory.drop_front(part.workgroup.size());
     }
     gpu::TerminatorOp::create(b, loc);
   }

@@ -100,9 +100,10 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// Runs end at a copy and at a launch of more than one block, and a kernel
-// with a barrier (a split reduction's) or shared memory is not merged: no
-// run here has two launches.
+// Runs end at a copy and at a launch of more than one block; a kernel with
+// a barrier (a split reduction's) or shared memory is not merged with a
+// kernel of more threads, whose block it would have to run on: no run
+// here has two launches.
 // CHECK-LABEL: func.func @broken
 // CHECK-NOT: gpu.launch blocks
 // CHECK: gpu.launch_func @one::@one
@@ -145,14 +146,113 @@ module attributes {gpu.container_module} {
     %c1 = arith.constant 1 : index
     %c2 = arith.constant 2 : index
     %c4 = arith.constant 4 : index
+    %c8 = arith.constant 8 : index
     gpu.launch_func @one::@one blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%a : memref<4xf32>)
     memref.copy %a, %b : memref<4xf32> to memref<4xf32>
     gpu.launch_func @one::@one blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%b : memref<4xf32>)
     gpu.launch_func @one::@one blocks in (%c2, %c1, %c1) threads in (%c4, %c1, %c1) args(%a : memref<4xf32>)
-    gpu.launch_func @one::@one blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%b : memref<4xf32>)
+    gpu.launch_func @one::@one blocks in (%c1, %c1, %c1) threads in (%c8, %c1, %c1) args(%b : memref<4xf32>)
     gpu.launch_func @synced::@synced blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%a : memref<4xf32>)
-    gpu.launch_func @one::@one blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%b : memref<4xf32>)
+    gpu.launch_func @one::@one blocks in (%c1, %c1, %c1) threads in (%c8, %c1, %c1) args(%b : memref<4xf32>)
     gpu.launch_func @shared::@shared blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%a : memref<4xf32>)
+    return
+  }
+}
+
+// -----
+
+// Kernels that work across their block (a barrier, a shuffle, shared
+// memory: a reduction's last stage, a GEMM's statistics) join a run when
+// their block is its largest: they run on every thread of the merged
+// block, outside any condition, and their shared memory is the merged
+// launch's, side by side. A smaller kernel runs below its own size.
+// CHECK-LABEL: func.func @whole_blocks
+// CHECK: gpu.launch blocks({{.+}}) in ({{.+}}) threads(%[[TX:[a-z0-9_]+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[C8:[a-z0-9_]+]], {{.+}}) module(@gs_sequence_0_kernel) function(@gs_sequence_0_kernel) workgroup(%[[SUMS:.+]] : memref<8xf32, #gpu.address_space<workgroup>>, %[[LANES:.+]] : memref<32xf32, #gpu.address_space<workgroup>>) {
+// CHECK: scf.if
+// CHECK: memref.store {{.+}} : memref<4xf32>
+// CHECK: }
+// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: scf.if
+// CHECK: memref.store %{{.+}}, %[[SUMS]][%[[TX]]]
+// CHECK-NEXT: gpu.barrier
+// CHECK: memref.load %[[SUMS]]
+// CHECK: gpu.barrier
+// CHECK-NOT: scf.if
+// CHECK: gpu.shuffle xor
+// CHECK: memref.store %{{.+}}, %[[LANES]]
+// CHECK: gpu.terminator
+// CHECK-NOT: gpu.launch_func
+// CHECK: return
+
+// A whole-block kernel whose block is smaller than the run's ends the run,
+// and so does shared memory past 48 KiB: nothing here is merged.
+// CHECK-LABEL: func.func @no_room
+// CHECK-NOT: gpu.launch blocks
+// CHECK: gpu.launch_func @one::@one
+// CHECK-NEXT: gpu.launch_func @reduce::@reduce
+// CHECK-NEXT: gpu.launch_func @big::@big
+// CHECK-NEXT: gpu.launch_func @big::@big
+// CHECK-NEXT: return
+module attributes {gpu.container_module} {
+  gpu.module @one {
+    gpu.func @one(%out: memref<4xf32>) kernel {
+      %i = gpu.thread_id x
+      %one = arith.constant 1.0 : f32
+      memref.store %one, %out[%i] : memref<4xf32>
+      gpu.return
+    }
+  }
+  gpu.module @reduce {
+    gpu.func @reduce(%in: memref<8xf32>, %out: memref<f32>) workgroup(%sums: memref<8xf32, #gpu.address_space<workgroup>>) kernel {
+      %i = gpu.thread_id x
+      %c0 = arith.constant 0 : index
+      %x = memref.load %in[%i] : memref<8xf32>
+      memref.store %x, %sums[%i] : memref<8xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      %first = memref.load %sums[%c0] : memref<8xf32, #gpu.address_space<workgroup>>
+      memref.store %first, %out[] : memref<f32>
+      gpu.return
+    }
+  }
+  gpu.module @lanes {
+    gpu.func @lanes(%out: memref<32xf32>) workgroup(%lanes: memref<32xf32, #gpu.address_space<workgroup>>) kernel {
+      %i = gpu.thread_id x
+      %c1 = arith.constant 1 : i32
+      %c32 = arith.constant 32 : i32
+      %one = arith.constant 1.0 : f32
+      %x, %valid = gpu.shuffle xor %one, %c1, %c32 : f32
+      memref.store %x, %lanes[%i] : memref<32xf32, #gpu.address_space<workgroup>>
+      memref.store %x, %out[%i] : memref<32xf32>
+      gpu.return
+    }
+  }
+  gpu.module @big {
+    gpu.func @big(%out: memref<8xf32>) workgroup(%buffer: memref<8192xf32, #gpu.address_space<workgroup>>) kernel {
+      %i = gpu.thread_id x
+      %one = arith.constant 1.0 : f32
+      memref.store %one, %buffer[%i] : memref<8192xf32, #gpu.address_space<workgroup>>
+      memref.store %one, %out[%i] : memref<8xf32>
+      gpu.return
+    }
+  }
+  func.func @whole_blocks(%a: memref<4xf32>, %in: memref<8xf32>, %sum: memref<f32>, %lanes: memref<32xf32>) {
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %c4 = arith.constant 4 : index
+    %c32 = arith.constant 32 : index
+    gpu.launch_func @one::@one blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%a : memref<4xf32>)
+    gpu.launch_func @reduce::@reduce blocks in (%c1, %c1, %c1) threads in (%c8, %c1, %c1) args(%in : memref<8xf32>, %sum : memref<f32>)
+    gpu.launch_func @lanes::@lanes blocks in (%c1, %c1, %c1) threads in (%c8, %c1, %c1) args(%lanes : memref<32xf32>)
+    return
+  }
+  func.func @no_room(%a: memref<4xf32>, %in: memref<8xf32>, %sum: memref<f32>, %b: memref<8xf32>) {
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c8 = arith.constant 8 : index
+    gpu.launch_func @one::@one blocks in (%c1, %c1, %c1) threads in (%c8, %c1, %c1) args(%a : memref<4xf32>)
+    gpu.launch_func @reduce::@reduce blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%in : memref<8xf32>, %sum : memref<f32>)
+    gpu.launch_func @big::@big blocks in (%c1, %c1, %c1) threads in (%c8, %c1, %c1) args(%b : memref<8xf32>)
+    gpu.launch_func @big::@big blocks in (%c1, %c1, %c1) threads in (%c8, %c1, %c1) args(%b : memref<8xf32>)
     return
   }
 }

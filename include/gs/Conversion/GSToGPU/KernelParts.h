@@ -31,30 +31,40 @@ struct KernelPart {
   /// The grid's and the block's sizes in x, y, z.
   std::array<int64_t, 3> grid;
   std::array<int64_t, 3> threads;
+  /// The body's workgroup (shared) memory attributions.
+  SmallVector<BlockArgument> workgroup;
+  /// Whether the body works across its block's threads (barriers,
+  /// warp-level ops, shared memory): it must then run on a block of
+  /// exactly its own threads, all of them.
+  bool wholeBlock = false;
 
   int64_t numBlocks() const { return grid[0] * grid[1] * grid[2]; }
   int64_t numThreads() const { return threads[0] * threads[1] * threads[2]; }
 };
 
-/// `op` as a kernel part, if it is a launch (synchronous, no clusters or
-/// dynamic shared memory) of constant sizes whose body is one block with
-/// no barriers, warp-level, shared-memory or other GPU ops but the thread
-/// and block indices and sizes, and no symbol uses.
+/// `op` as a kernel part, if it is a launch (synchronous, no clusters,
+/// dynamic shared memory or private attributions) of constant sizes whose
+/// body is one block with no symbol uses and no GPU ops but the thread and
+/// block indices and sizes and, for a whole-block part, barriers, shuffles
+/// and asynchronous copies to shared memory.
 std::optional<KernelPart> getKernelPart(Operation *op,
                                         SymbolTableCollection &symbols);
 
 /// A launch of `numBlocks` blocks of `numThreads` threads (one dimension
-/// each) at `b`, to be outlined as the kernel `name`, and `b` at the end of
-/// its body, which has no terminator yet.
+/// each) with the workgroup memory `workgroup` at `b`, to be outlined as
+/// the kernel `name`, and `b` at the end of its body, which has no
+/// terminator yet.
 gpu::LaunchOp createMergedLaunch(OpBuilder &b, Location loc, int64_t numBlocks,
-                                 int64_t numThreads, StringRef name);
+                                 int64_t numThreads, StringRef name,
+                                 TypeRange workgroup = {});
 
 /// Clones `part`'s body (without its terminator) at `b`, as run by the
 /// thread of linear index `thread` (below the part's block size) of the
 /// part's block of linear index `block`: the body's thread and block
-/// indices and the grid's and block's sizes are the part's own.
+/// indices and the grid's and block's sizes are the part's own, and its
+/// workgroup memory is `workgroup` (of the part's attributions' types).
 void cloneKernelPart(OpBuilder &b, const KernelPart &part, Value block,
-                     Value thread);
+                     Value thread, ValueRange workgroup = {});
 
 /// Erases the launches of `parts`, and the gpu.modules of their kernels
 /// that nothing in `table`'s op uses any more.
