@@ -66,7 +66,8 @@ std::optional<Accesses> accessesOf(const KernelPart &part) {
       buffers.push_back({value, value});
   } else {
     for (auto [host, argument] :
-         llvm::zip_equal(part.arguments, part.body->getArguments()))
+         llvm::zip_equal(part.arguments, part.body->getArguments().take_front(
+                                             part.arguments.size())))
       buffers.push_back({host, argument});
   }
   Accesses accesses;

@@ -176,6 +176,8 @@ public:
       nccl.commAbort(comm);
     comm = nullptr;
     bootstrap->abort(status);
+    // Not reached: GCC does not see that the virtual call does not return.
+    std::abort();
   }
 
 private:
