@@ -447,10 +447,13 @@ def MergeSingleBlockKernels
     gpu.barrier between two bodies, which orders their global memory
     accesses within the block as the stream ordered the launches.
 
-    A run is broken by any other op with an effect on memory other than
-    allocating a new buffer (a copy, a call, another launch); pure host
-    ops and allocations between its launches are left where they are,
-    and the merged launch is put where the run's last launch was. A kernel
+    A run goes on past a launch that accesses no memory the run's kernels
+    write and writes none they access (memory: a global, an allocation or
+    an argument of the host function, through views), and is broken by
+    any other op with an effect on memory other than allocating a new
+    buffer (a copy, a call, a dependent launch); pure host ops and
+    allocations between its launches are left where they are, and the
+    merged launch is put where the run's last launch was. A kernel
     that works across its block (gpu.barrier, gpu.shuffle,
     gpu.subgroup_reduce, gpu.lane_id, nvgpu's asynchronous copies, or
     workgroup memory) joins a run only if its block size is the run's

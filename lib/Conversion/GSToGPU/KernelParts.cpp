@@ -6,11 +6,13 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
@@ -263,4 +265,69 @@ bool mlir::gs::commutesWithKernels(Operation &op) {
          !effects.hasEffect<MemoryEffects::Read>() &&
          !effects.hasEffect<MemoryEffects::Write>() &&
          !effects.hasEffect<MemoryEffects::Free>();
+}
+
+/// The memory that the host buffer `value` is all or part of: a global
+/// (its name), an allocation or a host function's argument (the value);
+/// null where it is none of these.
+static const void *memoryOf(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto read = dyn_cast<memref::GetGlobalOp>(def))
+      return read.getNameAttr().getAsOpaquePointer();
+    if (isa<memref::AllocOp, memref::AllocaOp, gpu::AllocOp>(def))
+      return value.getAsOpaquePointer();
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      return nullptr;
+    value = view.getViewSource();
+  }
+  return value.getAsOpaquePointer();
+}
+
+std::optional<KernelAccesses>
+mlir::gs::getKernelAccesses(Operation *op, SymbolTableCollection &symbols) {
+  // The host buffers and the values the kernel sees them as.
+  SmallVector<std::pair<Value, Value>> buffers;
+  Operation *kernel = nullptr;
+  if (auto launch = dyn_cast<gpu::LaunchOp>(op)) {
+    if (launch.getAsyncToken())
+      return std::nullopt;
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(launch.getBody(), captured);
+    for (Value value : captured)
+      buffers.push_back({value, value});
+    kernel = launch;
+  } else if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op)) {
+    auto function = symbols.lookupNearestSymbolFrom<gpu::GPUFuncOp>(
+        launch, launch.getKernel());
+    if (launch.getAsyncToken() || !function || function.isExternal())
+      return std::nullopt;
+    ValueRange operands = launch.getKernelOperands();
+    for (auto [host, argument] : llvm::zip_equal(
+             operands, function.getArguments().take_front(operands.size())))
+      buffers.push_back({host, argument});
+    kernel = function;
+  } else {
+    return std::nullopt;
+  }
+  KernelAccesses accesses;
+  for (auto [host, inKernel] : buffers) {
+    if (!isa<BaseMemRefType>(host.getType()))
+      continue;
+    const void *memory = memoryOf(host);
+    if (!memory)
+      return std::nullopt;
+    accesses[memory] |= !kernelOnlyReads(inKernel, kernel);
+  }
+  return accesses;
+}
+
+bool mlir::gs::areIndependent(const KernelAccesses &a,
+                              const KernelAccesses &b) {
+  for (auto [memory, writes] : a) {
+    auto found = b.find(memory);
+    if (found != b.end() && (writes || found->second))
+      return false;
+  }
+  return true;
 }

@@ -14,13 +14,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
-#include "mlir/Transforms/RegionUtils.h"
-#include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/SetVector.h"
 
 #include <limits>
 
@@ -33,66 +28,6 @@ using namespace mlir;
 using namespace mlir::gs;
 
 namespace {
-/// The memory that the host buffer `value` is all or part of: a global
-/// (its name), an allocation or a host function's argument (the value);
-/// null where it is none of these. Distinct memory does not overlap: the
-/// runtime passes a step distinct buffers.
-const void *memoryOf(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    if (auto read = dyn_cast<memref::GetGlobalOp>(def))
-      return read.getNameAttr().getAsOpaquePointer();
-    if (isa<memref::AllocOp, memref::AllocaOp, gpu::AllocOp>(def))
-      return value.getAsOpaquePointer();
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      return nullptr;
-    value = view.getViewSource();
-  }
-  return value.getAsOpaquePointer();
-}
-
-/// The memory a kernel accesses, and whether it writes it.
-using Accesses = llvm::DenseMap<const void *, bool>;
-
-/// The memory `part` accesses; nullopt where a buffer it uses is not known
-/// memory.
-std::optional<Accesses> accessesOf(const KernelPart &part) {
-  Operation *kernel = part.body->getParentOp();
-  SmallVector<std::pair<Value, Value>> buffers;
-  if (auto launch = dyn_cast<gpu::LaunchOp>(kernel)) {
-    llvm::SetVector<Value> captured;
-    getUsedValuesDefinedAbove(launch.getBody(), captured);
-    for (Value value : captured)
-      buffers.push_back({value, value});
-  } else {
-    for (auto [host, argument] :
-         llvm::zip_equal(part.arguments, part.body->getArguments().take_front(
-                                             part.arguments.size())))
-      buffers.push_back({host, argument});
-  }
-  Accesses accesses;
-  for (auto [host, inKernel] : buffers) {
-    if (!isa<BaseMemRefType>(host.getType()))
-      continue;
-    const void *memory = memoryOf(host);
-    if (!memory)
-      return std::nullopt;
-    accesses[memory] |= !kernelOnlyReads(inKernel, kernel);
-  }
-  return accesses;
-}
-
-/// Whether kernels that access `a` and `b` may run side by side: neither
-/// writes what the other accesses.
-bool independent(const Accesses &a, const Accesses &b) {
-  for (auto [memory, writes] : a) {
-    auto found = b.find(memory);
-    if (found != b.end() && (writes || found->second))
-      return false;
-  }
-  return true;
-}
-
 struct MergeIndependentKernelsPass
     : gs::impl::MergeIndependentKernelsBase<MergeIndependentKernelsPass> {
   void runOnOperation() override {
@@ -121,7 +56,7 @@ struct MergeIndependentKernelsPass
   void collectRuns(Block &block, SymbolTableCollection &symbols,
                    SmallVectorImpl<SmallVector<KernelPart>> &runs) {
     SmallVector<KernelPart> run;
-    Accesses accessed;
+    KernelAccesses accessed;
     // A grid's x size is at most 2^31 - 1.
     int64_t numBlocks = 0;
     constexpr int64_t kMaxBlocks = std::numeric_limits<int32_t>::max();
@@ -136,16 +71,16 @@ struct MergeIndependentKernelsPass
     };
     for (Operation &op : block) {
       std::optional<KernelPart> part = getKernelPart(&op, symbols);
-      std::optional<Accesses> accesses;
+      std::optional<KernelAccesses> accesses;
       // Blocks side by side run the largest block size.
       if (part && !part->wholeBlock)
-        accesses = accessesOf(*part);
+        accesses = getKernelAccesses(part->launch, symbols);
       if (!accesses) {
         if (!commutesWithKernels(op))
           endRun();
         continue;
       }
-      if (!independent(*accesses, accessed) ||
+      if (!areIndependent(*accesses, accessed) ||
           numBlocks + part->numBlocks() > kMaxBlocks)
         endRun();
       for (auto [memory, writes] : *accesses)

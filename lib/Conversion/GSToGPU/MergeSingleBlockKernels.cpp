@@ -14,6 +14,9 @@
 // reduction, a GEMM's statistics) must run on all threads of a block of
 // its own size: the merged block is its size, and the bodies' shared
 // memory sits side by side, up to the 48 KiB a kernel has without asking.
+// A run goes on past a kernel that accesses no memory its members write
+// and writes none they access (a GEMM beside the bookkeeping of another
+// one): the merged kernel runs where the run's last launch was, after it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,19 +47,32 @@ struct MergeSingleBlockKernelsPass
         return;
       for (Block &block : function.getFunctionBody()) {
         SmallVector<gs::KernelPart> run;
+        // The memory the run's kernels access, if all of it is known.
+        std::optional<gs::KernelAccesses> accessed = gs::KernelAccesses();
         auto endRun = [&] {
           if (run.size() > 1)
             runs.push_back(std::move(run));
           run.clear();
+          accessed = gs::KernelAccesses();
         };
         for (Operation &op : block) {
           std::optional<gs::KernelPart> part = gs::getKernelPart(&op, symbols);
+          std::optional<gs::KernelAccesses> accesses =
+              gs::getKernelAccesses(&op, symbols);
           if (part && part->numBlocks() == 1) {
             if (!fits(run, *part))
               endRun();
             run.push_back(std::move(*part));
+            if (accessed && accesses)
+              for (auto [memory, writes] : *accesses)
+                (*accessed)[memory] |= writes;
+            else
+              accessed.reset();
             continue;
           }
+          // The run's kernels may run after a kernel independent of them.
+          if (accessed && accesses && gs::areIndependent(*accesses, *accessed))
+            continue;
           if (!gs::commutesWithKernels(op))
             endRun();
         }

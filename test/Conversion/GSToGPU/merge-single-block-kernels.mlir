@@ -100,10 +100,10 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// Runs end at a copy and at a launch of more than one block; a kernel with
-// a barrier (a split reduction's) or shared memory is not merged with a
-// kernel of more threads, whose block it would have to run on: no run
-// here has two launches.
+// Runs end at a copy and at a launch of more than one block that writes
+// what they access; a kernel with a barrier (a split reduction's) or
+// shared memory is not merged with a kernel of more threads, whose block
+// it would have to run on: no run here has two launches.
 // CHECK-LABEL: func.func @broken
 // CHECK-NOT: gpu.launch blocks
 // CHECK: gpu.launch_func @one::@one
@@ -150,7 +150,7 @@ module attributes {gpu.container_module} {
     gpu.launch_func @one::@one blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%a : memref<4xf32>)
     memref.copy %a, %b : memref<4xf32> to memref<4xf32>
     gpu.launch_func @one::@one blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%b : memref<4xf32>)
-    gpu.launch_func @one::@one blocks in (%c2, %c1, %c1) threads in (%c4, %c1, %c1) args(%a : memref<4xf32>)
+    gpu.launch_func @one::@one blocks in (%c2, %c1, %c1) threads in (%c4, %c1, %c1) args(%b : memref<4xf32>)
     gpu.launch_func @one::@one blocks in (%c1, %c1, %c1) threads in (%c8, %c1, %c1) args(%b : memref<4xf32>)
     gpu.launch_func @synced::@synced blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%a : memref<4xf32>)
     gpu.launch_func @one::@one blocks in (%c1, %c1, %c1) threads in (%c8, %c1, %c1) args(%b : memref<4xf32>)
@@ -296,6 +296,72 @@ module attributes {gpu.container_module} {
       memref.store %y, %a[%tx] : memref<8xf32>
       gpu.terminator
     }
+    return
+  }
+}
+
+// -----
+
+// A run goes on past a kernel independent of its kernels (the GEMM of one
+// gradient between the bookkeeping of another): @first and @last run as
+// one kernel after @wide. A kernel that reads what the run wrote, or
+// writes what it read, ends it.
+// CHECK-LABEL: func.func @past_independent
+// CHECK: gpu.launch_func @wide::@wide
+// CHECK: gpu.launch blocks
+// CHECK-NOT: gpu.launch_func
+// CHECK: return
+// CHECK-LABEL: func.func @past_dependent
+// CHECK-NOT: gpu.launch blocks
+// CHECK: gpu.launch_func @first::@first
+// CHECK-NEXT: gpu.launch_func @wide::@wide
+// CHECK-NEXT: gpu.launch_func @last::@last
+// CHECK-NEXT: gpu.launch_func @wide::@wide
+// CHECK-NEXT: gpu.launch_func @last::@last
+// CHECK-NEXT: return
+module attributes {gpu.container_module} {
+  gpu.module @first {
+    gpu.func @first(%in: memref<4xf32>, %out: memref<4xf32>) kernel {
+      %i = gpu.thread_id x
+      %x = memref.load %in[%i] : memref<4xf32>
+      memref.store %x, %out[%i] : memref<4xf32>
+      gpu.return
+    }
+  }
+  gpu.module @wide {
+    gpu.func @wide(%in: memref<4xf32>, %out: memref<4xf32>) kernel {
+      %i = gpu.thread_id x
+      %x = memref.load %in[%i] : memref<4xf32>
+      memref.store %x, %out[%i] : memref<4xf32>
+      gpu.return
+    }
+  }
+  gpu.module @last {
+    gpu.func @last(%out: memref<4xf32>) kernel {
+      %i = gpu.thread_id x
+      %one = arith.constant 1.0 : f32
+      memref.store %one, %out[%i] : memref<4xf32>
+      gpu.return
+    }
+  }
+  func.func @past_independent(%a: memref<4xf32>, %b: memref<4xf32>, %c: memref<4xf32>, %d: memref<4xf32>) {
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c8 = arith.constant 8 : index
+    gpu.launch_func @first::@first blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%a : memref<4xf32>, %b : memref<4xf32>)
+    gpu.launch_func @wide::@wide blocks in (%c8, %c1, %c1) threads in (%c4, %c1, %c1) args(%a : memref<4xf32>, %c : memref<4xf32>)
+    gpu.launch_func @last::@last blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%d : memref<4xf32>)
+    return
+  }
+  func.func @past_dependent(%a: memref<4xf32>, %b: memref<4xf32>, %c: memref<4xf32>) {
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c8 = arith.constant 8 : index
+    gpu.launch_func @first::@first blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%a : memref<4xf32>, %b : memref<4xf32>)
+    gpu.launch_func @wide::@wide blocks in (%c8, %c1, %c1) threads in (%c4, %c1, %c1) args(%b : memref<4xf32>, %c : memref<4xf32>)
+    gpu.launch_func @last::@last blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%c : memref<4xf32>)
+    gpu.launch_func @wide::@wide blocks in (%c8, %c1, %c1) threads in (%c4, %c1, %c1) args(%c : memref<4xf32>, %a : memref<4xf32>)
+    gpu.launch_func @last::@last blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%c : memref<4xf32>)
     return
   }
 }

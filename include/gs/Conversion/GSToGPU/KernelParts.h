@@ -3,7 +3,7 @@
 // What gs-merge-single-block-kernels and gs-merge-independent-kernels share:
 // a kernel launch (gpu.launch, or gpu.launch_func and its gpu.func) seen as
 // a body that a larger launch can run on some of its blocks and threads,
-// and the buffers a kernel reads and writes.
+// and the memory a kernel reads and writes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +13,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseMap.h"
 
 #include <array>
 #include <optional>
@@ -82,6 +83,21 @@ bool commutesWithKernels(Operation &op);
 /// Whether every use of the buffer `value` inside `kernel` (a gpu.launch or
 /// gpu.func), through views, only reads it.
 bool kernelOnlyReads(Value value, Operation *kernel);
+
+/// The memory a kernel accesses (a global's name, an allocation, a host
+/// function's argument), and whether it writes it. Distinct memory does
+/// not overlap: the runtime passes a step distinct buffers.
+using KernelAccesses = llvm::DenseMap<const void *, bool>;
+
+/// The memory the synchronous launch `op` (gpu.launch, or gpu.launch_func
+/// of a gpu.func) accesses; nullopt for another op, or where a buffer it
+/// uses is not known memory.
+std::optional<KernelAccesses> getKernelAccesses(Operation *op,
+                                                SymbolTableCollection &symbols);
+
+/// Whether kernels that access `a` and `b` may run in either order or side
+/// by side: neither writes what the other accesses.
+bool areIndependent(const KernelAccesses &a, const KernelAccesses &b);
 
 } // namespace mlir::gs
 
