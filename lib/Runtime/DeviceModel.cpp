@@ -40,8 +40,12 @@ std::string device(cuda::Device *&gpu) {
   return {};
 }
 
+/// The bytes of a table tensor, without allocating it (validate checked
+/// that they fit).
 size_t byteSize(const gs_tensor_info &info) {
-  return tensorFor(info).byteSize();
+  DType type = DType::F32;
+  toDType(info.dtype, type);
+  return checkedByteSize(type, shapeOf(info)).value();
 }
 
 /// Allocates the device copies of `model`'s parameters not allocated yet.
@@ -207,35 +211,23 @@ std::string DeviceMarker::create(std::unique_ptr<DeviceMarker> &marker) {
   cuda::CUevent event = nullptr;
   if (std::string error = gpu->createOrderingEvent(event); !error.empty())
     return error;
-  marker.reset(new DeviceMarker(event));
+  marker.reset(new DeviceMarker(*gpu, event));
   return {};
 }
 
-DeviceMarker::~DeviceMarker() {
-  cuda::Device *gpu = nullptr;
-  if (cuda::processDevice(gpu).empty())
-    (void)gpu->destroyEvent(event);
-}
+DeviceMarker::~DeviceMarker() { (void)gpu.destroyEvent(event); }
 
-std::string DeviceMarker::record() {
-  cuda::Device *gpu = nullptr;
-  if (std::string error = device(gpu); !error.empty())
-    return error;
-  return gpu->recordEvent(event);
-}
+std::string DeviceMarker::record() { return gpu.recordEvent(event); }
 
 std::string DeviceMarker::reached(bool &reached) {
-  cuda::Device *gpu = nullptr;
-  if (std::string error = device(gpu); !error.empty())
-    return error;
-  return gpu->eventDone(event, reached);
+  return gpu.eventDone(event, reached);
 }
 
 std::string DeviceMarker::wait() {
-  cuda::Device *gpu = nullptr;
-  if (std::string error = device(gpu); !error.empty())
+  bool done = false;
+  if (std::string error = gpu.eventDone(event, done); !error.empty() || done)
     return error;
-  return gpu->waitForEvent(event);
+  return gpu.waitForEvent(event);
 }
 
 const void *mlir::gs::runtime::hostCopy(const gs_param_info &param) {

@@ -15,11 +15,13 @@ static std::string allocateAll(bool pageLocked, const gs_tensor_info *infos,
                                size_t count, const std::string &what,
                                std::vector<Tensor> &tensors) {
   for (size_t i = 0; i < count; ++i) {
+    DType type = DType::F32;
+    toDType(infos[i].dtype, type);
     tensors.emplace_back();
-    if (!pageLocked)
-      tensors.back() = tensorFor(infos[i]);
-    else if (std::string error = allocatePageLocked(infos[i], tensors.back());
-             !error.empty())
+    std::string error =
+        pageLocked ? allocatePageLocked(infos[i], tensors.back())
+                   : Tensor::allocate(type, shapeOf(infos[i]), tensors.back());
+    if (!error.empty())
       return what + " '" + infos[i].name + "': " + error;
   }
   return {};
@@ -116,15 +118,14 @@ std::string RunQueue::take(bool wait, Run *&run) {
   if (count == 0)
     return {};
   Slot &slot = slots[first];
-  if (slot.done) {
-    bool reached = false;
-    if (std::string error = slot.done->reached(reached); !error.empty())
+  if (slot.done && wait) {
+    if (std::string error = slot.done->wait(); !error.empty())
       return error;
-    if (!reached && !wait)
-      return {};
-    if (!reached)
-      if (std::string error = slot.done->wait(); !error.empty())
-        return error;
+  } else if (slot.done) {
+    bool reached = false;
+    if (std::string error = slot.done->reached(reached);
+        !error.empty() || !reached)
+      return error;
   }
   run = &slot.run;
   first = (first + 1) % slots.size();
@@ -135,11 +136,7 @@ std::string RunQueue::take(bool wait, Run *&run) {
 std::string RunQueue::readDone(bool all, const Reader &read) {
   if (all && count > 0) {
     Slot &newest = slots[(first + count - 1) % slots.size()];
-    bool reached = true;
     if (newest.done)
-      if (std::string error = newest.done->reached(reached); !error.empty())
-        return error;
-    if (!reached)
       if (std::string error = newest.done->wait(); !error.empty())
         return error;
   }

@@ -484,17 +484,6 @@ Entries findEntries(const gs_model_info &model, const std::string &metric) {
   return entries;
 }
 
-/// A zeroed tensor for `info`, or a clean exit when it cannot be had.
-Tensor allocateFor(const gs_tensor_info &info) {
-  DType type = DType::F32;
-  toDType(info.dtype, type);
-  Tensor tensor;
-  if (std::string error = Tensor::allocate(type, shapeOf(info), tensor);
-      !error.empty())
-    die(std::string(info.name) + ": " + error);
-  return tensor;
-}
-
 /// Rows of every input of an entry, one per example.
 struct Dataset {
   std::vector<Tensor> columns;

@@ -30,6 +30,10 @@
 
 namespace mlir::gs::runtime {
 
+namespace cuda {
+class Device;
+} // namespace cuda
+
 /// Whether `model`'s entries run on a GPU.
 bool runsOnDevice(const gs_model_info &model);
 
@@ -60,7 +64,8 @@ std::string allocatePageLocked(const gs_tensor_info &info, Tensor &tensor);
 
 /// A point in the GPU's queue of work: `record` places it after the work
 /// queued so far (moving it there), `reached` asks whether the GPU has done
-/// that work, `wait` waits until it has.
+/// that work, `wait` waits until it has (asking first: the host waits for
+/// the GPU only where it has not).
 class DeviceMarker {
 public:
   static std::string create(std::unique_ptr<DeviceMarker> &marker);
@@ -73,7 +78,10 @@ public:
   std::string wait();
 
 private:
-  explicit DeviceMarker(cuda::CUevent event) : event(event) {}
+  DeviceMarker(cuda::Device &gpu, cuda::CUevent event)
+      : gpu(gpu), event(event) {}
+  /// The process's GPU, which is never closed.
+  cuda::Device &gpu;
   cuda::CUevent event;
 };
 
