@@ -73,19 +73,36 @@ static std::string nameAttr(DictionaryAttr attrs, const std::string &fallback) {
 LogicalResult mlir::gs::describeModel(ModuleOp module,
                                       llvm::ArrayRef<llvm::StringRef> entries,
                                       ModelSpec &spec, std::string &error) {
+  llvm::StringMap<int32_t> indices;
   for (auto param : module.getOps<gs::ParamOp>()) {
+    indices[param.getSymName()] = spec.params.size();
     ParamSpec &p = spec.params.emplace_back();
     if (failed(tensorSpec(param.getInitialValue().getType(), param.getSymName(),
                           p.tensor, error)))
       return failure();
-    p.kind = param.isTrainable()                        ? GS_PARAM_TRAINABLE
-             : param.getKind() == gs::ParamKind::buffer ? GS_PARAM_BUFFER
-                                                        : GS_PARAM_STATE;
+    switch (param.getKind()) {
+    case gs::ParamKind::trainable:
+      p.kind = GS_PARAM_TRAINABLE;
+      break;
+    case gs::ParamKind::buffer:
+      p.kind = GS_PARAM_BUFFER;
+      break;
+    case gs::ParamKind::state:
+      p.kind = GS_PARAM_STATE;
+      break;
+    case gs::ParamKind::copy:
+      p.kind = GS_PARAM_COPY;
+      break;
+    }
     if (auto site = param->getAttrOfType<StringAttr>("gs.site"))
       p.site = site.str();
-    if (p.kind != GS_PARAM_STATE)
+    if (p.kind == GS_PARAM_TRAINABLE || p.kind == GS_PARAM_BUFFER)
       p.onnxName = nameAttr(param->getAttrDictionary(), p.tensor.name);
   }
+  for (auto param : module.getOps<gs::ParamOp>())
+    if (FlatSymbolRefAttr source = param.getSourceAttr())
+      spec.params[indices[param.getSymName()]].copyOf =
+          indices.lookup(source.getValue());
   for (llvm::StringRef name : entries) {
     auto function = module.lookupSymbol<func::FuncOp>(name);
     if (!function) {
@@ -137,8 +154,8 @@ public:
         i64(llvm::Type::getInt64Ty(context)),
         ptr(llvm::PointerType::getUnqual(context)),
         tensorType(llvm::StructType::get(context, {ptr, i32, i32, ptr})),
-        paramType(
-            llvm::StructType::get(context, {tensorType, i32, ptr, ptr, ptr})),
+        paramType(llvm::StructType::get(context,
+                                        {tensorType, i32, ptr, ptr, ptr, i32})),
         entryType(llvm::StructType::get(context,
                                         {ptr, ptr, i32, i32, ptr, ptr, i32})),
         modelType(llvm::StructType::get(context, {i32, i32, i32, ptr, ptr, ptr,
@@ -243,8 +260,8 @@ LogicalResult mlir::gs::emitModelTable(llvm::Module &module,
     params.push_back(llvm::ConstantStruct::get(
         table.paramType,
         {table.tensor(param.tensor), table.i32Value(param.kind), storage,
-         table.optionalString(param.site),
-         table.optionalString(param.onnxName)}));
+         table.optionalString(param.site), table.optionalString(param.onnxName),
+         table.i32Value(param.copyOf)}));
   }
   std::vector<llvm::Constant *> entries;
   for (const EntrySpec &entry : spec.entries) {
@@ -498,7 +515,11 @@ std::string mlir::gs::renderHeader(const ModelSpec &spec, llvm::StringRef name,
        << cType(param.tensor.dtype) << shapeText(param.tensor)
        << (param.kind == GS_PARAM_TRAINABLE ? " (trainable)"
            : param.kind == GS_PARAM_BUFFER  ? " (buffer)"
-                                            : " (training state)")
+           : param.kind == GS_PARAM_COPY
+               ? " (FP16 copy of " +
+                     commentText(spec.params[param.copyOf].tensor.name) +
+                     ", read only)"
+               : std::string(" (training state)"))
        << "\n";
   os << " */\nstatic inline int " << name
      << "_get_param(const char *name, void *data, size_t bytes) {\n"

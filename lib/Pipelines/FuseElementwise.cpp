@@ -56,13 +56,15 @@ bool recomputedInUsers(Operation *producer) {
 }
 
 /// Whether `producer` is an elementwise op with several results, each
-/// used once, by an elementwise op: fused into each user (which computes it
-/// again), it is then gone.
+/// used by few elementwise ops (an optimizer step's new weight by the skip
+/// guard's select and by its FP16 rounding): fused into each user (which
+/// computes it again), it is then gone.
 bool fusesIntoEveryUser(Operation *producer) {
   return isElementwise(producer) && producer->getNumResults() > 1 &&
          llvm::all_of(producer->getResults(), [](Value result) {
-           return result.hasOneUse() &&
-                  isElementwise(*result.getUsers().begin());
+           return llvm::hasNItemsOrLess(result.getUses(),
+                                        kMaxRecomputingUsers) &&
+                  llvm::all_of(result.getUsers(), isElementwise);
          });
 }
 

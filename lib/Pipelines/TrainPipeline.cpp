@@ -76,6 +76,8 @@ void mlir::gs::buildTrainPipeline(OpPassManager &pm,
     dataParallel.bucketBytes = options.bucketBytes;
     pm.addPass(createDataParallel(dataParallel));
   }
+  if (mixed && options.fp16WeightCopies)
+    pm.addPass(createFP16WeightCopies());
   if (options.lowerToLLVM) {
     CPUPipelineOptions cpu;
     cpu.kernelSchedule = options.kernelSchedule;

@@ -61,6 +61,8 @@ std::string mlir::gs::runtime::saveCheckpoint(
   params.reserve(model.num_params);
   std::vector<std::pair<std::string, const Tensor *>> arrays;
   for (int32_t i = 0; i < model.num_params; ++i) {
+    if (model.params[i].kind == GS_PARAM_COPY)
+      continue; // derived from its weight on loading
     params.push_back(readParam(model.params[i]));
     arrays.emplace_back(model.params[i].tensor.name, &params.back());
   }
@@ -190,6 +192,8 @@ std::string mlir::gs::runtime::loadCheckpoint(
   std::string firstNonFinite;
   for (int32_t i = 0; i < model.num_params; ++i) {
     const gs_param_info &param = model.params[i];
+    if (param.kind == GS_PARAM_COPY)
+      continue;
     auto it = byName.find(param.tensor.name);
     if (it == byName.end())
       return "'" + path + "' has no parameter '" + param.tensor.name +
@@ -248,10 +252,11 @@ std::string mlir::gs::runtime::loadCheckpoint(
            ", skipped steps " + (skipped ? std::to_string(*skipped) : "-") +
            " do not add up";
   for (int32_t i = 0; i < model.num_params; ++i)
-    if (std::string error =
-            writeParam(model.params[i], *byName[model.params[i].tensor.name]);
-        !error.empty())
-      return error;
+    if (model.params[i].kind != GS_PARAM_COPY)
+      if (std::string error = writeParam(model, model.params[i],
+                                         *byName[model.params[i].tensor.name]);
+          !error.empty())
+        return error;
   losses.assign(history->second->as<double>(),
                 history->second->as<double>() + step);
   return {};

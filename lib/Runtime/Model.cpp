@@ -163,6 +163,19 @@ std::string mlir::gs::runtime::validate(const gs_model_info &model) {
         !model.params[i].data)
       return error.empty() ? "parameter " + std::to_string(i) + " has no data"
                            : error;
+  for (int32_t i = 0; i < model.num_params; ++i) {
+    const gs_param_info &param = model.params[i];
+    int32_t source = param.copy_of;
+    if (param.kind != GS_PARAM_COPY)
+      continue;
+    if (source < 0 || source >= model.num_params ||
+        model.params[source].kind != GS_PARAM_TRAINABLE ||
+        model.params[source].tensor.dtype != GS_DTYPE_F32 ||
+        param.tensor.dtype != GS_DTYPE_F16 ||
+        shapeOf(model.params[source].tensor) != shapeOf(param.tensor))
+      return std::string("parameter '") + param.tensor.name +
+             "' is no FP16 copy of an FP32 weight of its shape";
+  }
   for (int32_t i = 0; i < model.num_entries; ++i) {
     const gs_entry_info &entry = model.entries[i];
     if (!entry.function)
@@ -235,15 +248,40 @@ Tensor mlir::gs::runtime::readParam(const gs_param_info &param) {
   return value;
 }
 
-std::string mlir::gs::runtime::writeParam(const gs_param_info &param,
+namespace {
+/// Writes `data` (the parameter's size) to `param`, and the copies of it
+/// derived from what was written.
+std::string writeParamData(const gs_model_info &model,
+                           const gs_param_info &param, const void *data) {
+  if (param.kind == GS_PARAM_COPY)
+    return std::string("parameter '") + param.tensor.name +
+           "' is the FP16 copy of '" + model.params[param.copy_of].tensor.name +
+           "', which the runtime derives: write that instead";
+  std::memcpy(param.data, data, tensorFor(param.tensor).byteSize());
+  hostCopyWritten(param);
+  int32_t index = static_cast<int32_t>(&param - model.params);
+  for (int32_t i = 0; i < model.num_params; ++i) {
+    const gs_param_info &copy = model.params[i];
+    if (copy.kind != GS_PARAM_COPY || copy.copy_of != index)
+      continue;
+    const float *weight = static_cast<const float *>(param.data);
+    uint16_t *rounded = static_cast<uint16_t *>(copy.data);
+    for (int64_t e = 0, n = elementCount(copy.tensor); e < n; ++e)
+      rounded[e] = floatToHalf(weight[e]);
+    hostCopyWritten(copy);
+  }
+  return {};
+}
+} // namespace
+
+std::string mlir::gs::runtime::writeParam(const gs_model_info &model,
+                                          const gs_param_info &param,
                                           const Tensor &value) {
   Tensor expected = tensorFor(param.tensor);
   if (value.type() != expected.type() || value.shape() != expected.shape())
     return std::string("parameter '") + param.tensor.name + "' is " +
            expected.describe() + ", got " + value.describe();
-  std::memcpy(param.data, value.data(), value.byteSize());
-  hostCopyWritten(param);
-  return {};
+  return writeParamData(model, param, value.data());
 }
 
 //===----------------------------------------------------------------------===//
@@ -292,8 +330,8 @@ extern "C" int gs_init(const gs_model_info *model) {
   for (int32_t i = 0; i < model->num_params; ++i) {
     if (first)
       it->second.push_back(readParam(model->params[i]));
-    else
-      writeParam(model->params[i], it->second[i]);
+    else if (model->params[i].kind != GS_PARAM_COPY)
+      writeParam(*model, model->params[i], it->second[i]);
   }
   return 0;
 }
@@ -324,8 +362,8 @@ extern "C" int gs_set_param(const gs_model_info *model, const char *name,
   const gs_param_info *param = sizedParam(model, name, bytes);
   if (!param)
     return -1;
-  std::memcpy(param->data, data, bytes);
-  hostCopyWritten(*param);
+  if (std::string error = writeParamData(*model, *param, data); !error.empty())
+    return failWith(error);
   return 0;
 }
 

@@ -745,6 +745,7 @@ void printModelInfo(const gs_model_info &model) {
     std::printf("param %s%s\n", describe(model.params[i].tensor).c_str(),
                 model.params[i].kind == GS_PARAM_TRAINABLE ? " trainable"
                 : model.params[i].kind == GS_PARAM_BUFFER  ? " buffer"
+                : model.params[i].kind == GS_PARAM_COPY    ? " copy"
                                                            : " state");
 }
 
@@ -982,7 +983,8 @@ void exportTrainedOnnx(const gs_model_info &model, const std::string &path) {
   std::vector<std::pair<std::string, Tensor>> weights;
   size_t trained = 0;
   for (int32_t i = 0; i < model.num_params; ++i) {
-    if (model.params[i].kind == GS_PARAM_STATE)
+    if (model.params[i].kind != GS_PARAM_TRAINABLE &&
+        model.params[i].kind != GS_PARAM_BUFFER)
       continue;
     ++trained;
     if (model.params[i].onnx_name)

@@ -342,12 +342,14 @@ public:
     return results;
   }
 
-  /// (name, dtype, shape) of every parameter.
+  /// (name, dtype, shape) of every parameter but the FP16 weight copies,
+  /// which the runtime derives.
   nb::list parameterSpecs() const {
     std::vector<gs_tensor_info> infos;
     for (int32_t i = 0; i < table().num_params; ++i)
-      infos.push_back(table().params[i].tensor);
-    return describeAll(infos.data(), table().num_params);
+      if (table().params[i].kind != GS_PARAM_COPY)
+        infos.push_back(table().params[i].tensor);
+    return describeAll(infos.data(), static_cast<int32_t>(infos.size()));
   }
 
   /// Every parameter's value; the optimizer and scaling state too with
@@ -357,7 +359,8 @@ public:
     nb::dict values;
     for (int32_t i = 0; i < table().num_params; ++i) {
       const gs_param_info &param = table().params[i];
-      if (!state && param.kind == GS_PARAM_STATE)
+      if (param.kind == GS_PARAM_COPY ||
+          (!state && param.kind == GS_PARAM_STATE))
         continue;
       runtime::Tensor value = runtime::readParam(param);
       void *data = nullptr;
@@ -378,12 +381,18 @@ public:
       InputArray array;
       if (!nb::try_cast(value, array))
         raise("parameter '" + name + "' is not an array");
+      if (param->kind == GS_PARAM_COPY)
+        raise("parameter '" + name + "' is the FP16 copy of '" +
+              table().params[param->copy_of].tensor.name +
+              "', which the runtime derives: set that instead");
       checkArray(array, param->tensor, "parameter '" + name + "'");
       checked.emplace_back(param, std::move(array));
     }
     std::lock_guard<std::mutex> lock(busy);
     for (auto &[param, array] : checked)
-      std::memcpy(param->data, array.data(), array.nbytes());
+      if (gs_set_param(&table(), param->tensor.name, array.data(),
+                       array.nbytes()) != 0)
+        raise(gs_last_error());
   }
 
   /// One dict per FP32->FP16 rounding of a gradient, with its latest step.
@@ -439,10 +448,11 @@ public:
   void reset() {
     std::lock_guard<std::mutex> lock(busy);
     for (int32_t i = 0; i < table().num_params; ++i)
-      if (std::string error =
-              runtime::writeParam(table().params[i], initial[i]);
-          !error.empty())
-        raise(error);
+      if (table().params[i].kind != GS_PARAM_COPY)
+        if (std::string error =
+                runtime::writeParam(table(), table().params[i], initial[i]);
+            !error.empty())
+          raise(error);
   }
 
   /// Writes the parameters and `losses`, the loss of each step taken (NaN

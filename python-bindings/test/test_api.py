@@ -119,6 +119,9 @@ def test_parameters_and_load_parameters(mlp_path, batch):
     assert params["fc1_weight"][0, 2] == np.float32(0.3)
     state = trainer.parameters(state=True)
     assert "gs.step" in state and "gs.skipped_steps" in state
+    # The FP16 weight copies are derived: loading the weights (below)
+    # derives them again.
+    assert not any(name.endswith(".fp16") for name in state)
     x, labels = batch
     initial = trainer.step(x=x, labels=labels)["loss"]
     trainer.load_parameters(params)

@@ -181,6 +181,15 @@ def test_load_unknown_parameter(trainer):
         trainer.load_parameters({"fc3_weight": np.zeros(3, np.float32)})
 
 
+def test_load_fp16_weight_copy(trainer):
+    # The step's FP16 copy of a weight is derived from the weight.
+    with pytest.raises(GradScaleError,
+                       match="'fc1_weight.fp16' is the FP16 copy of "
+                             "'fc1_weight', which the runtime derives"):
+        trainer.load_parameters(
+            {"fc1_weight.fp16": np.zeros((4, 8), np.float16)})
+
+
 def test_load_parameter_of_wrong_shape_changes_nothing(trainer):
     before = trainer.parameters()
     with pytest.raises(GradScaleError, match="parameter 'fc1_bias' must be"):

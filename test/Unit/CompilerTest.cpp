@@ -189,6 +189,91 @@ TEST_F(CompilerTest, RecordsTheMethodOfTheTrainPipeline) {
   EXPECT_EQ(compiled->spec.scaling, "fixed=1024");
 }
 
+TEST_F(CompilerTest, FP16WeightCopyFollowsItsWeight) {
+  // gs-fp16-weight-copies gives the mixed-precision step an FP16 copy of
+  // `w`: the compiled update writes it, the runtime derives it after host
+  // writes, and it is read only.
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(kClassifier, &context);
+  ASSERT_TRUE(module);
+  std::string error;
+  FailureOr<gs::CompiledModel> compiled =
+      gs::compileModel(*module, gs::TrainPipelineOptions(), options(), error);
+  ASSERT_TRUE(succeeded(compiled)) << error;
+  std::unique_ptr<gs::LoadedModel> loaded =
+      gs::LoadedModel::load(*compiled, error);
+  ASSERT_TRUE(loaded) << error;
+  const gs_model_info &table = loaded->table();
+  ASSERT_EQ(runtime::validate(table), "");
+  const gs_param_info *weight = runtime::findParam(table, "w");
+  const gs_param_info *copy = runtime::findParam(table, "w.fp16");
+  ASSERT_TRUE(weight && copy);
+  EXPECT_EQ(copy->kind, GS_PARAM_COPY);
+  ASSERT_EQ(&table.params[copy->copy_of], weight);
+  auto expectCopyOfWeight = [&](const char *when) {
+    runtime::Tensor w = runtime::readParam(*weight);
+    runtime::Tensor h = runtime::readParam(*copy);
+    for (int64_t e = 0; e < w.numElements(); ++e)
+      EXPECT_EQ(h.as<uint16_t>()[e], runtime::floatToHalf(w.as<float>()[e]))
+          << when << ", element " << e;
+  };
+  expectCopyOfWeight("initially");
+  ASSERT_EQ(gs_init(&table), 0) << gs_last_error();
+
+  // Two steps: the weights move off 0.5 (exact in FP16) and the update
+  // writes their rounding.
+  const gs_entry_info *step = runtime::findEntry(table, "train_step");
+  ASSERT_TRUE(step);
+  runtime::Tensor x = runtime::tensorFor(step->inputs[0]);
+  runtime::Tensor t = runtime::tensorFor(step->inputs[1]);
+  float xs[8] = {1.0f, -2.0f, 0.5f, 3.0f, -1.0f, 0.25f, 2.0f, -0.5f};
+  std::memcpy(x.data(), xs, sizeof(xs));
+  int64_t labels[2] = {0, 2};
+  std::memcpy(t.data(), labels, sizeof(labels));
+  for (int i = 0; i < 2; ++i) {
+    std::vector<runtime::Tensor> results;
+    ASSERT_EQ(runtime::run(table, *step, {&x, &t}, results), "");
+  }
+  EXPECT_NE(runtime::readParam(*weight).as<float>()[0], 0.5f);
+  expectCopyOfWeight("after two steps");
+
+  // A host write of the weight derives the copy (0.1 is 0x2E66 in FP16,
+  // 65520 overflows to infinity, 2^-26 underflows to zero).
+  float values[12] = {0.1f, 65520.0f, 0x1p-26f, -3.0f};
+  ASSERT_EQ(gs_set_param(&table, "w", values, sizeof(values)), 0)
+      << gs_last_error();
+  expectCopyOfWeight("after gs_set_param");
+  EXPECT_EQ(runtime::readParam(*copy).as<uint16_t>()[0], 0x2E66);
+  EXPECT_EQ(runtime::readParam(*copy).as<uint16_t>()[1], 0x7C00);
+
+  // The copy itself is read only.
+  uint16_t halves[12] = {};
+  EXPECT_EQ(gs_set_param(&table, "w.fp16", halves, sizeof(halves)), -1);
+  EXPECT_NE(std::string(gs_last_error())
+                .find("'w.fp16' is the FP16 copy of 'w', which the runtime "
+                      "derives"),
+            std::string::npos)
+      << gs_last_error();
+  EXPECT_NE(runtime::writeParam(table, *copy, runtime::readParam(*copy)), "");
+
+  // gs_init restores the weight, and with it the copy.
+  ASSERT_EQ(gs_init(&table), 0) << gs_last_error();
+  EXPECT_EQ(runtime::readParam(*weight).as<float>()[0], 0.5f);
+  expectCopyOfWeight("after gs_init");
+
+  // A table whose copy names no FP32 weight of its shape is refused.
+  std::vector<gs_param_info> params(table.params,
+                                    table.params + table.num_params);
+  gs_model_info broken = table;
+  broken.params = params.data();
+  params[copy - table.params].copy_of =
+      runtime::findParam(table, "gs.step") - table.params;
+  EXPECT_NE(runtime::validate(broken).find(
+                "'w.fp16' is no FP16 copy of an FP32 weight of its shape"),
+            std::string::npos)
+      << runtime::validate(broken);
+}
+
 /// Two ranks that hold the same batch: each all-reduce sums the rank's
 /// values with a copy of themselves (statistics: every count and sum
 /// doubled, the maximum kept).

@@ -68,6 +68,8 @@ struct ParamSpec {
   std::string site;
   /// The ONNX initializer's name; empty for state the compiler added.
   std::string onnxName;
+  /// GS_PARAM_COPY: the index of the weight it copies; else -1.
+  int32_t copyOf = -1;
 };
 
 struct EntrySpec {

@@ -48,7 +48,9 @@ def ConvertGSParamsToMemRef
     global. A read in a function that later writes the same parameter is
     copied first, so that the write cannot change what the read saw.
     `gs.update` is first expanded into what it is defined as: reads of the
-    parameter and its optimizer state, `gs.optimizer_step`, and writes. The
+    parameter and its optimizer state, `gs.optimizer_step`, and writes. A
+    read that follows a write of its parameter in the same block, with no
+    region, call or update between them, reads the value written. The
     `gs.training` configuration, which has served autodiff by then, is
     dropped.
 

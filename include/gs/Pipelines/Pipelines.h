@@ -135,8 +135,8 @@ enum class ScalingMethod { GS, Fixed, Dynamic, None, FP32 };
 
 /// Options of the training pipeline: the method, and every option of the
 /// passes it runs (gs-mixed-precision, gs-widen-weight-gradients,
-/// gs-gradient-scaling, gs-loss-scaling, gs-lower-to-llvm-cpu) under the
-/// same name and with the same default.
+/// gs-fp16-weight-copies, gs-gradient-scaling, gs-loss-scaling,
+/// gs-lower-to-llvm-cpu) under the same name and with the same default.
 struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
   PassOptions::Option<ScalingMethod> scaling{
       *this, "scaling",
@@ -161,6 +161,11 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       *this, "widen-weight-gradients",
       llvm::cl::desc("Weight-gradient contractions write FP32 "
                      "(gs-widen-weight-gradients)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> fp16WeightCopies{
+      *this, "fp16-weight-copies",
+      llvm::cl::desc("The step reads FP16 copies of the weights that their "
+                     "updates write (gs-fp16-weight-copies)"),
       llvm::cl::init(true)};
 
   // gs-gradient-scaling (scaling=gs).

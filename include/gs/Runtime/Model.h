@@ -66,9 +66,11 @@ void keepFreedBuffersInHeap();
 /// device where it is newer there: DeviceModel.h).
 Tensor readParam(const gs_param_info &param);
 
-/// Sets a parameter; `value` must have its type and shape. (A model on a
-/// GPU gets it before its next run.)
-std::string writeParam(const gs_param_info &param, const Tensor &value);
+/// Sets a parameter of `model` and derives its FP16 copies (a copy itself
+/// is read only); `value` must have its type and shape. (A model on a GPU
+/// gets them before its next run.)
+std::string writeParam(const gs_model_info &model, const gs_param_info &param,
+                       const Tensor &value);
 
 } // namespace mlir::gs::runtime
 

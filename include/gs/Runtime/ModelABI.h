@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 /* Bumped when the layout of the structs below changes. */
-#define GS_MODEL_ABI_VERSION 4
+#define GS_MODEL_ABI_VERSION 5
 
 /* Element types. */
 enum gs_dtype {
@@ -48,7 +48,11 @@ enum gs_device {
 enum gs_param_kind {
   GS_PARAM_TRAINABLE = 0, /* a weight the optimizer updates */
   GS_PARAM_BUFFER = 1,    /* model state not trained (batch-norm statistics) */
-  GS_PARAM_STATE = 2      /* optimizer, step and scaling state */
+  GS_PARAM_STATE = 2,     /* optimizer, step and scaling state */
+  GS_PARAM_COPY = 3       /* a trainable weight rounded to FP16, which the
+                             step reads and writes with it and the runtime
+                             derives after the host writes the weight: read
+                             only, neither checkpointed nor exported */
 };
 
 /* A dense, row-major tensor's name, element type and shape. */
@@ -71,6 +75,8 @@ typedef struct gs_param_info {
   /* The ONNX initializer it came from (the name, unless the importer had to
    * rename the parameter); NULL for state the compiler added. */
   const char *onnx_name;
+  /* GS_PARAM_COPY: the index of the weight it copies (else unused). */
+  int32_t copy_of;
 } gs_param_info;
 
 /* `function` is the entry's packed C interface, `void f(void **args)`:

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 
 namespace mlir::gs {
 #define GEN_PASS_DEF_CONVERTGSPARAMSTOMEMREF
@@ -42,6 +43,24 @@ static void expandUpdate(UpdateOp update, SymbolTable &symbols) {
   update.erase();
 }
 
+/// Replaces `read` by the value written to its parameter earlier in its
+/// block, where nothing between them may write the parameter (an update
+/// followed by what reads the new value, such as its FP16 copy).
+static void forwardWrittenValue(ParamReadOp read) {
+  for (Operation *op = read->getPrevNode(); op; op = op->getPrevNode()) {
+    if (auto write = dyn_cast<ParamWriteOp>(op)) {
+      if (write.getParam() != read.getParam())
+        continue;
+      read.replaceAllUsesWith(write.getValue());
+      read.erase();
+      return;
+    }
+    // What may write parameters: nested regions, calls, updates.
+    if (op->getNumRegions() != 0 || isa<CallOpInterface, UpdateOp>(op))
+      return;
+  }
+}
+
 namespace {
 struct ConvertGSParamsToMemRefPass
     : mlir::gs::impl::ConvertGSParamsToMemRefBase<ConvertGSParamsToMemRefPass> {
@@ -51,6 +70,10 @@ struct ConvertGSParamsToMemRefPass
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     module.walk([&](UpdateOp update) { expandUpdate(update, symbols); });
+    SmallVector<ParamReadOp> reads;
+    module.walk([&](ParamReadOp read) { reads.push_back(read); });
+    for (ParamReadOp read : reads)
+      forwardWrittenValue(read);
 
     // The training configuration has served autodiff; nothing executes it.
     for (TrainingOp training :

@@ -12,7 +12,8 @@
 //   copied there, and nothing between the launch and the copy touches the
 //   global (and a result's out-parameter so);
 // - a kernel reads the global itself where the copy it read is read only
-//   before the global is next written, or by the kernel that writes it if
+//   (loaded, or copied to shared memory) before the global is next
+//   written, or by the kernel that writes it if
 //   that kernel reads each element at the indices where the same thread
 //   stores it (gs.per_thread_outputs: no other thread stores it).
 //
@@ -31,6 +32,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::gs {
@@ -45,12 +47,34 @@ namespace {
 struct KernelAccess {
   SmallVector<memref::LoadOp> loads;
   SmallVector<memref::StoreOp> stores;
+  /// Other ops that only read it (a GEMM's asynchronous copies of a tile
+  /// to shared memory), or loads through a reshape.
+  bool otherReads = false;
   /// Any other use: a view, a vector or atomic access, an unknown kernel.
   bool other = false;
 
-  bool onlyLoads() const { return !other && stores.empty(); }
-  bool onlyStores() const { return !other && loads.empty(); }
+  bool onlyReads() const { return !other && stores.empty(); }
+  bool onlyStores() const { return !other && !otherReads && loads.empty(); }
 };
+
+/// Whether `user` declares reads of `value` and no other effect on it.
+bool declaresOnlyReads(Operation *user, Value value) {
+  auto memory = dyn_cast<MemoryEffectOpInterface>(user);
+  if (!memory)
+    return false;
+  SmallVector<MemoryEffects::EffectInstance> effects;
+  memory.getEffectsOnValue(value, effects);
+  return !effects.empty() &&
+         llvm::all_of(effects, [](const MemoryEffects::EffectInstance &e) {
+           return isa<MemoryEffects::Read>(e.getEffect());
+         });
+}
+
+/// Whether `op` reshapes a buffer: a view of all of it, element for
+/// element in row-major order.
+bool isReshape(Operation *op) {
+  return isa_and_present<memref::CollapseShapeOp, memref::ExpandShapeOp>(op);
+}
 
 /// Adds the uses of `value` inside `kernel` (a gpu.launch or gpu.func) to
 /// `access`.
@@ -59,20 +83,25 @@ void addUses(Value value, Operation *kernel, KernelAccess &access) {
     Operation *user = use.getOwner();
     if (!kernel->isProperAncestor(user))
       continue;
-    if (auto load = dyn_cast<memref::LoadOp>(user))
+    if (isReshape(user)) {
+      // Reads through a reshape read other indices (a convolution's
+      // filter as a matrix).
+      KernelAccess reshaped;
+      addUses(user->getResult(0), kernel, reshaped);
+      if (reshaped.onlyReads())
+        access.otherReads = true;
+      else
+        access.other = true;
+    } else if (auto load = dyn_cast<memref::LoadOp>(user))
       access.loads.push_back(load);
     else if (auto store = dyn_cast<memref::StoreOp>(user);
              store && store.getMemRef() == value)
       access.stores.push_back(store);
+    else if (declaresOnlyReads(user, value))
+      access.otherReads = true;
     else
       access.other = true;
   }
-}
-
-/// Whether `op` reshapes a buffer: a view of all of it, element for
-/// element in row-major order.
-bool isReshape(Operation *op) {
-  return isa_and_present<memref::CollapseShapeOp, memref::ExpandShapeOp>(op);
 }
 
 /// `value` with the reshapes that define it looked through.
@@ -219,7 +248,7 @@ bool HostBlock::mayWrite(Operation *op, Memory memory) {
   if (!isa<gpu::LaunchOp, gpu::LaunchFuncOp>(op))
     return true;
   return llvm::any_of(buffersOf(op), [&](Value buffer) {
-    return memoryOf(buffer) == memory && !accessOf(op, buffer).onlyLoads();
+    return memoryOf(buffer) == memory && !accessOf(op, buffer).onlyReads();
   });
 }
 
@@ -242,7 +271,7 @@ bool HostBlock::readsInPlace(Operation *writer, ArrayRef<Value> copies,
       return false;
     type = memref;
     KernelAccess access = accessOf(writer, buffer);
-    if (access.other || (copied && !access.stores.empty()))
+    if (access.other || access.otherReads || (copied && !access.stores.empty()))
       return false;
     loads.append(access.loads.begin(), access.loads.end());
     stores.append(access.stores.begin(), access.stores.end());
@@ -358,7 +387,7 @@ LogicalResult HostBlock::elideRead(Operation *copy) {
         if (ends->first != handle || ends->second == handle)
           return failure();
       } else if (!isa<gpu::LaunchOp, gpu::LaunchFuncOp>(reader) ||
-                 !accessOf(reader, handle).onlyLoads()) {
+                 !accessOf(reader, handle).onlyReads()) {
         return failure();
       }
       if (firstWrite && !reader->isBeforeInBlock(firstWrite) &&

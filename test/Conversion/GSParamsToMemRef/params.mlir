@@ -39,7 +39,7 @@ func.func @forward(%x: tensor<2x3xf32>) -> tensor<f32> {
 }
 
 // A read before a write of the same parameter is copied; a read after the
-// write sees the written value (no copy).
+// write in the same block is the value written.
 // CHECK-LABEL: func.func @read_write_read(
 // CHECK-SAME:      %[[V:.*]]: tensor<4xf32>)
 // CHECK:         %[[M0:.*]] = memref.get_global @bn.running_mean : memref<4xf32>
@@ -48,14 +48,29 @@ func.func @forward(%x: tensor<2x3xf32>) -> tensor<f32> {
 // CHECK-NEXT:    %[[OLD:.*]] = linalg.copy ins(%[[T0]] : tensor<4xf32>) outs(%[[E]] : tensor<4xf32>) -> tensor<4xf32>
 // CHECK-NEXT:    %[[M1:.*]] = memref.get_global @bn.running_mean : memref<4xf32>
 // CHECK-NEXT:    bufferization.materialize_in_destination %[[V]] in writable %[[M1]] : (tensor<4xf32>, memref<4xf32>) -> ()
-// CHECK-NEXT:    %[[M2:.*]] = memref.get_global @bn.running_mean : memref<4xf32>
-// CHECK-NEXT:    %[[NEW:.*]] = bufferization.to_tensor %[[M2]] restrict : memref<4xf32> to tensor<4xf32>
-// CHECK-NEXT:    return %[[OLD]], %[[NEW]]
+// CHECK-NEXT:    return %[[OLD]], %[[V]]
 func.func @read_write_read(%v: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %old = gs.param.read @bn.running_mean : tensor<4xf32>
   gs.param.write %v, @bn.running_mean : tensor<4xf32>
   %new = gs.param.read @bn.running_mean : tensor<4xf32>
   return %old, %new : tensor<4xf32>, tensor<4xf32>
+}
+
+// A region between the write and the read may write the parameter: the
+// read reads the global.
+// CHECK-LABEL: func.func @read_after_region(
+// CHECK:         scf.if
+// CHECK:         }
+// CHECK-NEXT:    %[[M:.*]] = memref.get_global @bn.running_mean : memref<4xf32>
+// CHECK-NEXT:    %[[NEW:.*]] = bufferization.to_tensor %[[M]] restrict
+// CHECK-NEXT:    return %[[NEW]]
+func.func @read_after_region(%v: tensor<4xf32>, %w: tensor<4xf32>, %c: i1) -> tensor<4xf32> {
+  gs.param.write %v, @bn.running_mean : tensor<4xf32>
+  scf.if %c {
+    gs.param.write %w, @bn.running_mean : tensor<4xf32>
+  }
+  %new = gs.param.read @bn.running_mean : tensor<4xf32>
+  return %new : tensor<4xf32>
 }
 
 // Rank-0 parameters work the same way.

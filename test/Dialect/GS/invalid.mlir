@@ -675,6 +675,29 @@ gs.param trainable @w = dense<1> : tensor<4xi64>
 
 // -----
 
+gs.param trainable @w = dense<1.0> : tensor<4xf32>
+// expected-error @+1 {{names the weight it copies ('of') if and only if it is a copy}}
+gs.param state @w.fp16 of @w = dense<1.0> : tensor<4xf16>
+
+// -----
+
+// expected-error @+1 {{names the weight it copies ('of') if and only if it is a copy}}
+gs.param copy @w.fp16 = dense<1.0> : tensor<4xf16>
+
+// -----
+
+gs.param state @w = dense<1.0> : tensor<4xf32>
+// expected-error @+1 {{copies @w, which is not a trainable gs.param}}
+gs.param copy @w.fp16 of @w = dense<1.0> : tensor<4xf16>
+
+// -----
+
+gs.param trainable @w = dense<1.0> : tensor<4xf32>
+// expected-error @+1 {{must be the FP16 copy of an FP32 weight of its shape, got 'tensor<2xf16>' for 'tensor<4xf32>'}}
+gs.param copy @w.fp16 of @w = dense<1.0> : tensor<2xf16>
+
+// -----
+
 // expected-error @+1 {{expected parameter kind 'trainable', 'buffer' or 'state', got 'weight'}}
 gs.param weight @w = dense<1.0> : tensor<4xf32>
 

@@ -198,6 +198,8 @@ func.func @casts_dropout_constants(%x: tensor<32x256xf32>, %step: i64) -> tensor
 
 // CHECK: gs.param trainable @fc.weight = dense<1.000000e+00> : tensor<4x3xf32>
 gs.param trainable @fc.weight = dense<1.0> : tensor<4x3xf32>
+// CHECK: gs.param copy @fc.weight.fp16 of @fc.weight = dense<1.000000e+00> : tensor<4x3xf16>
+gs.param copy @fc.weight.fp16 of @fc.weight = dense<1.0> : tensor<4x3xf16>
 // CHECK: gs.param buffer @bn.running_mean = dense<0.000000e+00> : tensor<4xf32>
 gs.param buffer @bn.running_mean = dense<0.0> : tensor<4xf32>
 // CHECK: gs.param state @fc.weight.moment1 = dense<0.000000e+00> : tensor<4x3xf32>

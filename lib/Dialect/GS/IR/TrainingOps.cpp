@@ -20,6 +20,26 @@ LogicalResult ParamOp::verify() {
   if (isTrainable() && !isa<Float16Type, Float32Type>(type.getElementType()))
     return emitOpError("trainable parameters must be f16 or f32, got ")
            << type.getElementType();
+  if ((getKind() == ParamKind::copy) != static_cast<bool>(getSourceAttr()))
+    return emitOpError("names the weight it copies ('of') if and only if it "
+                       "is a copy");
+  return success();
+}
+
+LogicalResult ParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  if (!getSourceAttr())
+    return success();
+  auto source =
+      symbolTable.lookupNearestSymbolFrom<ParamOp>(*this, getSourceAttr());
+  if (!source || !source.isTrainable())
+    return emitOpError("copies ")
+           << getSourceAttr() << ", which is not a trainable gs.param";
+  RankedTensorType type = getType(), sourceType = source.getType();
+  if (type.getShape() != sourceType.getShape() ||
+      !type.getElementType().isF16() || !sourceType.getElementType().isF32())
+    return emitOpError("must be the FP16 copy of an FP32 weight of its "
+                       "shape, got ")
+           << type << " for " << sourceType;
   return success();
 }
 

@@ -31,7 +31,7 @@ def GS_ComparePredicate : I32EnumAttr<"ComparePredicate",
 
 def GS_ParamKind : I32EnumAttr<"ParamKind", "role of a piece of training state", [
     I32EnumAttrCase<"trainable", 0>, I32EnumAttrCase<"buffer", 1>,
-    I32EnumAttrCase<"state", 2>]> {
+    I32EnumAttrCase<"state", 2>, I32EnumAttrCase<"copy", 3>]> {
   let cppNamespace = "::mlir::gs";
   let genSpecializedAttr = 0;
   let description = [{
@@ -39,7 +39,9 @@ def GS_ParamKind : I32EnumAttr<"ParamKind", "role of a piece of training state",
     that is not trained but belongs to the model (batch-norm running
     statistics); exported with the weights. `state`: training-only state
     (optimizer moments, loss/gradient scale state, step counters);
-    checkpointed but not exported.
+    checkpointed but not exported. `copy`: a trainable weight in the
+    precision the step reads it (FP16), written with it; derived, so
+    neither checkpointed nor exported.
   }];
 }
 def GS_ParamKindAttr : EnumAttr<GS_Dialect, GS_ParamKind, "param_kind"> {

@@ -16,7 +16,8 @@ def GS_ParamResource : Resource<"::mlir::gs::ParamResource">;
 // Parameters
 //===----------------------------------------------------------------------===//
 
-def GS_ParamOp : GS_Op<"param", [Symbol, HasParent<"::mlir::ModuleOp">]> {
+def GS_ParamOp : GS_Op<"param", [Symbol, HasParent<"::mlir::ModuleOp">,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "a named piece of training state with its initial value";
   let description = [{
     Declares a tensor that lives across training steps: a model weight
@@ -25,16 +26,33 @@ def GS_ParamOp : GS_Op<"param", [Symbol, HasParent<"::mlir::ModuleOp">]> {
     gradient-scale cache (`state`). Large initial values are
     `dense_resource` blobs, kept out of the context's uniqued attributes.
 
+    A `copy` holds the trainable weight `of` names, rounded to its
+    (narrower) element type to nearest even: the FP16 weight a
+    mixed-precision step reads. What writes the weight writes the copy
+    right after it (gs-fp16-weight-copies); the runtime derives it again
+    wherever the host writes the weight, so checkpoints and exports leave
+    it out.
+
     ```mlir
     gs.param trainable @fc1.weight = dense_resource<fc1_weight> : tensor<256x784xf32>
     gs.param state @fc1.weight.velocity = dense<0.0> : tensor<256x784xf32>
+    gs.param copy @fc1.weight.fp16 of @fc1.weight = dense_resource<fc1_weight_fp16> : tensor<256x784xf16>
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, GS_ParamKindAttr:$kind,
-                   ElementsAttr:$initial_value);
+                   ElementsAttr:$initial_value,
+                   OptionalAttr<FlatSymbolRefAttr>:$source);
   let assemblyFormat = [{
-    custom<ParamKind>($kind) $sym_name `=` $initial_value attr-dict
+    custom<ParamKind>($kind) $sym_name (`of` $source^)? `=` $initial_value
+    attr-dict
   }];
+  let builders = [
+    OpBuilder<(ins "::llvm::StringRef":$name, "::mlir::gs::ParamKind":$kind,
+                   "::mlir::ElementsAttr":$initialValue), [{
+      build($_builder, $_state, name, kind, initialValue,
+            /*source=*/::mlir::FlatSymbolRefAttr());
+    }]>
+  ];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The tensor type of the state.
