@@ -342,14 +342,12 @@ public:
     return results;
   }
 
-  /// (name, dtype, shape) of every parameter but the FP16 weight copies,
-  /// which the runtime derives.
+  /// (name, dtype, shape) of every parameter.
   nb::list parameterSpecs() const {
     std::vector<gs_tensor_info> infos;
     for (int32_t i = 0; i < table().num_params; ++i)
-      if (table().params[i].kind != GS_PARAM_COPY)
-        infos.push_back(table().params[i].tensor);
-    return describeAll(infos.data(), static_cast<int32_t>(infos.size()));
+      infos.push_back(table().params[i].tensor);
+    return describeAll(infos.data(), table().num_params);
   }
 
   /// Every parameter's value; the optimizer and scaling state too with
