@@ -257,7 +257,10 @@ std::string writeParamData(const gs_model_info &model,
     return std::string("parameter '") + param.tensor.name +
            "' is the FP16 copy of '" + model.params[param.copy_of].tensor.name +
            "', which the runtime derives: write that instead";
-  std::memcpy(param.data, data, tensorFor(param.tensor).byteSize());
+  DType type = DType::F32;
+  toDType(param.tensor.dtype, type); // validate() checked it
+  size_t bytes = elementCount(param.tensor) * sizeOf(type);
+  std::memcpy(param.data, data, bytes);
   hostCopyWritten(param);
   int32_t index = static_cast<int32_t>(&param - model.params);
   for (int32_t i = 0; i < model.num_params; ++i) {
