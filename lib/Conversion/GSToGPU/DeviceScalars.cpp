@@ -8,7 +8,8 @@
 // tensors, which gs-linalg-to-gpu puts in kernels:
 //
 // - the skip guard (`scf.if %finite { ... gs.param.write ... }`) becomes
-//   unconditional code whose writes store `select(%finite, new, old)`;
+//   unconditional code whose writes store `select(%finite, new, old)`
+//   (an FP16 weight copy: the rounding of its weight's select);
 // - each scalar op on a value read from a tensor becomes a 0-d
 //   linalg.generic, its result read back with `tensor.extract` (which the
 //   next consumer's kernel reads on the device);
@@ -144,15 +145,51 @@ bool isPredicable(scf::IfOp guard) {
   return true;
 }
 
+/// Whether `generic` rounds its one input elementwise (arith.truncf).
+bool isElementwiseRounding(linalg::GenericOp generic) {
+  Block *body = generic.getBody();
+  return generic.getNumDpsInputs() == 1 && generic->getNumResults() == 1 &&
+         generic.getNumParallelLoops() == generic.getNumLoops() &&
+         llvm::all_of(generic.getIndexingMapsArray(),
+                      [](AffineMap map) { return map.isIdentity(); }) &&
+         body->getOperations().size() == 2 &&
+         isa<arith::TruncFOp>(body->front()) &&
+         body->front().getOperand(0) == body->getArgument(0);
+}
+
+/// The write in `earlier` of the weight whose FP16 copy `write` writes,
+/// where `write` stores the rounding of the value written there; else
+/// null.
+ParamWriteOp roundedWeightWrite(ParamWriteOp write,
+                                ArrayRef<ParamWriteOp> earlier,
+                                SymbolTableCollection &symbols) {
+  auto copy =
+      symbols.lookupNearestSymbolFrom<ParamOp>(write, write.getParamAttr());
+  auto rounding = write.getValue().getDefiningOp<linalg::GenericOp>();
+  if (!copy || copy.getKind() != ParamKind::copy || !rounding ||
+      !isElementwiseRounding(rounding))
+    return {};
+  for (ParamWriteOp weight : earlier)
+    if (weight.getParamAttr() == copy.getSourceAttr() &&
+        weight.getValue() == rounding.getDpsInputs().front())
+      return weight;
+  return {};
+}
+
 /// Runs the guard's block unconditionally; each parameter it writes gets
 /// `select(condition, new, old)`: old is the block's read of the parameter
-/// before its write (the update's read), else a read before the block.
-void predicateGuard(scf::IfOp guard) {
+/// before its write (the update's read), else a read before the block. An
+/// FP16 weight copy written as the rounding of its weight's new value
+/// (gs-fp16-weight-copies) gets the rounding of the weight's select
+/// instead: on a skipped step that is the old copy, which a copy always
+/// equals, so the old copy need not be read.
+void predicateGuard(scf::IfOp guard, SymbolTableCollection &symbols) {
   Location loc = guard.getLoc();
   Value condition = guard.getCondition();
   OpBuilder b(guard);
   SmallVector<ParamWriteOp> writes;
   DenseMap<StringAttr, Value> old;
+  DenseMap<Operation *, ParamWriteOp> roundedWeights;
   for (Operation &op : guard.thenBlock()->without_terminator()) {
     if (auto read = dyn_cast<ParamReadOp>(op)) {
       old.try_emplace(read.getParamAttr().getAttr(), read.getResult());
@@ -161,7 +198,11 @@ void predicateGuard(scf::IfOp guard) {
     auto write = dyn_cast<ParamWriteOp>(op);
     if (!write)
       continue;
+    if (ParamWriteOp weight = roundedWeightWrite(write, writes, symbols))
+      roundedWeights[write] = weight;
     writes.push_back(write);
+    if (roundedWeights.contains(write))
+      continue;
     Value &value = old[write.getParamAttr().getAttr()];
     if (!value)
       value = ParamReadOp::create(b, loc, write.getValue().getType(),
@@ -172,10 +213,18 @@ void predicateGuard(scf::IfOp guard) {
     op.moveBefore(guard);
   guard.erase();
 
+  // The selects, each from the new value and the old: the rounding of a
+  // weight's select is computed from the same two values, so that it joins
+  // the weight's select (and the update) in one kernel.
+  DenseMap<Operation *, std::pair<Value, Value>> selectedFrom;
   for (ParamWriteOp write : writes) {
     b.setInsertionPoint(write);
     Value updated = write.getValue();
     auto type = cast<RankedTensorType>(updated.getType());
+    ParamWriteOp weight = roundedWeights.lookup(write);
+    auto [fresh, kept] =
+        weight ? selectedFrom.lookup(weight)
+               : std::pair(updated, old[write.getParamAttr().getAttr()]);
     MLIRContext *context = b.getContext();
     AffineMap identity =
         AffineMap::getMultiDimIdentityMap(type.getRank(), context);
@@ -184,13 +233,17 @@ void predicateGuard(scf::IfOp guard) {
     SmallVector<utils::IteratorType> iterators(type.getRank(),
                                                utils::IteratorType::parallel);
     auto select = linalg::GenericOp::create(
-        b, loc, type, ValueRange{updated, old[write.getParamAttr().getAttr()]},
-        ValueRange{init}, SmallVector<AffineMap>(3, identity), iterators,
+        b, loc, type, ValueRange{fresh, kept}, ValueRange{init},
+        SmallVector<AffineMap>(3, identity), iterators,
         [&](OpBuilder &nested, Location, ValueRange arguments) {
-          Value kept = arith::SelectOp::create(nested, loc, condition,
-                                               arguments[0], arguments[1]);
-          linalg::YieldOp::create(nested, loc, kept);
+          Value value = arith::SelectOp::create(nested, loc, condition,
+                                                arguments[0], arguments[1]);
+          if (weight)
+            value = arith::TruncFOp::create(nested, loc, type.getElementType(),
+                                            value);
+          linalg::YieldOp::create(nested, loc, value);
         });
+    selectedFrom[write] = {fresh, kept};
     write.getValueMutable().assign(select.getResult(0));
   }
 }
@@ -215,8 +268,9 @@ struct DeviceScalarsPass
       if (isHostCode(guard) && isPredicable(guard))
         guards.push_back(guard);
     });
+    SymbolTableCollection symbols;
     for (scf::IfOp guard : guards)
-      predicateGuard(guard);
+      predicateGuard(guard, symbols);
 
     // In program order: each rewritten scalar is read back from its
     // tensor, so that its users qualify in turn.

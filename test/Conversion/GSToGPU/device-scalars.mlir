@@ -78,6 +78,51 @@ func.func @write_then_read(%g: tensor<8xf32>, %f: tensor<i1>) {
 
 // -----
 
+// An FP16 weight copy written as the rounding of the weight's new value
+// (gs-fp16-weight-copies) is the rounding of the weight's select, from the
+// select's own two inputs: the old copy is not read. A copy written with
+// anything else gets a select of its own.
+// CHECK-LABEL: func.func @guarded_copy
+// CHECK-SAME: (%[[G:.+]]: tensor<8xf32>, %[[F:.+]]: tensor<i1>, %[[H:.+]]: tensor<8xf16>)
+// CHECK: %[[OLDH2:.+]] = gs.param.read @v.fp16 : tensor<8xf16>
+// CHECK-NOT: gs.param.read @w.fp16
+// CHECK: %[[W:.+]] = gs.param.read @w : tensor<8xf32>
+// CHECK: %[[KEPT:.+]] = linalg.generic {{.*}} ins(%[[G]], %[[W]] : tensor<8xf32>, tensor<8xf32>)
+// CHECK: gs.param.write %[[KEPT]], @w : tensor<8xf32>
+// CHECK: %[[ROUNDED:.+]] = linalg.generic {{.*}} ins(%[[G]], %[[W]] : tensor<8xf32>, tensor<8xf32>) outs(%{{.+}} : tensor<8xf16>)
+// CHECK-NEXT: ^bb0(%[[A:.+]]: f32, %[[B:.+]]: f32, %{{.+}}: f16):
+// CHECK-NEXT:   %[[SEL:.+]] = arith.select %{{.+}}, %[[A]], %[[B]] : f32
+// CHECK-NEXT:   %[[R:.+]] = arith.truncf %[[SEL]] : f32 to f16
+// CHECK-NEXT:   linalg.yield %[[R]] : f16
+// CHECK: gs.param.write %[[ROUNDED]], @w.fp16 : tensor<8xf16>
+// CHECK: %[[OTHER:.+]] = linalg.generic {{.*}} ins(%[[H]], %[[OLDH2]] : tensor<8xf16>, tensor<8xf16>)
+// CHECK: gs.param.write %[[OTHER]], @v.fp16 : tensor<8xf16>
+gs.param trainable @w = dense<1.0> : tensor<8xf32>
+gs.param copy @w.fp16 of @w = dense<1.0> : tensor<8xf16>
+gs.param trainable @v = dense<1.0> : tensor<8xf32>
+gs.param copy @v.fp16 of @v = dense<1.0> : tensor<8xf16>
+
+#id = affine_map<(d0) -> (d0)>
+func.func @guarded_copy(%g: tensor<8xf32>, %f: tensor<i1>, %h: tensor<8xf16>) {
+  %ok = tensor.extract %f[] : tensor<i1>
+  scf.if %ok {
+    %w = gs.param.read @w : tensor<8xf32>
+    gs.param.write %g, @w : tensor<8xf32>
+    %e = tensor.empty() : tensor<8xf16>
+    %rounded = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+        ins(%g : tensor<8xf32>) outs(%e : tensor<8xf16>) {
+    ^bb0(%x: f32, %out: f16):
+      %r = arith.truncf %x : f32 to f16
+      linalg.yield %r : f16
+    } -> tensor<8xf16>
+    gs.param.write %rounded, @w.fp16 : tensor<8xf16>
+    gs.param.write %h, @v.fp16 : tensor<8xf16>
+  }
+  return
+}
+
+// -----
+
 // A statistics record: scalars read from a kernel's counts and a scale,
 // converted and assembled on the host, become generics; from_elements
 // picks each element by index, constants and host scalars used from
