@@ -144,6 +144,9 @@ def compile(model: Any,  # noqa: A001 - the package's verb
     scaling_options: any option of gs-opt's --gs-train, with underscores,
         e.g. threshold=1e-4, interval=8, loss_scale=1024 (fixed),
         init_scale=65536 (dynamic), cast_model="exponent_histogram".
+        fp16_weight_copies=True gives the step FP16 weight copies (off,
+        as gs-compile's default for the CPU, whose GEMMs round the FP32
+        weights as they pack them).
 
     Returns a `Trainer` whose `step(**inputs)` trains one step.
     """

@@ -119,15 +119,30 @@ def test_parameters_and_load_parameters(mlp_path, batch):
     assert params["fc1_weight"][0, 2] == np.float32(0.3)
     state = trainer.parameters(state=True)
     assert "gs.step" in state and "gs.skipped_steps" in state
-    # The FP16 weight copies are derived: loading the weights (below)
-    # derives them again.
-    assert not any(name.endswith(".fp16") for name in state)
     x, labels = batch
     initial = trainer.step(x=x, labels=labels)["loss"]
     trainer.load_parameters(params)
     state_reset = {k: np.zeros_like(v) for k, v in state.items()
                    if k.startswith("gs.step")}
     trainer.load_parameters(state_reset)
+    assert trainer.step(x=x, labels=labels)["loss"] == initial
+
+
+def test_fp16_weight_copies_follow_loaded_weights(mlp_path, batch):
+    # With fp16_weight_copies the step reads FP16 copies of the weights:
+    # derived, so left out of parameters() and derived again when the
+    # weights are loaded (else the step after the load would read the
+    # copies of the trained weights).
+    trainer = compile_mlp(mlp_path, fp16_weight_copies=True)
+    params = trainer.parameters()
+    state = trainer.parameters(state=True)
+    assert not any(name.endswith(".fp16") for name in state)
+    x, labels = batch
+    initial = trainer.step(x=x, labels=labels)["loss"]
+    trainer.step(x=x, labels=labels)
+    trainer.load_parameters(params)
+    trainer.load_parameters({k: np.zeros_like(v) for k, v in state.items()
+                             if k.startswith("gs.step")})
     assert trainer.step(x=x, labels=labels)["loss"] == initial
 
 

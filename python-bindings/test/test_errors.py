@@ -181,8 +181,10 @@ def test_load_unknown_parameter(trainer):
         trainer.load_parameters({"fc3_weight": np.zeros(3, np.float32)})
 
 
-def test_load_fp16_weight_copy(trainer):
+def test_load_fp16_weight_copy(mlp_path):
     # The step's FP16 copy of a weight is derived from the weight.
+    trainer = gradscale.compile(mlp_path, input_shapes=SHAPES,
+                                optimizer="sgd", fp16_weight_copies=True)
     with pytest.raises(GradScaleError,
                        match="'fc1_weight.fp16' is the FP16 copy of "
                              "'fc1_weight', which the runtime derives"):

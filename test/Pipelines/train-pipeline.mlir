@@ -3,7 +3,7 @@
 // RUN: gs-opt %s --gs-train="scaling=gs threshold=1e-4 interval=8 cast-model=exponent_histogram" | FileCheck %s --check-prefix=GS-OPTIONS
 // RUN: gs-opt %s --gs-train="scaling=gs widen-weight-gradients=false telemetry=false" | FileCheck %s --check-prefix=NARROW
 // RUN: gs-opt %s --gs-train=scaling=gs | FileCheck %s --check-prefix=WIDE
-// RUN: gs-opt %s --gs-train="scaling=gs fp16-weight-copies=false" | FileCheck %s --check-prefix=COPYLESS
+// RUN: gs-opt %s --gs-train="scaling=gs fp16-weight-copies=true" | FileCheck %s --check-prefix=COPIES
 // RUN: gs-opt %s --gs-train="scaling=fixed loss-scale=1024" | FileCheck %s --check-prefix=FIXED
 // RUN: gs-opt %s --gs-train=scaling=dynamic | FileCheck %s --check-prefix=DYNAMIC
 // RUN: gs-opt %s --gs-train=scaling=none | FileCheck %s --check-prefix=NONE
@@ -17,22 +17,23 @@
 // RUN: gs-opt %s --dump-pass-pipeline -o /dev/null --gs-train="scaling=dynamic init-scale=4096 growth-factor=4 backoff-factor=0.25 growth-interval=10 telemetry=false" 2>&1 | FileCheck %s --check-prefix=FORWARD-DYNAMIC
 // RUN: gs-opt %s --dump-pass-pipeline -o /dev/null --gs-train="scaling=fixed loss-scale=1024 skip-non-finite=false lower-to-llvm=true kernel-schedule=false" 2>&1 | FileCheck %s --check-prefix=FORWARD-FIXED
 
-// GS: gs.param copy @w.fp16 of @w
+// GS-NOT: gs.param copy
 // GS: gs.param state @gs.scaling.cast0
 // GS-LABEL: func.func @train_step
-// GS: gs.param.read @w.fp16 : tensor<3x4xf16>
+// GS: %[[W:.+]] = gs.param.read @w : tensor<3x4xf32>
+// GS: gs.cast %[[W]] : tensor<3x4xf32> to tensor<3x4xf16>
 // GS: gs.compute_scale %{{.*}} {model = #gs.scale_model<log_normal>}
 // GS: gs.unscale
 // GS: gs.all_finite
-// GS: gs.update @w
-// GS: gs.cast %{{.*}} : tensor<3x4xf32> to tensor<3x4xf16>
-// GS-NEXT: gs.param.write %{{.*}}, @w.fp16
 
-// Without the copies, the step casts the weight itself.
-// COPYLESS-NOT: gs.param copy
-// COPYLESS-LABEL: func.func @train_step
-// COPYLESS: %[[W:.+]] = gs.param.read @w : tensor<3x4xf32>
-// COPYLESS: gs.cast %[[W]] : tensor<3x4xf32> to tensor<3x4xf16>
+// With fp16-weight-copies (gs-compile's default for GPUs) the step reads
+// the weight's FP16 copy, which the update writes.
+// COPIES: gs.param copy @w.fp16 of @w
+// COPIES-LABEL: func.func @train_step
+// COPIES: gs.param.read @w.fp16 : tensor<3x4xf16>
+// COPIES: gs.update @w
+// COPIES: gs.cast %{{.*}} : tensor<3x4xf32> to tensor<3x4xf16>
+// COPIES-NEXT: gs.param.write %{{.*}}, @w.fp16
 
 // Widened (the default), the weight gradient is an FP32 GEMM: no FP16
 // rounding to scale. Not widened, it rounds to FP16 and gets the
@@ -50,18 +51,18 @@
 // GS-OPTIONS: gs.compute_scale %{{.*}} histogram(%{{.*}}) {model = #gs.scale_model<exponent_histogram>, threshold = 1.000000e-04 : f64}
 
 // FIXED-LABEL: func.func @train_step
-// FIXED: gs.param.read @w.fp16 : tensor<3x4xf16>
+// FIXED: gs.cast %{{.*}} : tensor<3x4xf32> to tensor<3x4xf16>
 // FIXED: gs.constant dense<1.024000e+03> : tensor<f32>
 // FIXED: gs.unscale
 // FIXED-NOT: gs.compute_scale
 
 // DYNAMIC: gs.param state @gs.loss_scale = dense<6.553600e+04> : tensor<f32>
 // DYNAMIC-LABEL: func.func @train_step
-// DYNAMIC: gs.param.read @w.fp16 : tensor<3x4xf16>
+// DYNAMIC: gs.cast %{{.*}} : tensor<3x4xf32> to tensor<3x4xf16>
 
 // NONE: gs.param state @gs.scaling.cast0
 // NONE-LABEL: func.func @train_step
-// NONE: gs.param.read @w.fp16 : tensor<3x4xf16>
+// NONE: gs.cast %{{.*}} : tensor<3x4xf32> to tensor<3x4xf16>
 // NONE-NOT: gs.unscale
 // NONE-NOT: gs.compute_scale
 

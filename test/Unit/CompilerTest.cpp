@@ -196,9 +196,11 @@ TEST_F(CompilerTest, FP16WeightCopyFollowsItsWeight) {
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(kClassifier, &context);
   ASSERT_TRUE(module);
+  gs::TrainPipelineOptions train;
+  train.fp16WeightCopies = true;
   std::string error;
   FailureOr<gs::CompiledModel> compiled =
-      gs::compileModel(*module, gs::TrainPipelineOptions(), options(), error);
+      gs::compileModel(*module, train, options(), error);
   ASSERT_TRUE(succeeded(compiled)) << error;
   std::unique_ptr<gs::LoadedModel> loaded =
       gs::LoadedModel::load(*compiled, error);

@@ -114,6 +114,14 @@ static cl::list<std::string> fp32Ops(
              "and the reductions (e.g. gs.sigmoid,gs.exp), as gs-opt's "
              "--gs-train=\"fp32-ops=...\""),
     cl::CommaSeparated, cl::value_desc("op,..."), cl::cat(compileCategory));
+static cl::opt<bool> fp16WeightCopies(
+    "fp16-weight-copies",
+    cl::desc("Mixed precision: the step reads FP16 copies of the weights, "
+             "which their updates write, as gs-opt's "
+             "--gs-train=\"fp16-weight-copies=...\" (default: on for "
+             "--target=cuda; off for the CPU, whose GEMMs round the FP32 "
+             "weights as they pack them)"),
+    cl::cat(compileCategory));
 enum class Distributed { None, MPI, NCCL };
 static cl::opt<Distributed> distributed(
     "distributed",
@@ -244,6 +252,9 @@ private:
   std::chrono::steady_clock::time_point start;
 };
 
+/// Where the model runs: --target and the --gpu-* flags.
+static gs::CompileOptions targetOptions;
+
 /// The gs-train options for --scaling and the gs options.
 LogicalResult trainOptions(gs::TrainPipelineOptions &options,
                            std::string &error) {
@@ -301,6 +312,13 @@ LogicalResult trainOptions(gs::TrainPipelineOptions &options,
   }
   std::vector<std::string> ops(fp32Ops.begin(), fp32Ops.end());
   options.fp32Ops = ops;
+  if (fp16WeightCopies.getNumOccurrences() && method == "fp32") {
+    error = "--fp16-weight-copies: --scaling=fp32 has no FP16 weights";
+    return failure();
+  }
+  options.fp16WeightCopies = fp16WeightCopies.getNumOccurrences()
+                                 ? bool(fp16WeightCopies)
+                                 : targetOptions.device == GS_DEVICE_CUDA;
   options.dataParallel = distributed != Distributed::None;
   if (bucketBytes.getNumOccurrences() && !options.dataParallel) {
     error = "--bucket-bytes: only for a data-parallel step (--distributed)";
@@ -485,9 +503,6 @@ int linkExecutable(const std::vector<std::string> &objects, const char *argv0) {
   }
   return 0;
 }
-/// Where the model runs: --target and the --gpu-* flags.
-static gs::CompileOptions targetOptions;
-
 /// The options of the library's compilation, from the flags.
 gs::CompileOptions compileOptions(const gs::CPUTarget &cpuTarget,
                                   llvm::StringRef prefix) {

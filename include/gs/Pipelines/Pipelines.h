@@ -165,8 +165,9 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
   PassOptions::Option<bool> fp16WeightCopies{
       *this, "fp16-weight-copies",
       llvm::cl::desc("The step reads FP16 copies of the weights that their "
-                     "updates write (gs-fp16-weight-copies)"),
-      llvm::cl::init(true)};
+                     "updates write (gs-fp16-weight-copies; gs-compile "
+                     "turns it on for --target=cuda)"),
+      llvm::cl::init(false)};
 
   // gs-gradient-scaling (scaling=gs).
   PassOptions::Option<double> threshold{
