@@ -37,6 +37,18 @@ func.func @forward(%x: tensor<2x4xf32>, %t: tensor<2xi64>) -> tensor<f32> {
 gs.training @forward {learning_rate = 0.5 : f32, optimizer = #gs.sgd<>}
 )mlir";
 
+/// A batch of two examples for the classifier's train step `step`.
+std::pair<runtime::Tensor, runtime::Tensor>
+classifierBatch(const gs_entry_info &step) {
+  runtime::Tensor x = runtime::tensorFor(step.inputs[0]);
+  runtime::Tensor t = runtime::tensorFor(step.inputs[1]);
+  float xs[8] = {1.0f, -2.0f, 0.5f, 3.0f, -1.0f, 0.25f, 2.0f, -0.5f};
+  std::memcpy(x.data(), xs, sizeof(xs));
+  int64_t labels[2] = {0, 2};
+  std::memcpy(t.data(), labels, sizeof(labels));
+  return {std::move(x), std::move(t)};
+}
+
 class CompilerTest : public ::testing::Test {
 protected:
   CompilerTest() {
@@ -71,12 +83,7 @@ protected:
     EXPECT_TRUE(step);
     if (!step)
       return {};
-    runtime::Tensor x = runtime::tensorFor(step->inputs[0]);
-    runtime::Tensor t = runtime::tensorFor(step->inputs[1]);
-    float xs[8] = {1.0f, -2.0f, 0.5f, 3.0f, -1.0f, 0.25f, 2.0f, -0.5f};
-    std::memcpy(x.data(), xs, sizeof(xs));
-    int64_t labels[2] = {0, 2};
-    std::memcpy(t.data(), labels, sizeof(labels));
+    auto [x, t] = classifierBatch(*step);
     std::vector<float> losses;
     for (int i = 0; i < 3; ++i) {
       std::vector<runtime::Tensor> results;
@@ -226,12 +233,7 @@ TEST_F(CompilerTest, FP16WeightCopyFollowsItsWeight) {
   // writes their rounding.
   const gs_entry_info *step = runtime::findEntry(table, "train_step");
   ASSERT_TRUE(step);
-  runtime::Tensor x = runtime::tensorFor(step->inputs[0]);
-  runtime::Tensor t = runtime::tensorFor(step->inputs[1]);
-  float xs[8] = {1.0f, -2.0f, 0.5f, 3.0f, -1.0f, 0.25f, 2.0f, -0.5f};
-  std::memcpy(x.data(), xs, sizeof(xs));
-  int64_t labels[2] = {0, 2};
-  std::memcpy(t.data(), labels, sizeof(labels));
+  auto [x, t] = classifierBatch(*step);
   for (int i = 0; i < 2; ++i) {
     std::vector<runtime::Tensor> results;
     ASSERT_EQ(runtime::run(table, *step, {&x, &t}, results), "");
