@@ -47,7 +47,6 @@ using namespace mlir::gs::tensorcore;
 namespace {
 constexpr int64_t kChunk = 8;     // f16 elements per 16-byte copy
 constexpr int64_t kSmemPad = 8;   // f16 elements of padding per smem row
-constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
 /// The shared memory a thread block may use on sm_90 (static and
 /// dynamic, the latter asked for with cuFuncSetAttribute).
 constexpr int64_t kMaxSharedBytesSm90 = 227 * 1024;

@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "gs/Conversion/GSToGPU/KernelEntry.h"
 #include "gs/Conversion/GSToGPU/KernelParts.h"
 #include "gs/Conversion/Passes.h"
 
@@ -87,9 +88,6 @@ struct MergeSingleBlockKernelsPass
     }
   }
 
-  /// The most static shared memory a kernel may have.
-  static constexpr int64_t kMaxSharedBytes = 48 * 1024;
-
   /// The bytes of `part`'s shared memory.
   static int64_t sharedBytes(const gs::KernelPart &part) {
     int64_t bytes = 0;
@@ -113,7 +111,7 @@ struct MergeSingleBlockKernelsPass
     auto runsWhole = [&](const gs::KernelPart &member) {
       return !member.wholeBlock || member.numThreads() == numThreads;
     };
-    return bytes <= kMaxSharedBytes && runsWhole(part) &&
+    return bytes <= gs::kMaxStaticSharedBytes && runsWhole(part) &&
            llvm::all_of(run, runsWhole);
   }
 

@@ -15,6 +15,10 @@
 
 namespace mlir::gs {
 
+/// The most static shared memory (workgroup attributions) a kernel may
+/// have: 48 KiB on every architecture; more must be dynamic and asked for.
+constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+
 /// Builds, at `builder`'s insertion point, `@<kernel>_entry` for a kernel
 /// function on memrefs whose first `numInputs` arguments it reads and whose
 /// others it writes: the entry takes the inputs as tensors, allocates the
