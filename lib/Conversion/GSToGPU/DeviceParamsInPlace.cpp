@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gs/Conversion/GSToGPU/DeviceMemory.h"
+#include "gs/Conversion/GSToGPU/KernelParts.h"
 #include "gs/Conversion/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -32,7 +33,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::gs {
@@ -47,28 +47,15 @@ namespace {
 struct KernelAccess {
   SmallVector<memref::LoadOp> loads;
   SmallVector<memref::StoreOp> stores;
-  /// Other ops that only read it (a GEMM's asynchronous copies of a tile
-  /// to shared memory), or loads through a reshape.
+  /// Other uses, which only read it (a GEMM's asynchronous copies of a
+  /// tile to shared memory, loads through a view).
   bool otherReads = false;
-  /// Any other use: a view, a vector or atomic access, an unknown kernel.
+  /// Other uses, some of which may write it.
   bool other = false;
 
   bool onlyReads() const { return !other && stores.empty(); }
   bool onlyStores() const { return !other && !otherReads && loads.empty(); }
 };
-
-/// Whether `user` declares reads of `value` and no other effect on it.
-bool declaresOnlyReads(Operation *user, Value value) {
-  auto memory = dyn_cast<MemoryEffectOpInterface>(user);
-  if (!memory)
-    return false;
-  SmallVector<MemoryEffects::EffectInstance> effects;
-  memory.getEffectsOnValue(value, effects);
-  return !effects.empty() &&
-         llvm::all_of(effects, [](const MemoryEffects::EffectInstance &e) {
-           return isa<MemoryEffects::Read>(e.getEffect());
-         });
-}
 
 /// Whether `op` reshapes a buffer: a view of all of it, element for
 /// element in row-major order.
@@ -79,28 +66,23 @@ bool isReshape(Operation *op) {
 /// Adds the uses of `value` inside `kernel` (a gpu.launch or gpu.func) to
 /// `access`.
 void addUses(Value value, Operation *kernel, KernelAccess &access) {
+  bool otherUses = false;
   for (OpOperand &use : value.getUses()) {
     Operation *user = use.getOwner();
     if (!kernel->isProperAncestor(user))
       continue;
-    if (isReshape(user)) {
-      // Reads through a reshape read other indices (a convolution's
-      // filter as a matrix).
-      KernelAccess reshaped;
-      addUses(user->getResult(0), kernel, reshaped);
-      if (reshaped.onlyReads())
-        access.otherReads = true;
-      else
-        access.other = true;
-    } else if (auto load = dyn_cast<memref::LoadOp>(user))
+    if (auto load = dyn_cast<memref::LoadOp>(user))
       access.loads.push_back(load);
     else if (auto store = dyn_cast<memref::StoreOp>(user);
              store && store.getMemRef() == value)
       access.stores.push_back(store);
-    else if (declaresOnlyReads(user, value))
-      access.otherReads = true;
     else
-      access.other = true;
+      otherUses = true;
+  }
+  if (otherUses) {
+    bool reads = gs::kernelOnlyReads(value, kernel);
+    access.otherReads |= reads;
+    access.other |= !reads;
   }
 }
 
