@@ -40,14 +40,6 @@ std::string device(cuda::Device *&gpu) {
   return {};
 }
 
-/// The bytes of a table tensor, without allocating it (validate checked
-/// that they fit).
-size_t byteSize(const gs_tensor_info &info) {
-  DType type = DType::F32;
-  toDType(info.dtype, type);
-  return checkedByteSize(type, shapeOf(info)).value();
-}
-
 /// Allocates the device copies of `model`'s parameters not allocated yet.
 std::string allocateParams(cuda::Device &gpu, const gs_model_info &model) {
   for (int32_t i = 0; i < model.num_params; ++i) {

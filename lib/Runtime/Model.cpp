@@ -66,6 +66,12 @@ int64_t mlir::gs::runtime::elementCount(const gs_tensor_info &info) {
   return count;
 }
 
+size_t mlir::gs::runtime::byteSize(const gs_tensor_info &info) {
+  DType type = DType::F32;
+  toDType(info.dtype, type);
+  return elementCount(info) * sizeOf(type);
+}
+
 Tensor mlir::gs::runtime::tensorFor(const gs_tensor_info &info) {
   DType type = DType::F32;
   toDType(info.dtype, type);
@@ -257,10 +263,7 @@ std::string writeParamData(const gs_model_info &model,
     return std::string("parameter '") + param.tensor.name +
            "' is the FP16 copy of '" + model.params[param.copy_of].tensor.name +
            "', which the runtime derives: write that instead";
-  DType type = DType::F32;
-  toDType(param.tensor.dtype, type); // validate() checked it
-  size_t bytes = elementCount(param.tensor) * sizeOf(type);
-  std::memcpy(param.data, data, bytes);
+  std::memcpy(param.data, data, byteSize(param.tensor));
   hostCopyWritten(param);
   int32_t index = static_cast<int32_t>(&param - model.params);
   for (int32_t i = 0; i < model.num_params; ++i) {
@@ -314,7 +317,7 @@ const gs_param_info *sizedParam(const gs_model_info *model, const char *name,
              "'");
     return nullptr;
   }
-  size_t size = tensorFor(param->tensor).byteSize();
+  size_t size = byteSize(param->tensor);
   if (bytes != size) {
     failWith(std::string("parameter '") + name + "' has " +
              std::to_string(size) + " bytes, got " + std::to_string(bytes));

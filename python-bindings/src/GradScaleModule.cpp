@@ -242,7 +242,7 @@ nb::dlpack::dtype dlpackType(int32_t dtype) {
 /// A new NumPy array of `info`'s type and shape, owning its buffer.
 nb::object newArray(const gs_tensor_info &info, void *&data) {
   std::vector<size_t> shape(info.shape, info.shape + info.rank);
-  size_t bytes = runtime::tensorFor(info).byteSize();
+  size_t bytes = runtime::byteSize(info);
   data = std::calloc(bytes ? bytes : 1, 1);
   if (!data)
     throw std::bad_alloc();

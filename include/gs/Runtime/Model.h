@@ -25,6 +25,10 @@ std::vector<int64_t> shapeOf(const gs_tensor_info &info);
 /// The number of elements of a table tensor (without allocating it).
 int64_t elementCount(const gs_tensor_info &info);
 
+/// The bytes of a table tensor (without allocating it) whose type
+/// validate() checked.
+size_t byteSize(const gs_tensor_info &info);
+
 /// "x: float32[64x784]".
 std::string describe(const gs_tensor_info &info);
 

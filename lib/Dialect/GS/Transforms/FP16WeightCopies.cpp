@@ -1,5 +1,4 @@
-//===- FP16WeightCopies.cpp - FP16 weights written by the update -*- C++
-//-*-===//
+//===- FP16WeightCopies.cpp - FP16 weights the update writes --*- C++ -*-===//
 //
 // A mixed-precision step casts each FP32 master weight to FP16 in its
 // forward pass. This pass keeps that FP16 weight as a parameter of its
@@ -96,8 +95,13 @@ struct FP16WeightCopiesPass
     SymbolTable symbols(module);
 
     // The casts that may read a copy: those before any write of their
-    // weight in their function.
+    // weight in their function. And every write of each parameter.
     llvm::MapVector<ParamOp, SmallVector<CastOp>> casts;
+    llvm::StringMap<SmallVector<Operation *>> writes;
+    module.walk([&](Operation *op) {
+      if (std::optional<StringRef> name = writtenParam(op))
+        writes[*name].push_back(op);
+    });
     for (auto function : module.getOps<func::FuncOp>()) {
       llvm::StringSet<> written;
       function.walk<WalkOrder::PreOrder>([&](Operation *op) {
@@ -137,12 +141,7 @@ struct FP16WeightCopiesPass
       }
 
       // Each write of the weight writes its rounding to the copy.
-      SmallVector<Operation *> writes;
-      module.walk([&](Operation *op) {
-        if (writtenParam(op) == weight.getSymName())
-          writes.push_back(op);
-      });
-      for (Operation *write : writes) {
+      for (Operation *write : writes.lookup(weight.getSymName())) {
         b.setInsertionPointAfter(write);
         Location loc = write->getLoc();
         Value value = isa<ParamWriteOp>(write)
