@@ -221,8 +221,11 @@ def EmulateGPU : Pass<"gs-emulate-gpu", "::mlir::ModuleOp"> {
     with one f32 fma per product in k order.
 
     Barriers and warp-level operations must be reached by every thread of
-    the block (nested only in scf.for loops with uniform bounds); thread
-    blocks must be one-dimensional with constant sizes.
+    the block (nested only in scf.for loops with uniform bounds and in
+    scf.ifs without results marked `gs.block_uniform`, whose condition is
+    the same in every thread: thread 0's is taken); thread blocks must be
+    one-dimensional with constant sizes. Memory barriers
+    (nvvm.memory.barrier) are no-ops, as the blocks run one at a time.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
@@ -465,10 +468,26 @@ def MergeSingleBlockKernels
     thread and block indices and sizes, dynamic shared memory, private
     attributions or symbols are not merged. The merged launch is named
     `gs_sequence_<i>_kernel` for outlining.
+
+    A run that follows a kernel of several blocks with nothing between
+    but pure host ops and allocations (a split reduction's partial sums,
+    then its last sum and the scale decision on it) and that skipped no
+    launch runs in that kernel's last block to finish, where it fits: its
+    whole-block kernels have the kernel's block size, the others no more
+    threads, and all the shared memory fits. After the kernel's body every
+    thread fences its writes at the GPU's scope (`nvvm.memory.barrier`),
+    thread 0 of each block takes a ticket from a counter of the kernel's
+    (a zero-initialized `memref.global`, `<kernel>_ticket`, which the
+    last block resets), and the block that takes the last one runs the
+    run's bodies, as above, in an `scf.if` marked `gs.block_uniform`.
+    This saves the run's launch; the merged launch is named
+    `<kernel>_then_<i>_kernel`.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::NVVM::NVVMDialect",
     "::mlir::scf::SCFDialect",
   ];
 }
@@ -511,7 +530,8 @@ def DeviceMemory : Pass<"gs-device-memory", "::mlir::ModuleOp"> {
     memory is the device's:
 
     - each public function takes the module's parameters (its mutable
-      memref globals) as leading arguments, in module order, each marked
+      memref globals, but those marked `gs.kernel_state`, which only
+      kernels use) as leading arguments, in module order, each marked
       `gs.param = @name`: the runtime keeps them on the device and passes
       them in; its other arguments are device buffers too;
     - `memref.alloc` and `memref.alloca` become `gpu.alloc`, freed by a

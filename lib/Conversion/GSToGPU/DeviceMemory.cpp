@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gs/Conversion/GSToGPU/DeviceMemory.h"
+#include "gs/Conversion/GSToGPU/KernelEntry.h"
 #include "gs/Conversion/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -114,7 +115,7 @@ struct DeviceMemoryPass : mlir::gs::impl::DeviceMemoryBase<DeviceMemoryPass> {
     ModuleOp module = getOperation();
     SmallVector<memref::GlobalOp> params;
     for (auto global : module.getOps<memref::GlobalOp>())
-      if (!global.getConstant())
+      if (!global.getConstant() && !global->hasAttr(gs::kKernelStateAttrName))
         params.push_back(global);
     for (auto function : module.getOps<func::FuncOp>())
       if (!function.isDeclaration() && failed(place(function, params)))

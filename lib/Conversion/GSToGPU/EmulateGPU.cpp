@@ -20,12 +20,15 @@
 // memref.extract_aligned_pointer_as_index of one gives its address.
 //
 // The warp-level operations and barriers must be reached by every thread:
-// they may be nested in scf.for loops with uniform bounds, not in other
-// control flow.
+// they may be nested in scf.for loops with uniform bounds and in scf.ifs
+// marked gs.block_uniform (whose condition, alike in every thread, is
+// taken from thread 0), not in other control flow. Memory barriers
+// (nvvm.memory.barrier) are no-ops: the blocks run one after another.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gs/Conversion/GSToGPU/FragmentLayout.h"
+#include "gs/Conversion/GSToGPU/KernelEntry.h"
 #include "gs/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -104,6 +107,14 @@ void storeThreadValue(OpBuilder &b, Location l, Value value, Value buffer,
   }
 }
 
+/// An scf.if without results whose condition is the same in every thread
+/// of a block (marked so by the pass that built it).
+bool isBlockUniformIf(Operation *op) {
+  auto ifOp = dyn_cast<scf::IfOp>(op);
+  return ifOp && ifOp->hasAttr(gs::kBlockUniformAttrName) &&
+         ifOp.getNumResults() == 0;
+}
+
 bool containsWarpLevel(Operation *op) {
   return op
       ->walk([](Operation *nested) {
@@ -127,7 +138,13 @@ private:
   void hoistUniformValues();
   void lowerAsyncCopies();
   LogicalResult demoteLoopCarriedValues(scf::ForOp loop);
+  /// Demotes the loop-carried values of the loops with warp-level
+  /// operations in `block` and in its block-uniform scf.ifs.
+  LogicalResult demoteLoopsIn(Block &block);
   LogicalResult emulateBlock(Block *block);
+  /// Emulates the block-uniform `ifOp` as taken where thread 0 takes it;
+  /// `condition` is its condition before its phase was flushed.
+  LogicalResult emulateUniformIf(scf::IfOp ifOp, Value condition);
   LogicalResult flushPhase(ArrayRef<Operation *> phase);
   /// Emulates `op` and erases it; returns the op that followed it.
   FailureOr<Operation *> emulateWarpLevel(Operation *op);
@@ -243,7 +260,7 @@ LogicalResult LaunchEmulator::checkStructure() {
         (dialect == "nvvm" &&
          !isa<NVVM::WgmmaMmaAsyncOp, NVVM::WgmmaFenceAlignedOp,
               NVVM::WgmmaGroupSyncAlignedOp, NVVM::WgmmaWaitGroupSyncOp,
-              NVVM::FenceProxyOp>(op))) {
+              NVVM::FenceProxyOp, NVVM::MembarOp>(op))) {
       op->emitOpError("has no CPU emulation");
       return WalkResult::interrupt();
     }
@@ -251,10 +268,10 @@ LogicalResult LaunchEmulator::checkStructure() {
       return WalkResult::advance();
     for (Operation *parent = op->getParentOp(); parent != launch;
          parent = parent->getParentOp()) {
-      auto loop = dyn_cast<scf::ForOp>(parent);
-      if (!loop) {
+      if (!isa<scf::ForOp>(parent) && !isBlockUniformIf(parent)) {
         op->emitOpError("is emulated only where every thread reaches it: "
-                        "nested in scf.for loops, not in '")
+                        "nested in scf.for loops and block-uniform scf.ifs, "
+                        "not in '")
             << parent->getName() << "'";
         return WalkResult::interrupt();
       }
@@ -289,14 +306,15 @@ void LaunchEmulator::hoistUniformValues() {
 /// cp.async copies `dstElements` elements, those past `srcElements`
 /// zero-filled; here it completes at once, and its groups and waits are
 /// no-ops, as are wgmma's fences, commits and waits (each wgmma completes
-/// as it is emulated) and proxy fences (one memory, one proxy here).
+/// as it is emulated), proxy fences and memory barriers (one memory, one
+/// proxy, one block at a time here).
 void LaunchEmulator::lowerAsyncCopies() {
   SmallVector<Operation *> orderings;
   SmallVector<nvgpu::DeviceAsyncCopyOp> copies;
   launch.getBody().walk([&](Operation *op) {
     if (isa<nvgpu::DeviceAsyncWaitOp, NVVM::WgmmaFenceAlignedOp,
             NVVM::WgmmaGroupSyncAlignedOp, NVVM::WgmmaWaitGroupSyncOp,
-            NVVM::FenceProxyOp>(op))
+            NVVM::FenceProxyOp, NVVM::MembarOp>(op))
       orderings.push_back(op);
     else if (auto copy = dyn_cast<nvgpu::DeviceAsyncCopyOp>(op))
       copies.push_back(copy);
@@ -461,6 +479,19 @@ LogicalResult LaunchEmulator::demoteLoopCarriedValues(scf::ForOp loop) {
   return success();
 }
 
+LogicalResult LaunchEmulator::demoteLoopsIn(Block &block) {
+  for (Operation &op : llvm::make_early_inc_range(block)) {
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      if (containsWarpLevel(loop) && failed(demoteLoopCarriedValues(loop)))
+        return failure();
+    } else if (isBlockUniformIf(&op)) {
+      if (failed(demoteLoopsIn(*cast<scf::IfOp>(op).thenBlock())))
+        return failure();
+    }
+  }
+  return success();
+}
+
 /// Wraps `phase` (consecutive ops of one block) in a loop over the threads.
 LogicalResult LaunchEmulator::flushPhase(ArrayRef<Operation *> phase) {
   if (phase.empty())
@@ -537,9 +568,19 @@ LogicalResult LaunchEmulator::emulateBlock(Block *block) {
       cursor = next;
       continue;
     }
+    // Before the phase is flushed: its condition may get a buffer then.
+    Value condition = isBlockUniformIf(cursor)
+                          ? cast<scf::IfOp>(cursor).getCondition()
+                          : nullptr;
     if (failed(flushPhase(phase)))
       return failure();
     phase.clear();
+    if (condition) {
+      if (failed(emulateUniformIf(cast<scf::IfOp>(cursor), condition)))
+        return failure();
+      cursor = next;
+      continue;
+    }
     if (auto loop = dyn_cast<scf::ForOp>(cursor)) {
       for (Value bound :
            {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
@@ -560,6 +601,28 @@ LogicalResult LaunchEmulator::emulateBlock(Block *block) {
     cursor = *after;
   }
   return flushPhase(phase);
+}
+
+LogicalResult LaunchEmulator::emulateUniformIf(scf::IfOp ifOp,
+                                               Value condition) {
+  b.setInsertionPoint(ifOp);
+  Value threadZeros = valueOfThread(condition, index(0));
+  // The load that flushing the phase put before the if, at a thread id
+  // outside any phase, is replaced.
+  Operation *perThread = ifOp.getCondition().getDefiningOp();
+  ifOp.getConditionMutable().assign(threadZeros);
+  if (perThread && perThread != threadZeros.getDefiningOp() &&
+      isa<memref::LoadOp>(perThread) && perThread->use_empty()) {
+    SmallVector<Operation *> ids;
+    for (Value operand : perThread->getOperands())
+      if (auto id = operand.getDefiningOp<gpu::ThreadIdOp>())
+        ids.push_back(id);
+    perThread->erase();
+    for (Operation *id : ids)
+      if (id->use_empty())
+        id->erase();
+  }
+  return emulateBlock(ifOp.thenBlock());
 }
 
 void LaunchEmulator::forEachLane(
@@ -1098,11 +1161,7 @@ LogicalResult LaunchEmulator::run() {
       use.set(gpu::ThreadIdOp::create(ub, use.getOwner()->getLoc(), dimension));
     }
 
-  for (Operation &op : llvm::make_early_inc_range(body))
-    if (auto loop = dyn_cast<scf::ForOp>(op))
-      if (containsWarpLevel(loop) && failed(demoteLoopCarriedValues(loop)))
-        return failure();
-  if (failed(emulateBlock(&body)))
+  if (failed(demoteLoopsIn(body)) || failed(emulateBlock(&body)))
     return failure();
 
   // The blocks, one after another.

@@ -18,6 +18,13 @@
 // and writes none they access (a GEMM beside the bookkeeping of another
 // one): the merged kernel runs where the run's last launch was, after it.
 //
+// A run right after a kernel of several blocks (a split reduction's
+// partial sums, whose last sum and scale decision the run is) need not be
+// a launch at all: the kernel's last block to finish runs it. Each block
+// fences its writes at the GPU's scope and takes a ticket from a counter;
+// the one that takes the last ticket sees every block's writes, resets the
+// counter for the next launch and runs the run's bodies.
+//
 //===----------------------------------------------------------------------===//
 
 #include "gs/Conversion/GSToGPU/KernelEntry.h"
@@ -26,8 +33,11 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace mlir::gs {
 #define GEN_PASS_DEF_MERGESINGLEBLOCKKERNELS
@@ -37,12 +47,28 @@ namespace mlir::gs {
 using namespace mlir;
 
 namespace {
+/// The shared memory of the flag that tells a block it took the last
+/// ticket.
+constexpr int64_t kTicketFlagBytes = 4;
+
+/// The most blocks of a kernel whose last block may run a run: blocks that
+/// all run at once on a data-center GPU (A100: 108 SMs, H100: 132), so
+/// that the registers the run needs cost the kernel no occupancy.
+constexpr int64_t kMaxHostBlocks = 128;
+
+/// A run of single-block kernels, and the kernel of several blocks whose
+/// last block runs it, if it has one.
+struct Run {
+  std::optional<gs::KernelPart> host;
+  SmallVector<gs::KernelPart> parts;
+};
+
 struct MergeSingleBlockKernelsPass
     : gs::impl::MergeSingleBlockKernelsBase<MergeSingleBlockKernelsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTableCollection symbols;
-    SmallVector<SmallVector<gs::KernelPart>> runs;
+    SmallVector<Run, 0> runs;
     module.walk([&](FunctionOpInterface function) {
       if (isa<gpu::GPUFuncOp>(function) || function.isExternal())
         return;
@@ -50,11 +76,20 @@ struct MergeSingleBlockKernelsPass
         SmallVector<gs::KernelPart> run;
         // The memory the run's kernels access, if all of it is known.
         std::optional<gs::KernelAccesses> accessed = gs::KernelAccesses();
+        // The kernel of several blocks right before the run, and whether
+        // the run went on past a launch (then it cannot move before it).
+        std::optional<gs::KernelPart> host;
+        bool skippedLaunch = false;
         auto endRun = [&] {
-          if (run.size() > 1)
-            runs.push_back(std::move(run));
+          if (host && !skippedLaunch && !run.empty() &&
+              fitsLastBlock(*host, run))
+            runs.push_back({std::move(host), std::move(run)});
+          else if (run.size() > 1)
+            runs.push_back({std::nullopt, std::move(run)});
           run.clear();
           accessed = gs::KernelAccesses();
+          host.reset();
+          skippedLaunch = false;
         };
         for (Operation &op : block) {
           std::optional<gs::KernelPart> part = gs::getKernelPart(&op, symbols);
@@ -71,20 +106,41 @@ struct MergeSingleBlockKernelsPass
               accessed.reset();
             continue;
           }
-          // The run's kernels may run after a kernel independent of them.
-          if (accessed && accesses && gs::areIndependent(*accesses, *accessed))
+          if (run.empty()) {
+            // A candidate host for the next run, or host code between.
+            if (part)
+              host = std::move(part);
+            else if (accesses || !gs::commutesWithKernels(op))
+              host.reset();
             continue;
+          }
+          // The run's kernels may run after a kernel independent of them.
+          if (accessed && accesses &&
+              gs::areIndependent(*accesses, *accessed)) {
+            skippedLaunch = true;
+            continue;
+          }
           if (!gs::commutesWithKernels(op))
             endRun();
+          // A kernel that ended the run may be the next one's host.
+          if (run.empty() && part)
+            host = std::move(part);
         }
         endRun();
       }
     });
     SymbolTable &table = symbols.getSymbolTable(module);
     unsigned next = 0;
-    for (ArrayRef<gs::KernelPart> run : runs) {
-      merge(run, gs::getUnusedKernelName(table, "gs_sequence", next));
-      gs::eraseKernelParts(run, table);
+    // Per kernel, the next index of a run in its last block.
+    llvm::StringMap<unsigned> nextOfHost;
+    for (Run &run : runs) {
+      if (run.host) {
+        mergeIntoLastBlock(*run.host, run.parts, table, nextOfHost);
+        run.parts.push_back(std::move(*run.host));
+      } else {
+        merge(run.parts, gs::getUnusedKernelName(table, "gs_sequence", next));
+      }
+      gs::eraseKernelParts(run.parts, table);
     }
   }
 
@@ -115,24 +171,29 @@ struct MergeSingleBlockKernelsPass
            llvm::all_of(run, runsWhole);
   }
 
-  /// Launches the bodies of `run` one after another in one block, where
-  /// its last launch was, as the kernel `name`.
-  void merge(ArrayRef<gs::KernelPart> run, StringRef name) {
-    Operation *last = run.back().launch;
-    Location loc = last->getLoc();
-    int64_t numThreads = 0;
-    SmallVector<Type> workgroup;
+  /// Whether `run` fits in the last block of `host`: the host has few
+  /// blocks, the run's whole-block parts have its block size, the others
+  /// no more threads, and all the shared memory with the ticket's fits.
+  static bool fitsLastBlock(const gs::KernelPart &host,
+                            ArrayRef<gs::KernelPart> run) {
+    if (host.numBlocks() > kMaxHostBlocks)
+      return false;
+    int64_t bytes = sharedBytes(host) + kTicketFlagBytes;
     for (const gs::KernelPart &part : run) {
-      numThreads = std::max(numThreads, part.numThreads());
-      for (BlockArgument attribution : part.workgroup)
-        workgroup.push_back(attribution.getType());
+      if (part.numThreads() > host.numThreads() ||
+          (part.wholeBlock && part.numThreads() != host.numThreads()))
+        return false;
+      bytes += sharedBytes(part);
     }
-    OpBuilder b(last);
-    gpu::LaunchOp merged = gs::createMergedLaunch(b, loc, /*numBlocks=*/1,
-                                                  numThreads, name, workgroup);
-    Value block = merged.getBlockIds().x;
-    Value thread = merged.getThreadIds().x;
-    ArrayRef<BlockArgument> memory = merged.getWorkgroupAttributions();
+    return bytes <= gs::kMaxStaticSharedBytes;
+  }
+
+  /// The bodies of `run` one after another, each on the threads below its
+  /// block size, a barrier between two, at `b` in a block of `numThreads`;
+  /// `block` is 0, the index of each part's one block.
+  static void cloneRun(OpBuilder &b, Location loc, ArrayRef<gs::KernelPart> run,
+                       int64_t numThreads, Value block, Value thread,
+                       ArrayRef<BlockArgument> memory) {
     for (auto [i, part] : llvm::enumerate(run)) {
       if (i)
         gpu::BarrierOp::create(b, loc);
@@ -148,6 +209,138 @@ struct MergeSingleBlockKernelsPass
                           memory.take_front(part.workgroup.size()));
       memory = memory.drop_front(part.workgroup.size());
     }
+  }
+
+  /// The name of the kernel that `part` launches.
+  static StringRef kernelName(const gs::KernelPart &part) {
+    if (auto launch = dyn_cast<gpu::LaunchFuncOp>(part.launch))
+      return launch.getKernelName().getValue();
+    auto launch = cast<gpu::LaunchOp>(part.launch);
+    if (std::optional<StringRef> name = launch.getFunction())
+      return *name;
+    return "gs_launch_kernel";
+  }
+
+  /// Launches `host` and then, in its last block to finish, the bodies of
+  /// `run`, where the run's last launch was.
+  static void mergeIntoLastBlock(const gs::KernelPart &host,
+                                 ArrayRef<gs::KernelPart> run,
+                                 SymbolTable &table,
+                                 llvm::StringMap<unsigned> &nextOfHost) {
+    Operation *last = run.back().launch;
+    Location loc = last->getLoc();
+    MLIRContext *context = last->getContext();
+    StringRef base = kernelName(host);
+    base.consume_back("_kernel");
+    std::string name = gs::getUnusedKernelName(table, (base + "_then").str(),
+                                               nextOfHost[base]);
+    StringRef stem = StringRef(name).drop_back(StringRef("kernel").size());
+
+    // The ticket counter, zero before and after each launch.
+    OpBuilder gb(context);
+    auto i32 = IntegerType::get(context, 32);
+    auto counterType = MemRefType::get({1}, i32);
+    auto counter = memref::GlobalOp::create(
+        gb, loc, (stem + "ticket").str(), gb.getStringAttr("private"),
+        counterType,
+        DenseElementsAttr::get(RankedTensorType::get({1}, i32),
+                               gb.getI32IntegerAttr(0)),
+        /*constant=*/false, /*alignment=*/nullptr);
+    counter->setAttr(gs::kKernelStateAttrName, UnitAttr::get(context));
+    table.insert(counter, table.getOp()->getRegion(0).front().begin());
+
+    auto flagType = MemRefType::get(
+        {1}, i32, MemRefLayoutAttrInterface(),
+        gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
+    SmallVector<Type> workgroup{flagType};
+    for (BlockArgument attribution : host.workgroup)
+      workgroup.push_back(attribution.getType());
+    for (const gs::KernelPart &part : run)
+      for (BlockArgument attribution : part.workgroup)
+        workgroup.push_back(attribution.getType());
+
+    OpBuilder b(last);
+    int64_t numBlocks = host.numBlocks();
+    int64_t numThreads = host.numThreads();
+    gpu::LaunchOp merged =
+        gs::createMergedLaunch(b, loc, numBlocks, numThreads, name, workgroup);
+    Value block = merged.getBlockIds().x;
+    Value thread = merged.getThreadIds().x;
+    ArrayRef<BlockArgument> memory = merged.getWorkgroupAttributions();
+    Value flag = memory.front();
+    memory = memory.drop_front();
+    gs::cloneKernelPart(b, host, block, thread,
+                        memory.take_front(host.workgroup.size()));
+    memory = memory.drop_front(host.workgroup.size());
+
+    // Every thread's writes reach the device before its block's ticket.
+    auto fence = [&](OpBuilder &fb) {
+      NVVM::MembarOp::create(fb, loc, NVVM::MemScopeKind::GPU);
+    };
+    fence(b);
+    gpu::BarrierOp::create(b, loc);
+    Value zeroIndex = arith::ConstantIndexOp::create(b, loc, 0);
+    Value firstThread = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              thread, zeroIndex);
+    auto takeTicket = scf::IfOp::create(b, loc, firstThread, false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(takeTicket.thenBlock()->getTerminator());
+      Value tickets = memref::GetGlobalOp::create(b, loc, counterType,
+                                                  counter.getSymName());
+      Value one = arith::ConstantIntOp::create(b, loc, i32, 1);
+      Value ticket = memref::AtomicRMWOp::create(
+          b, loc, arith::AtomicRMWKind::addi, one, tickets, zeroIndex);
+      // What the other blocks wrote before their tickets, seen from here
+      // on (and, through the barrier, by this block's other threads).
+      fence(b);
+      Value lastTicket =
+          arith::ConstantIntOp::create(b, loc, i32, numBlocks - 1);
+      Value isLast = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           ticket, lastTicket);
+      auto reset = scf::IfOp::create(b, loc, isLast, false);
+      {
+        OpBuilder::InsertionGuard resetGuard(b);
+        b.setInsertionPoint(reset.thenBlock()->getTerminator());
+        Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
+        memref::StoreOp::create(b, loc, zero, tickets, zeroIndex);
+      }
+      Value asFlag = arith::ExtUIOp::create(b, loc, i32, isLast);
+      memref::StoreOp::create(b, loc, asFlag, flag, zeroIndex);
+    }
+    gpu::BarrierOp::create(b, loc);
+    Value flagValue = memref::LoadOp::create(b, loc, flag, zeroIndex);
+    Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
+    Value lastBlock = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                            flagValue, zero);
+    auto finish = scf::IfOp::create(b, loc, lastBlock, false);
+    finish->setAttr(gs::kBlockUniformAttrName, UnitAttr::get(context));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(finish.thenBlock()->getTerminator());
+      fence(b);
+      cloneRun(b, loc, run, numThreads, zeroIndex, thread, memory);
+    }
+    gpu::TerminatorOp::create(b, loc);
+  }
+
+  /// Launches the bodies of `run` one after another in one block, where
+  /// its last launch was, as the kernel `name`.
+  void merge(ArrayRef<gs::KernelPart> run, StringRef name) {
+    Operation *last = run.back().launch;
+    Location loc = last->getLoc();
+    int64_t numThreads = 0;
+    SmallVector<Type> workgroup;
+    for (const gs::KernelPart &part : run) {
+      numThreads = std::max(numThreads, part.numThreads());
+      for (BlockArgument attribution : part.workgroup)
+        workgroup.push_back(attribution.getType());
+    }
+    OpBuilder b(last);
+    gpu::LaunchOp merged = gs::createMergedLaunch(b, loc, /*numBlocks=*/1,
+                                                  numThreads, name, workgroup);
+    cloneRun(b, loc, run, numThreads, merged.getBlockIds().x,
+             merged.getThreadIds().x, merged.getWorkgroupAttributions());
     gpu::TerminatorOp::create(b, loc);
   }
 };

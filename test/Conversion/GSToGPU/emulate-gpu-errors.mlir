@@ -10,7 +10,7 @@ func.func @divergent(%out: memref<32xf32>, %p: i1) {
     %one = arith.constant 1 : i32
     %width = arith.constant 32 : i32
     scf.if %p {
-      // expected-error @+1 {{'gpu.shuffle' op is emulated only where every thread reaches it: nested in scf.for loops, not in 'scf.if'}}
+      // expected-error @+1 {{'gpu.shuffle' op is emulated only where every thread reaches it: nested in scf.for loops and block-uniform scf.ifs, not in 'scf.if'}}
       %s, %ok = gpu.shuffle xor %v, %one, %width : f32
       memref.store %s, %out[%tx] : memref<32xf32>
     }

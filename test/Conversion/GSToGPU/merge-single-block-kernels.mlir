@@ -304,21 +304,23 @@ module attributes {gpu.container_module} {
 
 // A run goes on past a kernel independent of its kernels (the GEMM of one
 // gradient between the bookkeeping of another): @first and @last run as
-// one kernel after @wide. A kernel that reads what the run wrote, or
-// writes what it read, ends it.
+// one kernel after @wide (not in @wide's last block: @last would then run
+// before @wide). A kernel that reads what the run wrote, or writes what it
+// read, ends it; there each @last runs in the last block of the @wide
+// before it.
 // CHECK-LABEL: func.func @past_independent
 // CHECK: gpu.launch_func @wide::@wide
-// CHECK: gpu.launch blocks
+// CHECK: gpu.launch blocks{{.+}}module(@gs_sequence_0_kernel)
 // CHECK-NOT: gpu.launch_func
 // CHECK: return
 // CHECK-LABEL: func.func @past_dependent
-// CHECK-NOT: gpu.launch blocks
+// CHECK-NOT: gs_sequence
 // CHECK: gpu.launch_func @first::@first
-// CHECK-NEXT: gpu.launch_func @wide::@wide
-// CHECK-NEXT: gpu.launch_func @last::@last
-// CHECK-NEXT: gpu.launch_func @wide::@wide
-// CHECK-NEXT: gpu.launch_func @last::@last
-// CHECK-NEXT: return
+// CHECK-NOT: gpu.launch_func
+// CHECK: gpu.launch blocks{{.+}}module(@wide_then_0_kernel)
+// CHECK: gpu.launch blocks{{.+}}module(@wide_then_1_kernel)
+// CHECK-NOT: gpu.launch
+// CHECK: return
 module attributes {gpu.container_module} {
   gpu.module @first {
     gpu.func @first(%in: memref<4xf32>, %out: memref<4xf32>) kernel {
@@ -362,6 +364,201 @@ module attributes {gpu.container_module} {
     gpu.launch_func @last::@last blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%c : memref<4xf32>)
     gpu.launch_func @wide::@wide blocks in (%c8, %c1, %c1) threads in (%c4, %c1, %c1) args(%c : memref<4xf32>, %a : memref<4xf32>)
     gpu.launch_func @last::@last blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%c : memref<4xf32>)
+    return
+  }
+}
+
+// -----
+
+// A split reduction's partial sums in a kernel of several blocks, then its
+// last sum and a record of it in kernels of one block: the last block of
+// the first to finish runs the others. Each thread fences its writes, the
+// block's thread 0 takes a ticket of the kernel's counter (reset by the
+// last block), and the block that took the last ticket, told so through
+// shared memory, runs the bodies of the run, each on the threads below its
+// block size, as block 0. The whole-block last sum has the host's block
+// size.
+// CHECK-LABEL: module attributes {gpu.container_module}
+// CHECK: memref.global "private" @partials_then_0_ticket : memref<1xi32> = dense<0> {gs.kernel_state}
+// CHECK-NOT: gpu.module @partials
+// CHECK-NOT: gpu.module @total
+// CHECK-NOT: gpu.module @record
+// CHECK-LABEL: func.func @finish
+// CHECK: gpu.launch blocks(%[[BX:[a-z0-9_]+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %c3{{[_0-9]*}}, {{.+}}) threads(%[[TX:[a-z0-9_]+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %c4{{[_0-9]*}}, {{.+}}) module(@partials_then_0_kernel) function(@partials_then_0_kernel) workgroup(%[[FLAG:.+]] : memref<1xi32, #gpu.address_space<workgroup>>, %[[SUMS:.+]] : memref<4xf32, #gpu.address_space<workgroup>>, %[[TOTALS:.+]] : memref<4xf32, #gpu.address_space<workgroup>>)
+// CHECK: memref.store %{{.+}}, %[[SUMS]]
+// CHECK: memref.store %{{.+}}, %arg1[%[[BX]]]
+// CHECK: nvvm.memory.barrier <gpu>
+// CHECK-NEXT: gpu.barrier
+// CHECK: %[[FIRST:.+]] = arith.cmpi eq, %[[TX]], %[[C0:.+]] :
+// CHECK-NEXT: scf.if %[[FIRST]] {
+// CHECK-NEXT: %[[COUNTER:.+]] = memref.get_global @partials_then_0_ticket : memref<1xi32>
+// CHECK-NEXT: %[[ONE:.+]] = arith.constant 1 : i32
+// CHECK-NEXT: %[[TICKET:.+]] = memref.atomic_rmw addi %[[ONE]], %[[COUNTER]][%[[C0]]]
+// CHECK-NEXT: nvvm.memory.barrier <gpu>
+// CHECK-NEXT: %[[LAST_TICKET:.+]] = arith.constant 2 : i32
+// CHECK-NEXT: %[[IS_LAST:.+]] = arith.cmpi eq, %[[TICKET]], %[[LAST_TICKET]]
+// CHECK-NEXT: scf.if %[[IS_LAST]] {
+// CHECK-NEXT: %[[ZERO:.+]] = arith.constant 0 : i32
+// CHECK-NEXT: memref.store %[[ZERO]], %[[COUNTER]][%[[C0]]]
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[SET:.+]] = arith.extui %[[IS_LAST]] : i1 to i32
+// CHECK-NEXT: memref.store %[[SET]], %[[FLAG]][%[[C0]]]
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: %[[READ:.+]] = memref.load %[[FLAG]][%[[C0]]]
+// CHECK-NEXT: %[[NO:.+]] = arith.constant 0 : i32
+// CHECK-NEXT: %[[LAST:.+]] = arith.cmpi ne, %[[READ]], %[[NO]]
+// CHECK-NEXT: scf.if %[[LAST]] {
+// CHECK-NEXT: nvvm.memory.barrier <gpu>
+// CHECK: memref.load %arg1
+// CHECK: memref.store %{{.+}}, %[[TOTALS]]
+// CHECK: memref.store %{{.+}}, %arg2[]
+// CHECK: gpu.barrier
+// CHECK: %[[TWO:.+]] = arith.constant 2 : index
+// CHECK: %[[IN:.+]] = arith.cmpi ult, %[[TX]], %[[TWO]]
+// CHECK-NEXT: scf.if %[[IN]] {
+// CHECK: memref.load %arg2[]
+// CHECK: memref.store %{{.+}}, %arg3
+// CHECK: } {gs.block_uniform}
+// CHECK-NEXT: gpu.terminator
+// CHECK-NOT: gpu.launch
+// CHECK: return
+
+module attributes {gpu.container_module} {
+  gpu.module @partials {
+    gpu.func @partials(%in: memref<12xf32>, %partial: memref<3xf32>) workgroup(%sums : memref<4xf32, #gpu.address_space<workgroup>>) kernel {
+      %b = gpu.block_id x
+      %t = gpu.thread_id x
+      %c0 = arith.constant 0 : index
+      %c4 = arith.constant 4 : index
+      %base = arith.muli %b, %c4 : index
+      %i = arith.addi %base, %t : index
+      %x = memref.load %in[%i] : memref<12xf32>
+      memref.store %x, %sums[%t] : memref<4xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      %first = arith.cmpi eq, %t, %c0 : index
+      scf.if %first {
+        %s = memref.load %sums[%c0] : memref<4xf32, #gpu.address_space<workgroup>>
+        memref.store %s, %partial[%b] : memref<3xf32>
+      }
+      gpu.return
+    }
+  }
+  gpu.module @total {
+    gpu.func @total(%partial: memref<3xf32>, %sum: memref<f32>) workgroup(%totals : memref<4xf32, #gpu.address_space<workgroup>>) kernel {
+      %t = gpu.thread_id x
+      %c0 = arith.constant 0 : index
+      %c3 = arith.constant 3 : index
+      %zero = arith.constant 0.0 : f32
+      %inside = arith.cmpi ult, %t, %c3 : index
+      %x = scf.if %inside -> f32 {
+        %p = memref.load %partial[%t] : memref<3xf32>
+        scf.yield %p : f32
+      } else {
+        scf.yield %zero : f32
+      }
+      memref.store %x, %totals[%t] : memref<4xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      %first = arith.cmpi eq, %t, %c0 : index
+      scf.if %first {
+        %s = memref.load %totals[%c0] : memref<4xf32, #gpu.address_space<workgroup>>
+        memref.store %s, %sum[] : memref<f32>
+      }
+      gpu.return
+    }
+  }
+  gpu.module @record {
+    gpu.func @record(%sum: memref<f32>, %log: memref<2xf32>) kernel {
+      %t = gpu.thread_id x
+      %s = memref.load %sum[] : memref<f32>
+      memref.store %s, %log[%t] : memref<2xf32>
+      gpu.return
+    }
+  }
+  func.func @finish(%in: memref<12xf32>, %partial: memref<3xf32>, %sum: memref<f32>, %log: memref<2xf32>) {
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %c4 = arith.constant 4 : index
+    gpu.launch_func @partials::@partials blocks in (%c3, %c1, %c1) threads in (%c4, %c1, %c1) args(%in : memref<12xf32>, %partial : memref<3xf32>)
+    gpu.launch_func @total::@total blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%partial : memref<3xf32>, %sum : memref<f32>)
+    gpu.launch_func @record::@record blocks in (%c1, %c1, %c1) threads in (%c2, %c1, %c1) args(%sum : memref<f32>, %log : memref<2xf32>)
+    return
+  }
+}
+
+// -----
+// Not in the last block: of a kernel of more blocks than all run at once
+// (129 > 128), of another block size than a whole-block kernel of the run
+// (8 threads, not 4), or past a copy.
+// CHECK-LABEL: func.func @not_finished
+// CHECK-NOT: _then_
+// CHECK: return
+module attributes {gpu.container_module} {
+  gpu.module @partials {
+    gpu.func @partials(%in: memref<12xf32>, %partial: memref<3xf32>) workgroup(%sums : memref<4xf32, #gpu.address_space<workgroup>>) kernel {
+      %b = gpu.block_id x
+      %t = gpu.thread_id x
+      %c0 = arith.constant 0 : index
+      %c4 = arith.constant 4 : index
+      %base = arith.muli %b, %c4 : index
+      %i = arith.addi %base, %t : index
+      %x = memref.load %in[%i] : memref<12xf32>
+      memref.store %x, %sums[%t] : memref<4xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      %first = arith.cmpi eq, %t, %c0 : index
+      scf.if %first {
+        %s = memref.load %sums[%c0] : memref<4xf32, #gpu.address_space<workgroup>>
+        memref.store %s, %partial[%b] : memref<3xf32>
+      }
+      gpu.return
+    }
+  }
+  gpu.module @total {
+    gpu.func @total(%partial: memref<3xf32>, %sum: memref<f32>) workgroup(%totals : memref<4xf32, #gpu.address_space<workgroup>>) kernel {
+      %t = gpu.thread_id x
+      %c0 = arith.constant 0 : index
+      %c3 = arith.constant 3 : index
+      %zero = arith.constant 0.0 : f32
+      %inside = arith.cmpi ult, %t, %c3 : index
+      %x = scf.if %inside -> f32 {
+        %p = memref.load %partial[%t] : memref<3xf32>
+        scf.yield %p : f32
+      } else {
+        scf.yield %zero : f32
+      }
+      memref.store %x, %totals[%t] : memref<4xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      %first = arith.cmpi eq, %t, %c0 : index
+      scf.if %first {
+        %s = memref.load %totals[%c0] : memref<4xf32, #gpu.address_space<workgroup>>
+        memref.store %s, %sum[] : memref<f32>
+      }
+      gpu.return
+    }
+  }
+  gpu.module @record {
+    gpu.func @record(%sum: memref<f32>, %log: memref<2xf32>) kernel {
+      %t = gpu.thread_id x
+      %s = memref.load %sum[] : memref<f32>
+      memref.store %s, %log[%t] : memref<2xf32>
+      gpu.return
+    }
+  }
+  func.func @not_finished(%in: memref<12xf32>, %partial: memref<3xf32>, %sum: memref<f32>, %log: memref<2xf32>, %copy: memref<2xf32>) {
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %c4 = arith.constant 4 : index
+    %c8 = arith.constant 8 : index
+    %c129 = arith.constant 129 : index
+    gpu.launch_func @partials::@partials blocks in (%c129, %c1, %c1) threads in (%c4, %c1, %c1) args(%in : memref<12xf32>, %partial : memref<3xf32>)
+    gpu.launch_func @record::@record blocks in (%c1, %c1, %c1) threads in (%c2, %c1, %c1) args(%sum : memref<f32>, %log : memref<2xf32>)
+    gpu.launch_func @partials::@partials blocks in (%c2, %c1, %c1) threads in (%c8, %c1, %c1) args(%in : memref<12xf32>, %partial : memref<3xf32>)
+    gpu.launch_func @total::@total blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%partial : memref<3xf32>, %sum : memref<f32>)
+    gpu.launch_func @partials::@partials blocks in (%c3, %c1, %c1) threads in (%c4, %c1, %c1) args(%in : memref<12xf32>, %partial : memref<3xf32>)
+    memref.copy %log, %copy : memref<2xf32> to memref<2xf32>
+    gpu.launch_func @record::@record blocks in (%c1, %c1, %c1) threads in (%c2, %c1, %c1) args(%sum : memref<f32>, %log : memref<2xf32>)
     return
   }
 }
