@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gs/Conversion/GSToGPU/DeviceMemory.h"
-#include "gs/Conversion/GSToGPU/KernelEntry.h"
+#include "gs/Conversion/GSToGPU/LastBlock.h"
 #include "gs/Conversion/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

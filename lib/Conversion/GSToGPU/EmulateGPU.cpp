@@ -28,7 +28,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gs/Conversion/GSToGPU/FragmentLayout.h"
-#include "gs/Conversion/GSToGPU/KernelEntry.h"
+#include "gs/Conversion/GSToGPU/LastBlock.h"
 #include "gs/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -10,8 +10,9 @@
 // its fragment by ldmatrix (.trans for A, plain for B). The epilogue
 // works on the accumulator registers, at the coordinates the fragment layout
 // gives, and reduces its statistics through warp shuffles and shared memory
-// to one partial per block; a one-warp launch sums the partials in a fixed
-// order (deterministic).
+// to one partial per block; the kernel's last block to finish (LastBlock.h),
+// or where shared memory has no room for that a one-warp launch, sums the
+// partials in a fixed order (deterministic).
 //
 // The wgmma variant (sm_90a) gives each warpgroup 64 rows of the block's
 // tile: its k tiles lie in shared memory in the PTX ISA's canonical
@@ -24,6 +25,7 @@
 #include "gs/Conversion/GSToGPU/GemmKernel.h"
 #include "gs/Conversion/GSToGPU/FragmentLayout.h"
 #include "gs/Conversion/GSToGPU/KernelEntry.h"
+#include "gs/Conversion/GSToGPU/LastBlock.h"
 #include "gs/Dialect/GS/IR/ShapeUtils.h"
 #include "gs/Support/Telemetry.h"
 
@@ -110,6 +112,8 @@ private:
     Value a, bMatrix, scale, bias, mask, c, partials, gradStats, castStats;
     /// A forward convolution's weight as the M x K matrix A.
     Value weightMatrix;
+    /// The ticket counter of a kernel whose last block sums the partials.
+    memref::GlobalOp ticket;
   };
   /// Where an element of a GEMM operand lives: the memref indices (valid,
   /// clamped, where it lies outside) and whether it lies inside.
@@ -119,6 +123,9 @@ private:
   };
   struct Shared {
     Value a, b, reduction;
+    /// The last block's: the lanes' sums of the partials, and the flag
+    /// that tells a block it is the last.
+    Value finalSums, lastFlag;
     /// wgmma: the byte offset in `a` (both operands' tiles) of its first
     /// 1024-byte boundary, where the tiles start, and that boundary's
     /// shared-memory address.
@@ -275,6 +282,12 @@ private:
                            ArrayRef<Value> stats, Value tid, Value warp,
                            Value lane);
   void buildFinalReduction(const Arguments &args);
+  /// The sums of the partials into gradStats and castStats: lane l (thread
+  /// l of a warp, or of the first warp of a larger block) the blocks l,
+  /// l + 32, ... into `sums`, then thread 0 the lanes' sums, a barrier
+  /// between.
+  void buildFinalSums(const Arguments &args, Value thread, Value sums,
+                      bool inLargerBlock);
 
   OpBuilder &b;
   Location loc;
@@ -314,6 +327,13 @@ bool usesDynamicSharedMemory(const GemmKernelConfig &cfg) {
   return usesWgmma(cfg) &&
          wgmmaBufferBytes(cfg) + reductionBytes(cfg) > kMaxStaticSharedBytes;
 }
+/// The lanes' f64 sums of the partials' statistics in shared memory.
+constexpr int64_t kFinalSumsBytes = 8 * kLanesPerWarp * NumPartialStats;
+/// The most blocks of a GEMM whose last block sums its statistics: on an
+/// A100 (108 multiprocessors) at most three per multiprocessor, which the
+/// kernels' registers (<= 168 for 128 threads) and shared memory allow, so
+/// all run at once and the registers the sums add cost no speed.
+constexpr int64_t kMaxLastBlockGrid = 256;
 
 /// The shapes of one pipeline slot of A and of B in shared memory, rows
 /// padded: each operand's tile in its stored orientation.
@@ -326,6 +346,29 @@ std::pair<int64_t, int64_t> sharedTileB(const GemmKernelConfig &cfg) {
   if (cfg.transB)
     return {cfg.blockN, cfg.blockK + kSmemPad};
   return {cfg.blockK, cfg.blockN + kSmemPad};
+}
+
+/// The bytes of shared memory the operands' tiles take.
+int64_t operandBytes(const GemmKernelConfig &cfg) {
+  if (usesWgmma(cfg))
+    return wgmmaBufferBytes(cfg);
+  auto [aRows, aCols] = sharedTileA(cfg);
+  auto [bRows, bCols] = sharedTileB(cfg);
+  return 2 * cfg.stages * (aRows * aCols + bRows * bCols);
+}
+
+/// Whether the kernel's last block sums the statistics' partials, which
+/// saves a launch where a launch counts: it has them, in static shared
+/// memory with room for the lanes' sums beside, in a grid of at most
+/// kMaxLastBlockGrid blocks whose tiles ask for one block per
+/// multiprocessor (not the large GEMMs', which ptxas holds to 128
+/// registers: the sums, which take up to 110, would spill there).
+bool finishesInLastBlock(const GemmKernelConfig &cfg) {
+  return cfg.statistics && !usesDynamicSharedMemory(cfg) &&
+         cfg.minBlocksPerSM == 1 && cfg.numBlocks() <= kMaxLastBlockGrid &&
+         operandBytes(cfg) + reductionBytes(cfg) + kFinalSumsBytes +
+                 kLastBlockFlagBytes <=
+             kMaxStaticSharedBytes;
 }
 } // namespace
 
@@ -364,13 +407,21 @@ func::FuncOp GemmKernelBuilder::build() {
     inputs.push_back(
         MemRefType::get({telemetry::NumCastCounts}, b.getI64Type()));
   }
+  Arguments args;
+  if (finishesInLastBlock(cfg)) {
+    Operation *parent = b.getInsertionBlock()->getParentOp();
+    if (parent->hasTrait<OpTrait::SymbolTable>()) {
+      SymbolTable symbols(parent);
+      args.ticket = createTicketCounter(loc, cfg.name + "_ticket", symbols,
+                                        b.getInsertionPoint());
+    }
+  }
   auto function = func::FuncOp::create(b, loc, cfg.name,
                                        b.getFunctionType(inputs, {}));
   Block *entry = function.addEntryBlock();
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(entry);
 
-  Arguments args;
   auto next = entry->args_begin();
   args.a = *next++;
   args.bMatrix = *next++;
@@ -387,7 +438,7 @@ func::FuncOp GemmKernelBuilder::build() {
   }
 
   buildMainKernel(args);
-  if (cfg.statistics)
+  if (cfg.statistics && !args.ticket)
     buildFinalReduction(args);
   func::ReturnOp::create(b, loc);
   return function;
@@ -419,6 +470,11 @@ void GemmKernelBuilder::buildMainKernel(Arguments args) {
   }
   if (cfg.statistics && !dynamicBuffers)
     workgroup.push_back(sharedType({numWarps, NumPartialStats}, f32));
+  if (args.ticket) {
+    workgroup.push_back(
+        sharedType({kLanesPerWarp, NumPartialStats}, b.getF64Type()));
+    workgroup.push_back(getLastBlockFlagType(b.getContext()));
+  }
   auto launch = gpu::LaunchOp::create(b, loc, gridN, gridM, one, threads, one,
                                       one, dynamicBytes,
                                       /*asyncTokenType=*/nullptr,
@@ -463,6 +519,11 @@ void GemmKernelBuilder::buildMainKernel(Arguments args) {
   } else {
     smem.a = attributions[0];
     smem.b = attributions[1];
+  }
+  if (args.ticket) {
+    smem.lastFlag = attributions.back();
+    smem.finalSums = attributions.drop_back().back();
+    attributions = attributions.drop_back(2);
   }
   if (cfg.statistics && !dynamicBuffers)
     smem.reduction = attributions.back();
@@ -574,6 +635,12 @@ void GemmKernelBuilder::buildMainKernel(Arguments args) {
                                      warpRow, warpCol, lane);
   if (cfg.statistics)
     buildBlockReduction(args, smem, stats, tid, warp, lane);
+  if (args.ticket) {
+    OpBuilder::InsertionGuard guard(b);
+    buildLastBlockIf(b, loc, tid, cfg.numBlocks(), args.ticket, smem.lastFlag);
+    buildFinalSums(args, tid, smem.finalSums,
+                   /*inLargerBlock=*/cfg.numThreads() > kLanesPerWarp);
+  }
   gpu::TerminatorOp::create(b, loc);
 }
 
@@ -1228,10 +1295,28 @@ void GemmKernelBuilder::buildFinalReduction(const Arguments &args) {
   b.setInsertionPointToStart(&launch.getBody().front());
   Value sums = launch.getWorkgroupAttributions()[0];
   Value lane = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  buildFinalSums(args, lane, sums, /*inLargerBlock=*/false);
+  gpu::TerminatorOp::create(b, loc);
+}
+
+void GemmKernelBuilder::buildFinalSums(const Arguments &args, Value thread,
+                                       Value sums, bool inLargerBlock) {
+  OpBuilder::InsertionGuard guard(b);
+  Type f64 = b.getF64Type();
   // Inside the launch, so that the outlined kernel takes no index argument.
   Value zero = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0.0));
   SmallVector<Value> init(NumPartialStats, zero);
   Value stride = index(kLanesPerWarp);
+  // In a larger block: its first warp's lanes.
+  std::optional<OpBuilder::InsertionGuard> inFirstWarp;
+  if (inLargerBlock) {
+    Value isLane = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         thread, stride);
+    auto firstWarp = scf::IfOp::create(b, loc, isLane, /*withElse=*/false);
+    inFirstWarp.emplace(b);
+    b.setInsertionPoint(firstWarp.thenBlock()->getTerminator());
+  }
+  Value lane = thread;
   auto perLane = scf::ForOp::create(
       b, loc, lane, index(cfg.numBlocks()), stride, init,
       [&](OpBuilder &nested, Location l, Value block, ValueRange acc) {
@@ -1248,6 +1333,7 @@ void GemmKernelBuilder::buildFinalReduction(const Arguments &args) {
   for (int64_t f = 0; f < NumPartialStats; ++f)
     memref::StoreOp::create(b, loc, perLane.getResult(f), sums,
                             ValueRange{lane, index(f)});
+  inFirstWarp.reset();
   gpu::BarrierOp::create(b, loc);
   Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
                                       index(0));
@@ -1292,8 +1378,6 @@ void GemmKernelBuilder::buildFinalReduction(const Arguments &args) {
     memref::StoreOp::create(b, loc, asInteger, args.castStats,
                             ValueRange{index(f)});
   }
-  b.setInsertionPointToEnd(&launch.getBody().front());
-  gpu::TerminatorOp::create(b, loc);
 }
 
 SmallVector<int64_t> ConvolutionGeometry::kSizes() const {
@@ -1419,13 +1503,7 @@ mlir::gs::tensorcore::buildGemmKernel(OpBuilder &builder, Location loc,
     return fail("the pipeline needs at least 2 stages");
   if (config.minBlocksPerSM < 1)
     return fail("min-blocks-per-sm must be at least 1");
-  auto [aRows, aCols] = sharedTileA(config);
-  auto [bRows, bCols] = sharedTileB(config);
-  int64_t operandBytes =
-      config.instruction == MmaInstruction::Wgmma
-          ? wgmmaBufferBytes(config)
-          : 2 * config.stages * (aRows * aCols + bRows * bCols);
-  int64_t sharedBytes = operandBytes + reductionBytes(config);
+  int64_t sharedBytes = operandBytes(config) + reductionBytes(config);
   if (config.instruction == MmaInstruction::Wgmma) {
     if (sharedBytes > kMaxSharedBytesSm90)
       return fail("the tiles need " + Twine(sharedBytes) +

@@ -29,12 +29,12 @@
 
 #include "gs/Conversion/GSToGPU/KernelEntry.h"
 #include "gs/Conversion/GSToGPU/KernelParts.h"
+#include "gs/Conversion/GSToGPU/LastBlock.h"
 #include "gs/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringMap.h"
@@ -47,10 +47,6 @@ namespace mlir::gs {
 using namespace mlir;
 
 namespace {
-/// The shared memory of the flag that tells a block it took the last
-/// ticket.
-constexpr int64_t kTicketFlagBytes = 4;
-
 /// The most blocks of a kernel whose last block may run a run: blocks that
 /// all run at once on a data-center GPU (A100: 108 SMs, H100: 132), so
 /// that the registers the run needs cost the kernel no occupancy.
@@ -178,7 +174,7 @@ struct MergeSingleBlockKernelsPass
                             ArrayRef<gs::KernelPart> run) {
     if (host.numBlocks() > kMaxHostBlocks)
       return false;
-    int64_t bytes = sharedBytes(host) + kTicketFlagBytes;
+    int64_t bytes = sharedBytes(host) + gs::kLastBlockFlagBytes;
     for (const gs::KernelPart &part : run) {
       if (part.numThreads() > host.numThreads() ||
           (part.wholeBlock && part.numThreads() != host.numThreads()))
@@ -237,22 +233,11 @@ struct MergeSingleBlockKernelsPass
     StringRef stem = StringRef(name).drop_back(StringRef("kernel").size());
 
     // The ticket counter, zero before and after each launch.
-    OpBuilder gb(context);
-    auto i32 = IntegerType::get(context, 32);
-    auto counterType = MemRefType::get({1}, i32);
-    auto counter = memref::GlobalOp::create(
-        gb, loc, (stem + "ticket").str(), gb.getStringAttr("private"),
-        counterType,
-        DenseElementsAttr::get(RankedTensorType::get({1}, i32),
-                               gb.getI32IntegerAttr(0)),
-        /*constant=*/false, /*alignment=*/nullptr);
-    counter->setAttr(gs::kKernelStateAttrName, UnitAttr::get(context));
-    table.insert(counter, table.getOp()->getRegion(0).front().begin());
+    memref::GlobalOp counter =
+        gs::createTicketCounter(loc, (stem + "ticket").str(), table,
+                                table.getOp()->getRegion(0).front().begin());
 
-    auto flagType = MemRefType::get(
-        {1}, i32, MemRefLayoutAttrInterface(),
-        gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
-    SmallVector<Type> workgroup{flagType};
+    SmallVector<Type> workgroup{gs::getLastBlockFlagType(context)};
     for (BlockArgument attribution : host.workgroup)
       workgroup.push_back(attribution.getType());
     for (const gs::KernelPart &part : run)
@@ -273,53 +258,11 @@ struct MergeSingleBlockKernelsPass
                         memory.take_front(host.workgroup.size()));
     memory = memory.drop_front(host.workgroup.size());
 
-    // Every thread's writes reach the device before its block's ticket.
-    auto fence = [&](OpBuilder &fb) {
-      NVVM::MembarOp::create(fb, loc, NVVM::MemScopeKind::GPU);
-    };
-    fence(b);
-    gpu::BarrierOp::create(b, loc);
-    Value zeroIndex = arith::ConstantIndexOp::create(b, loc, 0);
-    Value firstThread = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                              thread, zeroIndex);
-    auto takeTicket = scf::IfOp::create(b, loc, firstThread, false);
     {
       OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(takeTicket.thenBlock()->getTerminator());
-      Value tickets = memref::GetGlobalOp::create(b, loc, counterType,
-                                                  counter.getSymName());
-      Value one = arith::ConstantIntOp::create(b, loc, i32, 1);
-      Value ticket = memref::AtomicRMWOp::create(
-          b, loc, arith::AtomicRMWKind::addi, one, tickets, zeroIndex);
-      // What the other blocks wrote before their tickets, seen from here
-      // on (and, through the barrier, by this block's other threads).
-      fence(b);
-      Value lastTicket =
-          arith::ConstantIntOp::create(b, loc, i32, numBlocks - 1);
-      Value isLast = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                           ticket, lastTicket);
-      auto reset = scf::IfOp::create(b, loc, isLast, false);
-      {
-        OpBuilder::InsertionGuard resetGuard(b);
-        b.setInsertionPoint(reset.thenBlock()->getTerminator());
-        Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
-        memref::StoreOp::create(b, loc, zero, tickets, zeroIndex);
-      }
-      Value asFlag = arith::ExtUIOp::create(b, loc, i32, isLast);
-      memref::StoreOp::create(b, loc, asFlag, flag, zeroIndex);
-    }
-    gpu::BarrierOp::create(b, loc);
-    Value flagValue = memref::LoadOp::create(b, loc, flag, zeroIndex);
-    Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
-    Value lastBlock = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                            flagValue, zero);
-    auto finish = scf::IfOp::create(b, loc, lastBlock, false);
-    finish->setAttr(gs::kBlockUniformAttrName, UnitAttr::get(context));
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(finish.thenBlock()->getTerminator());
-      fence(b);
-      cloneRun(b, loc, run, numThreads, zeroIndex, thread, memory);
+      gs::buildLastBlockIf(b, loc, thread, numBlocks, counter, flag);
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      cloneRun(b, loc, run, numThreads, zero, thread, memory);
     }
     gpu::TerminatorOp::create(b, loc);
   }

@@ -13,13 +13,17 @@
 // LARGE: gpu.launch blocks({{.*}}) in ({{.*}} = %c32{{.*}}, {{.*}} = %c32{{.*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c256
 // LARGE-SAME: workgroup({{.*}} : memref<2x128x40xf16, #gpu.address_space<workgroup>>, {{.*}} : memref<2x32x136xf16, #gpu.address_space<workgroup>>, {{.*}} : memref<8x10xf32, #gpu.address_space<workgroup>>)
 // LARGE-COUNT-32: nvgpu.mma.sync
+// Its 1024 blocks' partials: a second launch of one warp.
+// LARGE: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c32
 
-// m and n <= 32: one warp, one 32 x 32 block.
+// m and n <= 32: one warp, one 32 x 32 block, which sums its partial
+// itself (the lanes' sums and the last block's flag in shared memory).
 // SMALL: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c32
-// SMALL-SAME: workgroup({{.*}} : memref<3x32x40xf16, #gpu.address_space<workgroup>>, {{.*}} : memref<3x32x40xf16, #gpu.address_space<workgroup>>, {{.*}} : memref<1x10xf32, #gpu.address_space<workgroup>>)
+// SMALL-SAME: workgroup({{.*}} : memref<3x32x40xf16, #gpu.address_space<workgroup>>, {{.*}} : memref<3x32x40xf16, #gpu.address_space<workgroup>>, {{.*}} : memref<1x10xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<32x10xf64, #gpu.address_space<workgroup>>, {{.*}} : memref<1xi32, #gpu.address_space<workgroup>>)
+// SMALL-NOT: gpu.launch
 
 // MANUAL: gpu.launch blocks({{.*}}) in ({{.*}} = %c2{{.*}}, {{.*}} = %c4{{.*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c64
-// MANUAL-SAME: workgroup({{.*}} : memref<4x32x40xf16, #gpu.address_space<workgroup>>, {{.*}} : memref<4x32x72xf16, #gpu.address_space<workgroup>>, {{.*}} : memref<2x10xf32, #gpu.address_space<workgroup>>)
+// MANUAL-SAME: workgroup({{.*}} : memref<4x32x40xf16, #gpu.address_space<workgroup>>, {{.*}} : memref<4x32x72xf16, #gpu.address_space<workgroup>>, {{.*}} : memref<2x10xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<32x10xf64, #gpu.address_space<workgroup>>, {{.*}} : memref<1xi32, #gpu.address_space<workgroup>>)
 // MANUAL: nvgpu.device_async_wait %{{.*}} {numGroups = 2 : i32}
 
 // Without the statistics (the baseline of their cost): C alone, no

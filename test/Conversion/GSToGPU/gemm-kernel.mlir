@@ -6,10 +6,13 @@
 // The fused GEMM C = mask(f16(scale * A B + bias)) for A 70x40, B 40x50:
 // a 1 x 2 grid of 64 x 64 tiles, 128 threads (2 x 2 warps of 32 x 32).
 // (The tile-size choices and the pipeline depth: gemm-kernel-tiles.mlir.)
+// Its last block sums the statistics' partials, with a ticket counter of
+// the kernel's.
+// CHECK: memref.global "private" @gemm_ticket : memref<1xi32> = dense<0> {gs.kernel_state}
 // CHECK-LABEL: func.func @gemm(
 // CHECK-SAME: %[[A:.*]]: memref<70x40xf16>, %[[B:.*]]: memref<40x50xf16>, %[[SCALE:.*]]: memref<1xf32>, %[[BIAS:.*]]: memref<50xf32>, %[[MASK:.*]]: memref<70x50xf16>, %[[C:.*]]: memref<70x50xf16>, %[[PARTIALS:.*]]: memref<2x10xf32>, %[[GRAD:.*]]: memref<7xf64>, %[[CAST:.*]]: memref<4xi64>)
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c2, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c128, {{.*}} = %c1, {{.*}} = %c1)
-// CHECK-SAME: workgroup(%[[AS:.*]] : memref<3x64x40xf16, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<3x32x72xf16, #gpu.address_space<workgroup>>, %[[RED:.*]] : memref<4x10xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[AS:.*]] : memref<3x64x40xf16, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<3x32x72xf16, #gpu.address_space<workgroup>>, %[[RED:.*]] : memref<4x10xf32, #gpu.address_space<workgroup>>, %[[SUMS:.*]] : memref<32x10xf64, #gpu.address_space<workgroup>>, %[[FLAG:.*]] : memref<1xi32, #gpu.address_space<workgroup>>)
 
 // A three-stage pipeline over the two k tiles of 32. A's rows (40 f16) are
 // 16-byte aligned: cp.async, two chunks per thread; B's (50 f16) are not:
@@ -69,12 +72,21 @@
 // CHECK: gpu.barrier
 // CHECK: scf.if
 // CHECK: memref.store %{{.*}}, %[[PARTIALS]]
-// CHECK: gpu.terminator
 
-// A second launch, one warp, sums the partials in f64: lane l the blocks l,
+// Then the block takes its ticket (LastBlock.h), and the last block to
+// finish, its first warp, sums the partials in f64: lane l the blocks l,
 // l + 32, ..., then lane 0 the lanes' sums in order.
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c32, {{.*}} = %c1, {{.*}} = %c1) workgroup(%[[SUMS:.*]] : memref<32x10xf64, #gpu.address_space<workgroup>>)
-// CHECK: %[[LANE:.*]] = gpu.thread_id x
+// CHECK: nvvm.memory.barrier <gpu>
+// CHECK-NEXT: gpu.barrier
+// CHECK: memref.get_global @gemm_ticket
+// CHECK: memref.atomic_rmw addi
+// CHECK: memref.store %{{.*}}, %[[FLAG]]
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[FLAG]]
+// CHECK: scf.if
+// CHECK-NEXT: nvvm.memory.barrier <gpu>
+// CHECK-NEXT: %[[LANES:.*]] = arith.cmpi ult, %[[LANE:.*]], %c32 : index
+// CHECK-NEXT: scf.if %[[LANES]] {
 // CHECK: scf.for %[[BLOCK:.*]] = %[[LANE]] to %c2 step %c32 iter_args(
 // CHECK: memref.load %[[PARTIALS]][%[[BLOCK]], %c0]
 // CHECK: arith.extf %{{.*}} : f32 to f64
@@ -84,7 +96,10 @@
 // CHECK: scf.for %{{.*}} = %c0 to %c32 step %c1 iter_args(
 // CHECK-COUNT-7: memref.store %{{.*}}, %[[GRAD]]
 // CHECK-COUNT-4: arith.fptosi
-// CHECK: gpu.terminator
+// CHECK: } {gs.block_uniform}
+// CHECK-NEXT: gpu.terminator
+// CHECK-NOT: gpu.launch
+// CHECK: return
 
 // Transposed operands keep their stored orientation in shared memory (A^T
 // as k x m tiles, B^T as n x k) and become fragments through ldmatrix:

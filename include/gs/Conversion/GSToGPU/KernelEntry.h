@@ -19,15 +19,6 @@ namespace mlir::gs {
 /// have: 48 KiB on every architecture; more must be dynamic and asked for.
 constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
 
-/// Marks an scf.if in a kernel whose condition every thread of a block
-/// computes alike, so that it may hold barriers (the last block of a
-/// kernel finishing a computation): gs-emulate-gpu then takes thread 0's.
-constexpr llvm::StringLiteral kBlockUniformAttrName = "gs.block_uniform";
-
-/// Marks a memref.global that only kernels use (a kernel's ticket
-/// counter): memory of the kernels' own, not a parameter of the step.
-constexpr llvm::StringLiteral kKernelStateAttrName = "gs.kernel_state";
-
 /// Builds, at `builder`'s insertion point, `@<kernel>_entry` for a kernel
 /// function on memrefs whose first `numInputs` arguments it reads and whose
 /// others it writes: the entry takes the inputs as tensors, allocates the
