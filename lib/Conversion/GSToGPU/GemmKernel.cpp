@@ -10,9 +10,9 @@
 // its fragment by ldmatrix (.trans for A, plain for B). The epilogue
 // works on the accumulator registers, at the coordinates the fragment layout
 // gives, and reduces its statistics through warp shuffles and shared memory
-// to one partial per block; the kernel's last block to finish (LastBlock.h),
-// or where shared memory has no room for that a one-warp launch, sums the
-// partials in a fixed order (deterministic).
+// to one partial per block; the kernel's last block to finish (LastBlock.h)
+// sums the partials in a fixed order (deterministic), or, for a large GEMM
+// (finishesInLastBlock), a second launch of one warp does.
 //
 // The wgmma variant (sm_90a) gives each warpgroup 64 rows of the block's
 // tile: its k tiles lie in shared memory in the PTX ISA's canonical
