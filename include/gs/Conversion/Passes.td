@@ -472,16 +472,18 @@ def MergeSingleBlockKernels
     A run that follows a kernel of several blocks with nothing between
     but pure host ops and allocations (a split reduction's partial sums,
     then its last sum and the scale decision on it) and that skipped no
-    launch runs in that kernel's last block to finish, where it fits: its
-    whole-block kernels have the kernel's block size, the others no more
-    threads, and all the shared memory fits. After the kernel's body every
-    thread fences its writes at the GPU's scope (`nvvm.memory.barrier`),
-    thread 0 of each block takes a ticket from a counter of the kernel's
-    (a zero-initialized `memref.global`, `<kernel>_ticket`, which the
+    launch runs in that kernel's last block to finish, where it fits: the
+    kernel has at most 128 blocks (all resident at once, so the run's
+    registers cost it no occupancy), the run's whole-block kernels have
+    the kernel's block size, the others no more threads, and all the
+    shared memory fits. After the kernel's body every thread fences its
+    writes at the GPU's scope (`nvvm.memory.barrier`), thread 0 of each
+    block takes a ticket from a counter of the merged kernel's (a
+    zero-initialized `memref.global` marked `gs.kernel_state`, which the
     last block resets), and the block that takes the last one runs the
     run's bodies, as above, in an `scf.if` marked `gs.block_uniform`.
     This saves the run's launch; the merged launch is named
-    `<kernel>_then_<i>_kernel`.
+    `<kernel>_then_<i>_kernel`, its counter `<kernel>_then_<i>_ticket`.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
