@@ -202,6 +202,10 @@ private:
                                             gpu::AddressSpace::Workgroup);
     return MemRefType::get(shape, element, MemRefLayoutAttrInterface(), space);
   }
+  /// The lanes' f64 sums of the statistics' partials (kFinalSumsBytes).
+  MemRefType finalSumsType() {
+    return sharedType({kLanesPerWarp, NumPartialStats}, b.getF64Type());
+  }
 
   void buildMainKernel(Arguments args);
   /// Whether every coordinate a convolution's gathers compute (row and
@@ -471,8 +475,7 @@ void GemmKernelBuilder::buildMainKernel(Arguments args) {
   if (cfg.statistics && !dynamicBuffers)
     workgroup.push_back(sharedType({numWarps, NumPartialStats}, f32));
   if (args.ticket) {
-    workgroup.push_back(
-        sharedType({kLanesPerWarp, NumPartialStats}, b.getF64Type()));
+    workgroup.push_back(finalSumsType());
     workgroup.push_back(getLastBlockFlagType(b.getContext()));
   }
   auto launch = gpu::LaunchOp::create(b, loc, gridN, gridM, one, threads, one,
@@ -1280,17 +1283,12 @@ void GemmKernelBuilder::buildBlockReduction(const Arguments &args,
 /// of squares, max |x|, nonzeros, sum and sum of squares of ln|x|) and
 /// gs.cast_stats (nonzeros, flushed, subnormal, overflow).
 void GemmKernelBuilder::buildFinalReduction(const Arguments &args) {
-  Type f64 = b.getF64Type();
   Value single = index(1);
   Value lanes = index(kLanesPerWarp);
-  auto space = gpu::AddressSpaceAttr::get(b.getContext(),
-                                          gpu::AddressSpace::Workgroup);
-  auto sharedSums = MemRefType::get({kLanesPerWarp, NumPartialStats}, f64,
-                                    MemRefLayoutAttrInterface(), space);
   auto launch = gpu::LaunchOp::create(
       b, loc, single, single, single, lanes, single, single,
       /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-      /*asyncDependencies=*/{}, TypeRange{sharedSums});
+      /*asyncDependencies=*/{}, TypeRange{finalSumsType()});
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&launch.getBody().front());
   Value sums = launch.getWorkgroupAttributions()[0];

@@ -184,6 +184,14 @@ struct MergeSingleBlockKernelsPass
     return bytes <= gs::kMaxStaticSharedBytes;
   }
 
+  /// Appends the types of the workgroup memory of `parts`, in order.
+  static void appendWorkgroupTypes(ArrayRef<gs::KernelPart> parts,
+                                   SmallVectorImpl<Type> &types) {
+    for (const gs::KernelPart &part : parts)
+      for (BlockArgument attribution : part.workgroup)
+        types.push_back(attribution.getType());
+  }
+
   /// The bodies of `run` one after another, each on the threads below its
   /// block size, a barrier between two, at `b` in a block of `numThreads`;
   /// `block` is 0, the index of each part's one block.
@@ -238,11 +246,8 @@ struct MergeSingleBlockKernelsPass
                                 table.getOp()->getRegion(0).front().begin());
 
     SmallVector<Type> workgroup{gs::getLastBlockFlagType(context)};
-    for (BlockArgument attribution : host.workgroup)
-      workgroup.push_back(attribution.getType());
-    for (const gs::KernelPart &part : run)
-      for (BlockArgument attribution : part.workgroup)
-        workgroup.push_back(attribution.getType());
+    appendWorkgroupTypes(host, workgroup);
+    appendWorkgroupTypes(run, workgroup);
 
     OpBuilder b(last);
     int64_t numBlocks = host.numBlocks();
@@ -273,12 +278,10 @@ struct MergeSingleBlockKernelsPass
     Operation *last = run.back().launch;
     Location loc = last->getLoc();
     int64_t numThreads = 0;
-    SmallVector<Type> workgroup;
-    for (const gs::KernelPart &part : run) {
+    for (const gs::KernelPart &part : run)
       numThreads = std::max(numThreads, part.numThreads());
-      for (BlockArgument attribution : part.workgroup)
-        workgroup.push_back(attribution.getType());
-    }
+    SmallVector<Type> workgroup;
+    appendWorkgroupTypes(run, workgroup);
     OpBuilder b(last);
     gpu::LaunchOp merged = gs::createMergedLaunch(b, loc, /*numBlocks=*/1,
                                                   numThreads, name, workgroup);
