@@ -41,9 +41,7 @@ memref::GlobalOp kernelConstant(memref::GetGlobalOp read,
   MemRefType type = global.getType();
   if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
     return {};
-  int64_t bits = type.getNumElements() *
-                 static_cast<int64_t>(type.getElementTypeBitWidth());
-  return bits <= 8 * maxBytes ? global : memref::GlobalOp();
+  return gs::getBufferBytes(type) <= maxBytes ? global : memref::GlobalOp();
 }
 
 struct ConstantsInKernelsPass

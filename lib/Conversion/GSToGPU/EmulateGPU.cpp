@@ -28,6 +28,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gs/Conversion/GSToGPU/FragmentLayout.h"
+#include "gs/Conversion/GSToGPU/KernelParts.h"
 #include "gs/Conversion/GSToGPU/LastBlock.h"
 #include "gs/Conversion/Passes.h"
 
@@ -1092,10 +1093,8 @@ void LaunchEmulator::layOutSharedMemory() {
   SmallVector<int64_t> addresses;
   int64_t end = kAlignment;
   for (BlockArgument attribution : launch.getWorkgroupAttributions()) {
-    auto type = cast<MemRefType>(attribution.getType());
     addresses.push_back(end);
-    int64_t bytes =
-        type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+    int64_t bytes = getBufferBytes(cast<MemRefType>(attribution.getType()));
     end += (bytes + kAlignment - 1) / kAlignment * kAlignment;
   }
   int64_t dynamicAddress = end;

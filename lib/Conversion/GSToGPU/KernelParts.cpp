@@ -219,6 +219,11 @@ void mlir::gs::eraseKernelParts(ArrayRef<KernelPart> parts,
       table.erase(kernelModule);
 }
 
+int64_t mlir::gs::getBufferBytes(MemRefType type) {
+  return type.getNumElements() *
+         llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+}
+
 std::string mlir::gs::getUnusedKernelName(SymbolTable &table, StringRef prefix,
                                           unsigned &next) {
   std::string name;

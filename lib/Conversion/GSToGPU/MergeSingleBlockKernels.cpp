@@ -143,11 +143,8 @@ struct MergeSingleBlockKernelsPass
   /// The bytes of `part`'s shared memory.
   static int64_t sharedBytes(const gs::KernelPart &part) {
     int64_t bytes = 0;
-    for (BlockArgument attribution : part.workgroup) {
-      auto type = cast<MemRefType>(attribution.getType());
-      bytes += type.getNumElements() *
-               llvm::divideCeil(type.getElementTypeBitWidth(), 8);
-    }
+    for (BlockArgument attribution : part.workgroup)
+      bytes += gs::getBufferBytes(cast<MemRefType>(attribution.getType()));
     return bytes;
   }
 

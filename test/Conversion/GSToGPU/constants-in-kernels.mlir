@@ -196,3 +196,44 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// An i1 takes a byte: 65 of them are over max-bytes, 64 are not.
+// CHECK-LABEL: gpu.module @flags65
+// CHECK-NOT: memref.global
+// CHECK-LABEL: gpu.module @flags64
+// CHECK-NEXT: memref.global "private" constant @bits64
+// CHECK-LABEL: func.func @flags
+// CHECK: %[[F65:.+]] = memref.get_global @bits65
+// CHECK: gpu.launch_func @flags65::@flags65 {{.*}} args(%[[F65]] : memref<65xi1>,
+// CHECK: gpu.launch_func @flags64::@flags64 {{.*}} args(%{{.+}} : memref<4xi1>)
+module attributes {gpu.container_module} {
+  memref.global "private" constant @bits65 : memref<65xi1> = dense<true>
+  memref.global "private" constant @bits64 : memref<64xi1> = dense<true>
+  gpu.module @flags65 {
+    gpu.func @flags65(%k: memref<65xi1>, %out: memref<4xi1>) kernel {
+      %i = gpu.thread_id x
+      %x = memref.load %k[%i] : memref<65xi1>
+      memref.store %x, %out[%i] : memref<4xi1>
+      gpu.return
+    }
+  }
+  gpu.module @flags64 {
+    gpu.func @flags64(%k: memref<64xi1>, %out: memref<4xi1>) kernel {
+      %i = gpu.thread_id x
+      %x = memref.load %k[%i] : memref<64xi1>
+      memref.store %x, %out[%i] : memref<4xi1>
+      gpu.return
+    }
+  }
+  func.func @flags(%out: memref<4xi1>) {
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %f65 = memref.get_global @bits65 : memref<65xi1>
+    %f64 = memref.get_global @bits64 : memref<64xi1>
+    gpu.launch_func @flags65::@flags65 blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%f65 : memref<65xi1>, %out : memref<4xi1>)
+    gpu.launch_func @flags64::@flags64 blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%f64 : memref<64xi1>, %out : memref<4xi1>)
+    return
+  }
+}

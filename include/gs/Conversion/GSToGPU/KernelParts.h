@@ -76,6 +76,10 @@ void eraseKernelParts(ArrayRef<KernelPart> parts, SymbolTable &table);
 std::string getUnusedKernelName(SymbolTable &table, StringRef prefix,
                                 unsigned &next);
 
+/// The bytes a buffer of the statically shaped `type` occupies, each
+/// element in whole bytes (an i1 in one), as the LLVM lowering lays it out.
+int64_t getBufferBytes(MemRefType type);
+
 /// Whether host code may run after kernels launched before it instead of
 /// before them: it has no effect on memory but allocating new buffers.
 bool commutesWithKernels(Operation &op);
