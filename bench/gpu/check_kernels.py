@@ -212,7 +212,8 @@ def convolution(torch, cfg):
     if conv["kind"] == "conv":
         fn = (functional.conv1d, functional.conv2d, functional.conv3d)[rank - 1]
         return lambda x, w: fn(x, w, stride=g["stride"], padding=g["pad"],
-                               dilation=g["dilation"])
+                               dilation=g["dilation"],
+                               groups=conv.get("groups", 1))
     fn = (functional.conv_transpose1d, functional.conv_transpose2d,
           functional.conv_transpose3d)[rank - 1]
     return lambda x, w: fn(x, w, stride=g["stride"], padding=g["pad"],

@@ -171,6 +171,19 @@ CONV_CONFIGS = [
     # eight 3x3 filters: k = 9, every element gathered).
     ("cnn_conv1", conv("conv", 64, 1, [28, 28], 8, [3, 3], "normal", "f16",
                        pad=[1], bias=True), None, True),
+    # Grouped: one GEMM a group. A small ragged one (4 strided groups of
+    # 12 filters); ResNeXt-101 32x8d's first-stage 3x3 at batch 8 (32
+    # groups of 8); the CNN's first weight gradient with its 64 images
+    # split into 16 groups of 4 (16 blocks, each a sixteenth of the depth).
+    ("conv_grouped_ragged", conv("conv", 3, 8, [11, 9], 48, [3, 3],
+                                 "integers", "f16", stride=[2], pad=[1],
+                                 bias=True, groups=4), None, False),
+    ("resnext_conv3x3_grouped", conv("conv", 8, 256, [56, 56], 256, [3, 3],
+                                     "normal", "f16", pad=[1], groups=32),
+     None, True),
+    ("cnn_conv1_weight_grad_split16", conv("conv", 1, 64, [28, 28], 128,
+                                           [28, 28], pad=[1], groups=16),
+     None, True),
 ]
 # Convolutions on the wgmma kernels (convert-gs-to-gpu wgmma=true, sm_90a):
 # ResNet-18's 3x3 forward and scaled data gradient, and a small ragged one.
@@ -427,7 +440,7 @@ def main():
         manifest.append({
             "name": name, "type": "conv", "conv": cfg, "kind": cfg["values"],
             "m": out_shape[1], "n": out_shape[0] * math.prod(out_shape[2:]),
-            "k": x_shape[1] * math.prod(cfg["kernel"]),
+            "k": x_shape[1] // cfg.get("groups", 1) * math.prod(cfg["kernel"]),
             "scale": 1.0 if scale is None else scale, "bias": cfg["bias"],
             "mask": False, "output": cfg["output"],
             "statistics": scale is not None, "timed": timed,

@@ -24,6 +24,8 @@
 // marked gs.block_uniform (whose condition, alike in every thread, is
 // taken from thread 0), not in other control flow. Memory barriers
 // (nvvm.memory.barrier) are no-ops: the blocks run one after another.
+// Values alike in every thread of a block (views at the block's offsets)
+// are computed once per block, before its phases.
 //
 //===----------------------------------------------------------------------===//
 
@@ -137,6 +139,11 @@ private:
 
   LogicalResult checkStructure();
   void hoistUniformValues();
+  /// Moves the values alike in a block's threads (pure ops of the block's
+  /// ids and of values from before the launch: a grouped kernel's views of
+  /// its group's channels) into blockUniformOps, computed once per block
+  /// before its phases.
+  void hoistBlockUniformValues();
   void lowerAsyncCopies();
   LogicalResult demoteLoopCarriedValues(scf::ForOp loop);
   /// Demotes the loop-carried values of the loops with warp-level
@@ -192,6 +199,7 @@ private:
   int64_t grid[3] = {1, 1, 1};
   DenseMap<Value, Value> buffers;
   SmallVector<Operation *> placeholders;
+  Block blockUniformOps;
   /// Shared memory: its bytes, and each attribution's view of them.
   Value sharedMemory;
   SmallVector<Value> attributionViews;
@@ -301,6 +309,31 @@ void LaunchEmulator::hoistUniformValues() {
     });
     if (uniform)
       op->moveBefore(launch);
+  }
+}
+
+void LaunchEmulator::hoistBlockUniformValues() {
+  Region &body = launch.getBody();
+  gpu::KernelDim3 ids = launch.getBlockIds();
+  DenseSet<Value> blockUniform = {ids.x, ids.y, ids.z};
+  SmallVector<Operation *> hoisted;
+  launch.getBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
+    bool candidate =
+        isa<gpu::BlockIdOp>(op) ||
+        (op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
+         !op->hasTrait<OpTrait::IsTerminator>() &&
+         !isa<gpu::GPUDialect, nvgpu::NVGPUDialect>(op->getDialect()));
+    if (!candidate || !llvm::all_of(op->getOperands(), [&](Value operand) {
+          return blockUniform.contains(operand) ||
+                 !body.isAncestor(operand.getParentRegion());
+        }))
+      return;
+    blockUniform.insert(op->result_begin(), op->result_end());
+    hoisted.push_back(op);
+  });
+  for (Operation *op : hoisted) {
+    op->remove();
+    blockUniformOps.push_back(op);
   }
 }
 
@@ -1146,6 +1179,7 @@ LogicalResult LaunchEmulator::run() {
     return failure();
   layOutSharedMemory();
   hoistUniformValues();
+  hoistBlockUniformValues();
   lowerAsyncCopies();
 
   // Thread ids as ops, which each phase replaces by its own.
@@ -1160,8 +1194,10 @@ LogicalResult LaunchEmulator::run() {
       use.set(gpu::ThreadIdOp::create(ub, use.getOwner()->getLoc(), dimension));
     }
 
-  if (failed(demoteLoopsIn(body)) || failed(emulateBlock(&body)))
+  if (failed(demoteLoopsIn(body)) || failed(emulateBlock(&body))) {
+    body.getOperations().splice(body.begin(), blockUniformOps.getOperations());
     return failure();
+  }
 
   // The blocks, one after another.
   b.setInsertionPoint(launch);
@@ -1199,6 +1235,8 @@ LogicalResult LaunchEmulator::run() {
   innermost->getOperations().splice(innermost->getTerminator()->getIterator(),
                                     body.getOperations(), body.begin(),
                                     std::prev(body.end()));
+  innermost->getOperations().splice(innermost->begin(),
+                                    blockUniformOps.getOperations());
   outer.walk([&](gpu::BlockIdOp id) {
     id.replaceAllUsesWith(blockIds[static_cast<int>(id.getDimension())]);
   });

@@ -39,8 +39,11 @@ using namespace mlir::gs;
 using namespace mlir::gs::tensorcore;
 
 namespace {
-/// The most thread blocks along a CUDA grid's y dimension.
-constexpr int64_t kMaxGridY = 65535;
+/// The most thread blocks along a CUDA grid's y and z dimensions.
+constexpr int64_t kMaxGridY = 65535, kMaxGridZ = 65535;
+/// The fewest output channels a group of a grouped convolution the Tensor
+/// Core kernel computes.
+constexpr int64_t kMinGroupOutChannels = 8;
 
 /// A contraction a kernel computes, and what of its epilogue it needs.
 struct GemmSite {
@@ -71,23 +74,31 @@ bool isF16Matrix(Value value) {
   return type.getRank() == 2 && type.getElementType().isF16();
 }
 
-/// A convolution without groups of FP16 tensors as a kernel site (its
-/// implicit GEMM), or nullopt.
+/// A convolution of FP16 tensors as a kernel site (its implicit GEMM, one
+/// per group), or nullopt. A transposed convolution must have one group; a
+/// grouped one at least kMinGroupOutChannels output channels a group:
+/// narrower groups (depthwise convolutions) stay elementwise kernels, where
+/// an output's few products cost less than a 32-row tile of mostly zeros.
 template <typename ConvOpTy>
 std::optional<GemmSite> matchConvolution(ConvOpTy op, bool transposed) {
   Value input = op.getInput(), weight = op.getWeight();
   auto inType = cast<RankedTensorType>(input.getType());
   auto wType = cast<RankedTensorType>(weight.getType());
   auto outType = cast<RankedTensorType>(op.getType());
-  if (op.getGroup() != 1 || !inType.getElementType().isF16() ||
-      !wType.getElementType().isF16())
+  int64_t groups = op.getGroup();
+  int64_t outChannels = outType.getDimSize(1);
+  if (!inType.getElementType().isF16() || !wType.getElementType().isF16())
+    return std::nullopt;
+  if (groups != 1 && (transposed || groups > kMaxGridZ ||
+                      outChannels / groups < kMinGroupOutChannels))
     return std::nullopt;
   WindowGeometry g = op.getGeometry();
   ConvolutionGeometry conv;
   conv.transposed = transposed;
   conv.batch = inType.getDimSize(0);
   conv.inChannels = inType.getDimSize(1);
-  conv.outChannels = outType.getDimSize(1);
+  conv.outChannels = outChannels;
+  conv.groups = groups;
   llvm::append_range(conv.inSpatial, inType.getShape().drop_front(2));
   llvm::append_range(conv.kernel, wType.getShape().drop_front(2));
   llvm::append_range(conv.outSpatial, outType.getShape().drop_front(2));
@@ -149,8 +160,9 @@ std::optional<GemmSite> matchContraction(Operation *op, Type resultType,
   if (site.bias) {
     // One value per column; a convolution's per output channel.
     std::optional<ElementType> biasType = elementTypeOf(site.bias.getType());
+    int64_t biasSize = config.conv ? config.conv->outChannels : config.n;
     if (!biasType || cast<RankedTensorType>(site.bias.getType()).getShape() !=
-                         ArrayRef<int64_t>{config.conv ? config.m : config.n})
+                         ArrayRef<int64_t>{biasSize})
       return std::nullopt;
     config.bias = true;
     config.biasType = *biasType;
@@ -217,6 +229,8 @@ std::string kernelName(const GemmKernelConfig &config) {
     sizes("s", conv->strides);
     sizes("d", conv->dilations);
     sizes("p", conv->padsBegin);
+    if (conv->groups != 1)
+      os << "_g" << conv->groups;
   } else {
     os << "gs_gemm_" << config.m << "x" << config.n << "x" << config.k;
   }

@@ -208,6 +208,9 @@ private:
   }
 
   void buildMainKernel(Arguments args);
+  /// Points a grouped convolution's weight matrix, input, bias, mask and
+  /// output at the channels of the thread block's group (its z index).
+  void selectGroup(Arguments &args);
   /// Whether every coordinate a convolution's gathers compute (row and
   /// column of the GEMM, tensor indices, input positions before the
   /// padding test) fits in 31 bits.
@@ -381,7 +384,8 @@ func::FuncOp GemmKernelBuilder::build() {
   if (const std::optional<ConvolutionGeometry> &conv = cfg.conv) {
     aShape = conv->transposed
                  ? SmallVector<int64_t>{conv->inChannels, conv->outChannels}
-                 : SmallVector<int64_t>{conv->outChannels, conv->inChannels};
+                 : SmallVector<int64_t>{conv->outChannels,
+                                        conv->inChannels / conv->groups};
     llvm::append_range(aShape, conv->kernel);
     bShape = {conv->batch, conv->inChannels};
     llvm::append_range(bShape, conv->inSpatial);
@@ -395,7 +399,7 @@ func::FuncOp GemmKernelBuilder::build() {
     cShape = {cfg.m, cfg.n};
   }
   // The bias holds one value per column, or per output channel (row).
-  int64_t biasSize = cfg.conv ? cfg.m : cfg.n;
+  int64_t biasSize = cfg.conv ? cfg.conv->outChannels : cfg.n;
   SmallVector<Type> inputs = {MemRefType::get(aShape, f16),
                               MemRefType::get(bShape, f16),
                               MemRefType::get({1}, f32)};
@@ -478,8 +482,9 @@ void GemmKernelBuilder::buildMainKernel(Arguments args) {
     workgroup.push_back(finalSumsType());
     workgroup.push_back(getLastBlockFlagType(b.getContext()));
   }
-  auto launch = gpu::LaunchOp::create(b, loc, gridN, gridM, one, threads, one,
-                                      one, dynamicBytes,
+  Value groups = index(cfg.numGroups());
+  auto launch = gpu::LaunchOp::create(b, loc, gridN, gridM, groups, threads,
+                                      one, one, dynamicBytes,
                                       /*asyncTokenType=*/nullptr,
                                       /*asyncDependencies=*/{}, workgroup);
   if (cfg.minBlocksPerSM > 1)
@@ -541,6 +546,8 @@ void GemmKernelBuilder::buildMainKernel(Arguments args) {
     args.weightMatrix =
         memref::CollapseShapeOp::create(b, loc, args.a, groups);
   }
+  if (cfg.numGroups() > 1)
+    selectGroup(args);
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value blockCol = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value blockRow = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
@@ -645,6 +652,30 @@ void GemmKernelBuilder::buildMainKernel(Arguments args) {
                    /*inLargerBlock=*/cfg.numThreads() > kLanesPerWarp);
   }
   gpu::TerminatorOp::create(b, loc);
+}
+
+void GemmKernelBuilder::selectGroup(Arguments &args) {
+  const ConvolutionGeometry &conv = *cfg.conv;
+  Value group = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  // The channels [group, group + 1) * size of dimension `dim` of `value`.
+  auto channels = [&](Value value, int64_t dim, int64_t size) -> Value {
+    auto type = cast<MemRefType>(value.getType());
+    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes, strides(type.getRank(), b.getIndexAttr(1));
+    for (int64_t extent : type.getShape())
+      sizes.push_back(b.getIndexAttr(extent));
+    offsets[dim] = mul(group, size);
+    sizes[dim] = b.getIndexAttr(size);
+    return memref::SubViewOp::create(b, loc, value, offsets, sizes, strides);
+  };
+  int64_t groupIn = conv.inChannels / conv.groups;
+  args.weightMatrix = channels(args.weightMatrix, 0, cfg.m);
+  args.bMatrix = channels(args.bMatrix, 1, groupIn);
+  args.c = channels(args.c, 1, cfg.m);
+  if (args.bias)
+    args.bias = channels(args.bias, 0, cfg.m);
+  if (args.mask)
+    args.mask = channels(args.mask, 1, cfg.m);
 }
 
 /// Copies a tileRows x tileCols tile at (rowBase, colBase) of the rows x cols
@@ -1261,6 +1292,10 @@ void GemmKernelBuilder::buildBlockReduction(const Arguments &args,
   b.setInsertionPointToStart(perBlock.thenBlock());
   Value blockCol = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value blockRow = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  if (cfg.numGroups() > 1) {
+    Value group = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+    blockRow = add(mul(group, cfg.gridM()), blockRow);
+  }
   Value block = add(mul(blockRow, cfg.gridN()), blockCol);
   int64_t numWarps = cfg.warpsM * cfg.warpsN;
   for (int64_t f = 0; f < NumPartialStats; ++f) {
@@ -1379,7 +1414,7 @@ void GemmKernelBuilder::buildFinalSums(const Arguments &args, Value thread,
 }
 
 SmallVector<int64_t> ConvolutionGeometry::kSizes() const {
-  SmallVector<int64_t> sizes = {inChannels};
+  SmallVector<int64_t> sizes = {inChannels / groups};
   llvm::append_range(sizes, kernel);
   return sizes;
 }
@@ -1392,7 +1427,7 @@ SmallVector<int64_t> ConvolutionGeometry::nSizes() const {
 
 void mlir::gs::tensorcore::setConvolution(GemmKernelConfig &config,
                                           ConvolutionGeometry conv) {
-  config.m = conv.outChannels;
+  config.m = conv.outChannels / conv.groups;
   config.n = numElements(conv.nSizes());
   config.k = numElements(conv.kSizes());
   config.transA = config.transB = false;
@@ -1470,8 +1505,13 @@ mlir::gs::tensorcore::buildGemmKernel(OpBuilder &builder, Location loc,
         conv->dilations.size() != rank || conv->padsBegin.size() != rank)
       return fail("a convolution needs 1 to 3 spatial dimensions, each with "
                   "its sizes, stride, dilation and padding");
+    if (conv->groups < 1 || conv->inChannels % conv->groups != 0 ||
+        conv->outChannels % conv->groups != 0)
+      return fail("the groups must divide the input and output channels");
+    if (conv->transposed && conv->groups != 1)
+      return fail("a transposed convolution must have one group");
     if (config.transA || config.transB ||
-        config.m != conv->outChannels ||
+        config.m != conv->outChannels / conv->groups ||
         config.n != numElements(conv->nSizes()) ||
         config.k != numElements(conv->kSizes()))
       return fail("a convolution's GEMM is the one setConvolution makes");

@@ -75,6 +75,21 @@ func.func @convolutions(%x: tensor<2x3x9x9xf16>, %w: tensor<8x3x3x3xf16>, %b: te
   return %y, %dx, %z, %scaled, %counts : tensor<2x8x5x5xf16>, tensor<2x3x9x9xf32>, tensor<2x4x3x3xf16>, tensor<2x3x9x9xf16>, tensor<4xi64>
 }
 
+// A grouped convolution of 8 or more output channels a group: one implicit
+// GEMM a group (the kernel takes the weight of C / G input channels and
+// the bias of every output channel). A depthwise one (one output channel a
+// group) and a grouped transposed one stay.
+// CHECK-LABEL: func.func @grouped_convolutions
+// CHECK: call @gs_conv_2x8x9x9_k16x3x3_o9x9_s1x1_d1x1_p1x1_g2_bias_f16_f16_nostats_entry(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) : (tensor<16x4x3x3xf16>, tensor<2x8x9x9xf16>, tensor<1xf32>, tensor<16xf16>) -> tensor<2x16x9x9xf16>
+// CHECK: gs.conv %{{.+}}, %{{.+}} {group = 8 : i64
+// CHECK: gs.conv_transpose %{{.+}}, %{{.+}} {group = 2 : i64
+func.func @grouped_convolutions(%x: tensor<2x8x9x9xf16>, %w: tensor<16x4x3x3xf16>, %b: tensor<16xf16>, %dw: tensor<8x1x3x3xf16>) -> (tensor<2x16x9x9xf16>, tensor<2x8x9x9xf16>, tensor<2x8x9x9xf16>) {
+  %y = gs.conv %x, %w, %b {group = 2 : i64, pads = array<i64: 1, 1, 1, 1>} : tensor<2x8x9x9xf16>, tensor<16x4x3x3xf16>, tensor<16xf16> -> tensor<2x16x9x9xf16>
+  %d = gs.conv %x, %dw {group = 8 : i64, pads = array<i64: 1, 1, 1, 1>} : tensor<2x8x9x9xf16>, tensor<8x1x3x3xf16> -> tensor<2x8x9x9xf16>
+  %t = gs.conv_transpose %y, %w {group = 2 : i64, pads = array<i64: 1, 1, 1, 1>} : tensor<2x16x9x9xf16>, tensor<16x4x3x3xf16> -> tensor<2x8x9x9xf16>
+  return %y, %d, %t : tensor<2x16x9x9xf16>, tensor<2x8x9x9xf16>, tensor<2x8x9x9xf16>
+}
+
 // Left for the CPU: an empty batch, and more rows than a grid's y dimension
 // takes in blocks (65535 x 64).
 // CHECK-LABEL: func.func @too_small_or_tall
@@ -138,6 +153,7 @@ func.func @decisions(%g: tensor<16x16xf32>, %h: tensor<16x16xf16>, %w: tensor<16
 // CHECK-DAG: func.func private @gs_gemm_64x128x10_f16_entry(
 // CHECK-DAG: func.func private @gs_conv_2x3x9x9_k8x3x3_o5x5_s2x2_d1x1_p1x1_bias_f16_f16_nostats(%{{.+}}: memref<8x3x3x3xf16>, %{{.+}}: memref<2x3x9x9xf16>, %{{.+}}: memref<1xf32>, %{{.+}}: memref<8xf16>, %{{.+}}: memref<2x8x5x5xf16>)
 // CHECK-DAG: func.func private @gs_convt_2x8x5x5_k3x3x3_o9x9_s2x2_d1x1_p1x1_f32_nostats(%{{.+}}: memref<8x3x3x3xf16>, %{{.+}}: memref<2x8x5x5xf16>, %{{.+}}: memref<1xf32>, %{{.+}}: memref<2x3x9x9xf32>)
+// CHECK-DAG: func.func private @gs_conv_2x8x9x9_k16x3x3_o9x9_s1x1_d1x1_p1x1_g2_bias_f16_f16_nostats(%{{.+}}: memref<16x4x3x3xf16>, %{{.+}}: memref<2x8x9x9xf16>, %{{.+}}: memref<1xf32>, %{{.+}}: memref<16xf16>, %{{.+}}: memref<2x16x9x9xf16>)
 // CHECK-DAG: func.func private @gs_gemm_16x32x8_f16_relu(%{{.+}}: memref<16x8xf16>, %{{.+}}: memref<8x32xf16>, %{{.+}}: memref<1xf32>, %{{.+}}: memref<16x32xf16>, %{{.+}}: memref<16x32xf16>, %{{.+}}: memref<1x10xf32>, %{{.+}}: memref<7xf64>, %{{.+}}: memref<4xi64>)
 // CHECK-NOT: func.func private @gs_gemm_10x128x64_ta_f32_nostats_0
 

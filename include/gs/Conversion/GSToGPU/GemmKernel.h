@@ -50,23 +50,29 @@ enum class MmaInstruction { MmaSync, Wgmma };
 /// The command-line spellings of ElementType (f16, f32).
 llvm::cl::ValuesClass elementTypeValues();
 
-/// A convolution without groups, computed as a GEMM over its output
-/// channels (m), its images and output positions (n) and its input
-/// channels and kernel offsets (k), in that k order: an implicit GEMM, the
-/// operands gathered from the input and weight as the tiles are filled,
-/// the result scattered into the output.
+/// A convolution, computed as a GEMM over its output channels (m), its
+/// images and output positions (n) and its input channels and kernel
+/// offsets (k), in that k order: an implicit GEMM, the operands gathered
+/// from the input and weight as the tiles are filled, the result scattered
+/// into the output. A grouped convolution is one such GEMM per group, over
+/// the group's channels.
 struct ConvolutionGeometry {
   /// A transposed convolution (gs.conv_transpose: a convolution's data
   /// gradient), whose k order runs over the kernel's offsets backwards, as
   /// the CPU lowering's flipped kernel does.
   bool transposed = false;
   int64_t batch = 0, inChannels = 0, outChannels = 0;
+  /// The groups of a forward convolution (ONNX's group): group g maps
+  /// input channels [g, g + 1) * inChannels / groups to output channels
+  /// [g, g + 1) * outChannels / groups; the weight is outChannels x
+  /// inChannels / groups x kernel.
+  int64_t groups = 1;
   /// Per spatial dimension (1 to 3 of them).
   llvm::SmallVector<int64_t, 3> inSpatial, kernel, outSpatial, strides,
       dilations, padsBegin;
 
-  /// The sizes k and n flatten, in order: (input channel, kernel offsets)
-  /// and (image, output position).
+  /// The sizes k and n flatten, in order: (input channel of the group,
+  /// kernel offsets) and (image, output position).
   llvm::SmallVector<int64_t> kSizes() const;
   llvm::SmallVector<int64_t> nSizes() const;
 };
@@ -74,7 +80,7 @@ struct ConvolutionGeometry {
 struct GemmKernelConfig {
   std::string name = "gemm";
   /// C is m x n, A m x k (k x m with transA), B k x n (n x k with transB),
-  /// all row-major.
+  /// all row-major; for a grouped convolution, each group's.
   int64_t m = 0, n = 0, k = 0;
   bool transA = false, transB = false;
   /// C's element type: f16 (the f32 epilogue value rounded once) or f32.
@@ -109,11 +115,14 @@ struct GemmKernelConfig {
 
   int64_t gridM() const { return (m + blockM - 1) / blockM; }
   int64_t gridN() const { return (n + blockN - 1) / blockN; }
-  int64_t numBlocks() const { return gridM() * gridN(); }
+  /// The GEMMs the kernel computes: a grouped convolution's groups (the
+  /// grid's z), or 1.
+  int64_t numGroups() const { return conv ? conv->groups : 1; }
+  int64_t numBlocks() const { return gridM() * gridN() * numGroups(); }
   int64_t numThreads() const { return 32 * warpsM * warpsN; }
 };
 
-/// Makes `config` the implicit GEMM of `conv`: its m, n and k.
+/// Makes `config` the implicit GEMM of `conv`: its m, n and k (a group's).
 void setConvolution(GemmKernelConfig &config, ConvolutionGeometry conv);
 
 /// Fills in the tile sizes left 0 for the shape: 128 x 128 blocks of 8 warps
@@ -135,10 +144,10 @@ void chooseTiles(GemmKernelConfig &config);
 /// rounding to f16 (what it did to an f16 C, what it would do to an f32
 /// one), laid out as the CPU lowering of !gs.stats and gs.cast_stats. The
 /// mask zeroes C where it is not positive. A convolution's kernel takes
-/// its weight (M x C x K... forward, C x M x K... transposed), input
+/// its weight (M x C/G x K... forward, C x M x K... transposed), input
 /// (N x C x D...) and output (N x M x O..., the mask's shape too) instead
-/// of A, B and C. Fails (with a diagnostic at `loc`) on a configuration the
-/// kernel cannot run.
+/// of A, B and C, and its bias has M values. Fails (with a diagnostic at `loc`)
+/// on a configuration the kernel cannot run.
 FailureOr<func::FuncOp> buildGemmKernel(OpBuilder &builder, Location loc,
                                         const GemmKernelConfig &config);
 

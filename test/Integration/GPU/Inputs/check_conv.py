@@ -2,8 +2,9 @@
 (convert-gs-to-gpu's implicit GEMMs).
 
   check_conv.py inputs DIR --kind conv|convt --n N --c C --size H[xW...]
-                --m M --kernel K[xK...] [--stride S...] [--pad P...]
-                [--pad-end P...] [--dilation D...] [--output-padding P...]
+                --m M --kernel K[xK...] [--groups G] [--stride S...]
+                [--pad P...] [--pad-end P...] [--dilation D...]
+                [--output-padding P...]
                 [--bias] [--output f16|f32] [--values integers|normal]
       writes DIR/x.npy, w.npy (f16), (bias.npy) and DIR/conv.mlir, one
       function @conv computing the gs.conv (or gs.conv_transpose) on them.
@@ -73,8 +74,8 @@ def shapes(cfg):
     """The input, weight and output shapes."""
     g = geometry(cfg)
     x = [cfg["n"], cfg["c"], *cfg["size"]]
-    w = ([cfg["m"], cfg["c"], *cfg["kernel"]] if cfg["kind"] == "conv"
-         else [cfg["c"], cfg["m"], *cfg["kernel"]])
+    w = ([cfg["m"], cfg["c"] // cfg.get("groups", 1), *cfg["kernel"]]
+         if cfg["kind"] == "conv" else [cfg["c"], cfg["m"], *cfg["kernel"]])
     return x, w, [cfg["n"], cfg["m"], *g["out"]]
 
 
@@ -116,6 +117,8 @@ def conv_mlir(cfg, scaled=False):
     attrs = [f"strides = array<i64: {', '.join(map(str, g['stride']))}>",
              f"dilations = array<i64: {', '.join(map(str, g['dilation']))}>",
              f"pads = array<i64: {', '.join(map(str, g['pad'] + g['pad_end']))}>"]
+    if cfg.get("groups", 1) != 1:
+        attrs.append(f"group = {cfg['groups']} : i64")
     if cfg["kind"] == "convt":
         attrs.append("output_padding = array<i64: "
                      f"{', '.join(map(str, g['output_padding']))}>")
@@ -156,10 +159,19 @@ def reference(cfg, x, w, bias):
     import numpy as np
     g = geometry(cfg)
     rank = len(cfg["size"])
-    n, c, m = cfg["n"], cfg["c"], cfg["m"]
+    n, c, m, groups = cfg["n"], cfg["c"], cfg["m"], cfg.get("groups", 1)
     out = np.zeros([n, m, *g["out"]])
     bound = np.zeros_like(out)
-    terms = c * int(np.prod(cfg["kernel"]))
+    terms = c // groups * int(np.prod(cfg["kernel"]))
+    # Group j's output channels [j, j + 1) * m / groups see its input
+    # channels [j, j + 1) * c / groups: the others' weights are zero.
+    if cfg["kind"] == "conv" and groups != 1:
+        full = np.zeros([m, c, *cfg["kernel"]])
+        for j in range(groups):
+            rows = slice(j * m // groups, (j + 1) * m // groups)
+            cols = slice(j * c // groups, (j + 1) * c // groups)
+            full[rows, cols] = w[rows]
+        w = full
     for k in itertools.product(*(range(v) for v in cfg["kernel"])):
         for o in itertools.product(*(range(v) for v in g["out"])):
             if cfg["kind"] == "conv":
@@ -250,7 +262,10 @@ def run_both(args):
         if result.returncode != 0:
             sys.exit(f"FAIL: {' '.join(command)}:\n{result.stderr}")
     with open(kernels) as f:
-        instruction = "wgmma" if "_wgmma_entry" in f.read() else "mma.sync"
+        text = f.read()
+    if "call @gs_conv" not in text:
+        sys.exit("FAIL: convert-gs-to-gpu made no kernel of the convolution")
+    instruction = "wgmma" if "_wgmma_entry" in text else "mma.sync"
     print(f"kernel on {instruction}")
 
 
@@ -287,6 +302,7 @@ def add_input_options(inputs):
     inputs.add_argument("--kernel", type=ints, required=True)
     for name in ("stride", "pad", "pad-end", "dilation", "output-padding"):
         inputs.add_argument(f"--{name}", type=ints)
+    inputs.add_argument("--groups", type=int, default=1)
     inputs.add_argument("--bias", action="store_true")
     inputs.add_argument("--output", choices=["f16", "f32"], default="f32")
     inputs.add_argument("--values", choices=["integers", "normal"],

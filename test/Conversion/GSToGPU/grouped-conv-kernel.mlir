@@ -1,0 +1,23 @@
+// RUN: gs-opt %s --convert-gs-to-gpu | FileCheck %s
+
+// A grouped convolution's kernel: one implicit GEMM a group, the group
+// the grid's z. Each block views its group's rows of the weight matrix
+// (M x C/G x K... collapsed), input channels, output channels and biases;
+// the GEMM is a group's (8 rows, 36 deep).
+// CHECK-LABEL: func.func private @gs_conv_2x8x9x9_k16x3x3_o9x9_s1x1_d1x1_p1x1_g2_bias_f32_f32_nostats(
+// CHECK-SAME: %[[W:[^:]+]]: memref<16x4x3x3xf16>, %[[X:[^:]+]]: memref<2x8x9x9xf16>, %{{[^:]+}}: memref<1xf32>, %[[B:[^:]+]]: memref<16xf32>, %[[Y:[^:]+]]: memref<2x16x9x9xf32>)
+// CHECK: %[[TWO:.+]] = arith.constant 2 : index
+// CHECK: gpu.launch blocks({{.+}}) in ({{.+}} = %{{.+}}, {{.+}} = %{{.+}}, {{.+}} = %[[TWO]])
+// CHECK: %[[WM:.+]] = memref.collapse_shape %[[W]] {{\[}}[0], [1, 2, 3]] : memref<16x4x3x3xf16> into memref<16x36xf16>
+// CHECK: %[[G:.+]] = gpu.block_id z
+// CHECK: %[[ROWS:.+]] = arith.muli %[[G]], %{{.+}} : index
+// CHECK: memref.subview %[[WM]][%[[ROWS]], 0] [8, 36] [1, 1]
+// CHECK: %[[CHANNELS:.+]] = arith.muli %[[G]], %{{.+}} : index
+// CHECK: memref.subview %[[X]][0, %[[CHANNELS]], 0, 0] [2, 4, 9, 9] [1, 1, 1, 1]
+// CHECK: memref.subview %[[Y]][0, %{{.+}}, 0, 0] [2, 8, 9, 9] [1, 1, 1, 1]
+// CHECK: memref.subview %[[B]][%{{.+}}] [8] [1]
+// CHECK: nvgpu.mma.sync
+func.func @grouped(%x: tensor<2x8x9x9xf16>, %w: tensor<16x4x3x3xf16>, %b: tensor<16xf32>) -> tensor<2x16x9x9xf32> {
+  %y = gs.conv %x, %w, %b {group = 2 : i64, pads = array<i64: 1, 1, 1, 1>} : tensor<2x8x9x9xf16>, tensor<16x4x3x3xf16>, tensor<16xf32> -> tensor<2x16x9x9xf32>
+  return %y : tensor<2x16x9x9xf32>
+}
