@@ -218,7 +218,8 @@ def convolution(torch, cfg):
           functional.conv_transpose3d)[rank - 1]
     return lambda x, w: fn(x, w, stride=g["stride"], padding=g["pad"],
                            output_padding=g["output_padding"],
-                           dilation=g["dilation"])
+                           dilation=g["dilation"],
+                           groups=conv.get("groups", 1))
 
 
 def reference(torch, cfg, arrays):

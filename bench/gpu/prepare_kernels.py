@@ -173,14 +173,18 @@ CONV_CONFIGS = [
                        pad=[1], bias=True), None, True),
     # Grouped: one GEMM a group. A small ragged one (4 strided groups of
     # 12 filters); ResNeXt-101 32x8d's first-stage 3x3 at batch 8 (32
-    # groups of 8); the CNN's first weight gradient with its 64 images
-    # split into 16 groups of 4 (16 blocks, each a sixteenth of the depth).
+    # groups of 8) and its scaled data gradient; the CNN's first weight
+    # gradient with its 64 images split into 16 groups of 4 (16 blocks,
+    # each a sixteenth of the depth).
     ("conv_grouped_ragged", conv("conv", 3, 8, [11, 9], 48, [3, 3],
                                  "integers", "f16", stride=[2], pad=[1],
                                  bias=True, groups=4), None, False),
     ("resnext_conv3x3_grouped", conv("conv", 8, 256, [56, 56], 256, [3, 3],
                                      "normal", "f16", pad=[1], groups=32),
      None, True),
+    ("resnext_conv3x3_grouped_data_grad",
+     conv("convt", 8, 256, [56, 56], 256, [3, 3], "normal", "f16", pad=[1],
+          groups=32), 1.0, True),
     ("cnn_conv1_weight_grad_split16", conv("conv", 1, 64, [28, 28], 128,
                                            [28, 28], pad=[1], groups=16),
      None, True),

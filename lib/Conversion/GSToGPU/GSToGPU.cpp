@@ -75,10 +75,10 @@ bool isF16Matrix(Value value) {
 }
 
 /// A convolution of FP16 tensors as a kernel site (its implicit GEMM, one
-/// per group), or nullopt. A transposed convolution must have one group; a
-/// grouped one at least kMinGroupOutChannels output channels a group:
-/// narrower groups (depthwise convolutions) stay elementwise kernels, where
-/// an output's few products cost less than a 32-row tile of mostly zeros.
+/// per group), or nullopt. A grouped one needs at least
+/// kMinGroupOutChannels output channels a group: narrower groups
+/// (depthwise convolutions) stay elementwise kernels, where an output's few
+/// products cost less than a 32-row tile of mostly zeros.
 template <typename ConvOpTy>
 std::optional<GemmSite> matchConvolution(ConvOpTy op, bool transposed) {
   Value input = op.getInput(), weight = op.getWeight();
@@ -89,8 +89,8 @@ std::optional<GemmSite> matchConvolution(ConvOpTy op, bool transposed) {
   int64_t outChannels = outType.getDimSize(1);
   if (!inType.getElementType().isF16() || !wType.getElementType().isF16())
     return std::nullopt;
-  if (groups != 1 && (transposed || groups > kMaxGridZ ||
-                      outChannels / groups < kMinGroupOutChannels))
+  if (groups != 1 &&
+      (groups > kMaxGridZ || outChannels / groups < kMinGroupOutChannels))
     return std::nullopt;
   WindowGeometry g = op.getGeometry();
   ConvolutionGeometry conv;

@@ -383,7 +383,8 @@ func::FuncOp GemmKernelBuilder::build() {
   SmallVector<int64_t> aShape, bShape, cShape;
   if (const std::optional<ConvolutionGeometry> &conv = cfg.conv) {
     aShape = conv->transposed
-                 ? SmallVector<int64_t>{conv->inChannels, conv->outChannels}
+                 ? SmallVector<int64_t>{conv->inChannels,
+                                        conv->outChannels / conv->groups}
                  : SmallVector<int64_t>{conv->outChannels,
                                         conv->inChannels / conv->groups};
     llvm::append_range(aShape, conv->kernel);
@@ -669,7 +670,12 @@ void GemmKernelBuilder::selectGroup(Arguments &args) {
     return memref::SubViewOp::create(b, loc, value, offsets, sizes, strides);
   };
   int64_t groupIn = conv.inChannels / conv.groups;
-  args.weightMatrix = channels(args.weightMatrix, 0, cfg.m);
+  // A forward weight's rows are output channels, a transposed one's input
+  // channels.
+  if (conv.transposed)
+    args.a = channels(args.a, 0, groupIn);
+  else
+    args.weightMatrix = channels(args.weightMatrix, 0, cfg.m);
   args.bMatrix = channels(args.bMatrix, 1, groupIn);
   args.c = channels(args.c, 1, cfg.m);
   if (args.bias)
@@ -1508,8 +1514,6 @@ mlir::gs::tensorcore::buildGemmKernel(OpBuilder &builder, Location loc,
     if (conv->groups < 1 || conv->inChannels % conv->groups != 0 ||
         conv->outChannels % conv->groups != 0)
       return fail("the groups must divide the input and output channels");
-    if (conv->transposed && conv->groups != 1)
-      return fail("a transposed convolution must have one group");
     if (config.transA || config.transB ||
         config.m != conv->outChannels / conv->groups ||
         config.n != numElements(conv->nSizes()) ||

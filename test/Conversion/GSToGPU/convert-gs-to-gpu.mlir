@@ -78,7 +78,7 @@ func.func @convolutions(%x: tensor<2x3x9x9xf16>, %w: tensor<8x3x3x3xf16>, %b: te
 // A grouped convolution of 8 or more output channels a group: one implicit
 // GEMM a group (the kernel takes the weight of C / G input channels and
 // the bias of every output channel). A depthwise one (one output channel a
-// group) and a grouped transposed one stay.
+// group) and a transposed one of 4 output channels a group stay.
 // CHECK-LABEL: func.func @grouped_convolutions
 // CHECK: call @gs_conv_2x8x9x9_k16x3x3_o9x9_s1x1_d1x1_p1x1_g2_bias_f16_f16_nostats_entry(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) : (tensor<16x4x3x3xf16>, tensor<2x8x9x9xf16>, tensor<1xf32>, tensor<16xf16>) -> tensor<2x16x9x9xf16>
 // CHECK: gs.conv %{{.+}}, %{{.+}} {group = 8 : i64

@@ -1,4 +1,4 @@
-// RUN: gs-opt %s --convert-gs-to-gpu | FileCheck %s
+// RUN: gs-opt %s --split-input-file --convert-gs-to-gpu | FileCheck %s
 
 // A grouped convolution's kernel: one implicit GEMM a group, the group
 // the grid's z. Each block views its group's rows of the weight matrix
@@ -20,4 +20,19 @@
 func.func @grouped(%x: tensor<2x8x9x9xf16>, %w: tensor<16x4x3x3xf16>, %b: tensor<16xf32>) -> tensor<2x16x9x9xf32> {
   %y = gs.conv %x, %w, %b {group = 2 : i64, pads = array<i64: 1, 1, 1, 1>} : tensor<2x8x9x9xf16>, tensor<16x4x3x3xf16>, tensor<16xf32> -> tensor<2x16x9x9xf32>
   return %y : tensor<2x16x9x9xf32>
+}
+
+// -----
+
+// Transposed: the weight's rows are input channels (C x M/G x K...), a
+// group's rows gathered from its view.
+// CHECK-LABEL: func.func private @gs_convt_2x16x9x9_k16x3x3_o9x9_s1x1_d1x1_p1x1_g2_f32_nostats(
+// CHECK-SAME: %[[W:[^:]+]]: memref<16x8x3x3xf16>, %[[X:[^:]+]]: memref<2x16x9x9xf16>, %{{[^:]+}}: memref<1xf32>, %[[Y:[^:]+]]: memref<2x16x9x9xf32>)
+// CHECK: %[[G:.+]] = gpu.block_id z
+// CHECK: memref.subview %[[W]][%{{.+}}, 0, 0, 0] [8, 8, 3, 3] [1, 1, 1, 1]
+// CHECK: memref.subview %[[X]][0, %{{.+}}, 0, 0] [2, 8, 9, 9] [1, 1, 1, 1]
+// CHECK: memref.subview %[[Y]][0, %{{.+}}, 0, 0] [2, 8, 9, 9] [1, 1, 1, 1]
+func.func @grouped_transposed(%dy: tensor<2x16x9x9xf16>, %w: tensor<16x8x3x3xf16>) -> tensor<2x16x9x9xf32> {
+  %dx = gs.conv_transpose %dy, %w {group = 2 : i64, pads = array<i64: 1, 1, 1, 1>} : tensor<2x16x9x9xf16>, tensor<16x8x3x3xf16> -> tensor<2x16x9x9xf32>
+  return %dx : tensor<2x16x9x9xf32>
 }

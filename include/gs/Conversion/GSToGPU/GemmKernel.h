@@ -62,10 +62,10 @@ struct ConvolutionGeometry {
   /// the CPU lowering's flipped kernel does.
   bool transposed = false;
   int64_t batch = 0, inChannels = 0, outChannels = 0;
-  /// The groups of a forward convolution (ONNX's group): group g maps
-  /// input channels [g, g + 1) * inChannels / groups to output channels
-  /// [g, g + 1) * outChannels / groups; the weight is outChannels x
-  /// inChannels / groups x kernel.
+  /// The groups (ONNX's group): group g maps input channels [g, g + 1) *
+  /// inChannels / groups to output channels [g, g + 1) * outChannels /
+  /// groups; the weight is outChannels x inChannels / groups x kernel
+  /// (transposed: inChannels x outChannels / groups x kernel).
   int64_t groups = 1;
   /// Per spatial dimension (1 to 3 of them).
   llvm::SmallVector<int64_t, 3> inSpatial, kernel, outSpatial, strides,
@@ -144,7 +144,7 @@ void chooseTiles(GemmKernelConfig &config);
 /// rounding to f16 (what it did to an f16 C, what it would do to an f32
 /// one), laid out as the CPU lowering of !gs.stats and gs.cast_stats. The
 /// mask zeroes C where it is not positive. A convolution's kernel takes
-/// its weight (M x C/G x K... forward, C x M x K... transposed), input
+/// its weight (M x C/G x K... forward, C x M/G x K... transposed), input
 /// (N x C x D...) and output (N x M x O..., the mask's shape too) instead
 /// of A, B and C, and its bias has M values. Fails (with a diagnostic at `loc`)
 /// on a configuration the kernel cannot run.

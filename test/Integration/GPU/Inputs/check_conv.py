@@ -74,8 +74,10 @@ def shapes(cfg):
     """The input, weight and output shapes."""
     g = geometry(cfg)
     x = [cfg["n"], cfg["c"], *cfg["size"]]
-    w = ([cfg["m"], cfg["c"] // cfg.get("groups", 1), *cfg["kernel"]]
-         if cfg["kind"] == "conv" else [cfg["c"], cfg["m"], *cfg["kernel"]])
+    groups = cfg.get("groups", 1)
+    w = ([cfg["m"], cfg["c"] // groups, *cfg["kernel"]]
+         if cfg["kind"] == "conv"
+         else [cfg["c"], cfg["m"] // groups, *cfg["kernel"]])
     return x, w, [cfg["n"], cfg["m"], *g["out"]]
 
 
@@ -165,12 +167,17 @@ def reference(cfg, x, w, bias):
     terms = c // groups * int(np.prod(cfg["kernel"]))
     # Group j's output channels [j, j + 1) * m / groups see its input
     # channels [j, j + 1) * c / groups: the others' weights are zero.
-    if cfg["kind"] == "conv" and groups != 1:
-        full = np.zeros([m, c, *cfg["kernel"]])
-        for j in range(groups):
-            rows = slice(j * m // groups, (j + 1) * m // groups)
-            cols = slice(j * c // groups, (j + 1) * c // groups)
-            full[rows, cols] = w[rows]
+    if groups != 1:
+        outs = lambda j: slice(j * m // groups, (j + 1) * m // groups)
+        ins = lambda j: slice(j * c // groups, (j + 1) * c // groups)
+        if cfg["kind"] == "conv":
+            full = np.zeros([m, c, *cfg["kernel"]])
+            for j in range(groups):
+                full[outs(j), ins(j)] = w[outs(j)]
+        else:
+            full = np.zeros([c, m, *cfg["kernel"]])
+            for j in range(groups):
+                full[ins(j), outs(j)] = w[ins(j)]
         w = full
     for k in itertools.product(*(range(v) for v in cfg["kernel"])):
         for o in itertools.product(*(range(v) for v in g["out"])):

@@ -1,10 +1,15 @@
 // Grouped convolutions: ResNeXt-101 32x8d's first-stage 3x3 convolution
-// at batch 8 (32 groups of 8 channels), and a weight gradient's
+// at batch 8 (32 groups of 8 channels) and its data gradient, and a weight
+// gradient's
 // correlation over 64 images split into 16 groups of 4 (the BatchNorm
 // CNN's first convolution: one input channel, 8 filters).
 func.func @resnext(%x: tensor<8x256x56x56xf16>, %w: tensor<256x8x3x3xf16>) -> tensor<8x256x56x56xf16> {
   %y = gs.conv %x, %w {group = 32 : i64, pads = array<i64: 1, 1, 1, 1>} : tensor<8x256x56x56xf16>, tensor<256x8x3x3xf16> -> tensor<8x256x56x56xf16>
   return %y : tensor<8x256x56x56xf16>
+}
+func.func @resnext_data_gradient(%dy: tensor<8x256x56x56xf16>, %w: tensor<256x8x3x3xf16>) -> tensor<8x256x56x56xf32> {
+  %dx = gs.conv_transpose %dy, %w {group = 32 : i64, pads = array<i64: 1, 1, 1, 1>} : tensor<8x256x56x56xf16>, tensor<256x8x3x3xf16> -> tensor<8x256x56x56xf32>
+  return %dx : tensor<8x256x56x56xf32>
 }
 func.func @split_weight_gradient(%x: tensor<1x64x28x28xf16>, %dy: tensor<128x4x28x28xf16>) -> tensor<1x128x3x3xf32> {
   %dw = gs.conv %x, %dy {group = 16 : i64, pads = array<i64: 1, 1, 1, 1>} : tensor<1x64x28x28xf16>, tensor<128x4x28x28xf16> -> tensor<1x128x3x3xf32>
