@@ -186,6 +186,36 @@ func.func @conv(%x: tensor<2x4x8x8xf32>, %w: tensor<6x2x3x3xf32>, %b: tensor<6xf
 
 // -----
 
+// A weight gradient of few elements, each a deep sum (8 x 1 x 3 x 3
+// elements, 16 images of 256 output positions: 4096 products each), is
+// split over its images: 4 groups of 4 images (1024 products a part) of
+// the correlation, the output gradient's filters regrouped part first,
+// and the 4 partial gradients summed (in part order), transposed by the
+// sum's reads.
+
+// CHECK-LABEL: func.func @conv_split_weight_gradient
+// CHECK-SAME: (%[[X:.+]]: tensor<16x1x16x16xf32>, %{{.+}}: tensor<8x1x3x3xf32>)
+// CHECK: gs.backward
+// CHECK:   %[[G:.+]] = gs.expand %{{.*}} -> tensor<16x8x16x16xf32>
+// CHECK:   %[[IMAGES:.+]] = gs.reshape %{{.+}} : tensor<1x1x16x16x16xf32> -> tensor<1x16x16x16xf32>
+// CHECK:   %[[SWAPPED:.+]] = gs.transpose %[[G]], [1, 0, 2, 3] : tensor<16x8x16x16xf32>
+// CHECK:   %[[PARTS:.+]] = gs.reshape %[[SWAPPED]] : tensor<8x16x16x16xf32> -> tensor<8x4x4x16x16xf32>
+// CHECK:   %[[FIRST:.+]] = gs.transpose %[[PARTS]], [1, 0, 2, 3, 4] : tensor<8x4x4x16x16xf32>
+// CHECK:   %[[FILTERS:.+]] = gs.reshape %[[FIRST]] : tensor<4x8x4x16x16xf32> -> tensor<32x4x16x16xf32>
+// CHECK:   %[[CORR:.+]] = gs.conv %[[IMAGES]], %[[FILTERS]] {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : tensor<1x16x16x16xf32>, tensor<32x4x16x16xf32> -> tensor<1x32x3x3xf32>
+// CHECK:   %[[PARTIAL:.+]] = gs.reshape %[[CORR]] : tensor<1x32x3x3xf32> -> tensor<1x4x8x3x3xf32>
+// CHECK:   %[[BYPART:.+]] = gs.transpose %[[PARTIAL]], [1, 2, 0, 3, 4] : tensor<1x4x8x3x3xf32>
+// CHECK:   %[[DW:.+]] = gs.reduce_sum %[[BYPART]] <{axes = array<i64: 0>}> : tensor<4x8x1x3x3xf32>
+// CHECK:   gs.yield %{{.+}}, %[[DW]]
+func.func @conv_split_weight_gradient(%x: tensor<16x1x16x16xf32>, %w: tensor<8x1x3x3xf32>) -> (tensor<16x1x16x16xf32>, tensor<8x1x3x3xf32>) {
+  %y = gs.conv %x, %w {pads = array<i64: 1, 1, 1, 1>} : tensor<16x1x16x16xf32>, tensor<8x1x3x3xf32> -> tensor<16x8x16x16xf32>
+  %l = gs.reduce_sum %y <{axes = array<i64: 0, 1, 2, 3>}> : tensor<16x8x16x16xf32>
+  %g:2 = gs.backward %l wrt %x, %w : tensor<f32>, tensor<16x1x16x16xf32>, tensor<8x1x3x3xf32>
+  return %g#0, %g#1 : tensor<16x1x16x16xf32>, tensor<8x1x3x3xf32>
+}
+
+// -----
+
 // A transposed convolution's data gradient is the convolution with the
 // same geometry; its weight gradient correlates the output gradient with
 // the input.

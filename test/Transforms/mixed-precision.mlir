@@ -94,3 +94,25 @@ func.func @forward(%x: tensor<2x1x4x4xf32>) -> tensor<f32> {
   return %l : tensor<f32>
 }
 gs.training @forward {learning_rate = 0.1 : f32, optimizer = #gs.momentum<>}
+
+// -----
+
+// A weight gradient split over its images (16 images of 256 positions: 4
+// parts): the grouped correlation writes its partial gradients in FP32,
+// and their sum and its transpose stay FP32.
+
+// CHECK-LABEL: func.func @train_step
+// CHECK: gs.backward
+// CHECK:   %[[CORR:.+]] = gs.conv %{{.*}}, %{{.*}} {{{.*}}group = 4 : i64{{.*}}} : tensor<1x16x16x16xf16>, tensor<32x4x16x16xf16> -> tensor<1x32x3x3xf32>
+// CHECK:   %[[PARTS:.+]] = gs.reshape %[[CORR]] : tensor<1x32x3x3xf32> -> tensor<1x4x8x3x3xf32>
+// CHECK:   %[[BYPART:.+]] = gs.transpose %[[PARTS]], [1, 2, 0, 3, 4] : tensor<1x4x8x3x3xf32>
+// CHECK:   %[[DW:.+]] = gs.reduce_sum %[[BYPART]] <{axes = array<i64: 0>}> : tensor<4x8x1x3x3xf32>
+// CHECK:   gs.yield %[[DW]] : tensor<8x1x3x3xf32>
+gs.param trainable @w = dense<0.1> : tensor<8x1x3x3xf32>
+func.func @forward(%x: tensor<16x1x16x16xf32>) -> tensor<f32> {
+  %w = gs.param.read @w : tensor<8x1x3x3xf32>
+  %y = gs.conv %x, %w {pads = array<i64: 1, 1, 1, 1>} : tensor<16x1x16x16xf32>, tensor<8x1x3x3xf32> -> tensor<16x8x16x16xf32>
+  %l = gs.reduce_mean %y <{axes = array<i64: 0, 1, 2, 3>}> : tensor<16x8x16x16xf32>
+  return %l : tensor<f32>
+}
+gs.training @forward {learning_rate = 0.1 : f32, optimizer = #gs.sgd<>}

@@ -194,6 +194,11 @@ const GradientCase cases[] = {
    {"tensor<2x4x7x6xf64>", "tensor<6x2x3x2xf64>", "tensor<6xf64>"},
    "%y = gs.conv %a0, %a1, %a2 {strides = array<i64: 2, 1>, pads = array<i64: 1, 0, 2, 1>, dilations = array<i64: 2, 1>, group = 2 : i64} : tensor<2x4x7x6xf64>, tensor<6x2x3x2xf64>, tensor<6xf64> -> tensor<2x6x3x6xf64>",
    "tensor<2x6x3x6xf64>"},
+  // 16 images of 256 positions: the weight gradient split into 4 parts.
+  {"conv2d_weight_gradient_split",
+   {"tensor<16x1x16x16xf64>", "tensor<8x1x3x3xf64>", "tensor<8xf64>"},
+   "%y = gs.conv %a0, %a1, %a2 {pads = array<i64: 1, 1, 1, 1>} : tensor<16x1x16x16xf64>, tensor<8x1x3x3xf64>, tensor<8xf64> -> tensor<16x8x16x16xf64>",
+   "tensor<16x8x16x16xf64>"},
   {"conv1d_stride3_uncovered_tail",
    {"tensor<1x2x11xf64>", "tensor<3x2x3xf64>"},
    "%y = gs.conv %a0, %a1 {strides = array<i64: 3>, pads = array<i64: 1, 0>} : tensor<1x2x11xf64>, tensor<3x2x3xf64> -> tensor<1x3x4xf64>",

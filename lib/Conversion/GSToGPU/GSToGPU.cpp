@@ -74,6 +74,44 @@ bool isF16Matrix(Value value) {
   return type.getRank() == 2 && type.getElementType().isF16();
 }
 
+/// The weight M x C x K... that `weight`, the (G*M) x C/G x K... filters of
+/// a convolution of `groups` groups, rearranges so that every group has
+/// the same M filters, each group its own input channels of them (reshaped
+/// to M x G x C/G x K..., the groups moved first, reshaped back: the
+/// autodiff's weight gradient split over its images); null otherwise. The
+/// kernel reads it as it is.
+Value splitWeightSource(Value weight, int64_t groups) {
+  auto merged = weight.getDefiningOp<ReshapeOp>();
+  auto moved =
+      merged ? merged.getInput().getDefiningOp<TransposeOp>() : TransposeOp();
+  auto split =
+      moved ? moved.getInput().getDefiningOp<ReshapeOp>() : ReshapeOp();
+  if (!split)
+    return {};
+  Value source = split.getInput();
+  auto sourceType = cast<RankedTensorType>(source.getType());
+  auto weightType = cast<RankedTensorType>(weight.getType());
+  int64_t rank = weightType.getRank();
+  if (sourceType.getRank() != rank ||
+      sourceType.getDimSize(0) * groups != weightType.getDimSize(0))
+    return {};
+  ArrayRef<int64_t> kernel = weightType.getShape().drop_front(2);
+  int64_t filters = sourceType.getDimSize(0);
+  int64_t groupChannels = weightType.getDimSize(1);
+  SmallVector<int64_t> splitShape = {filters, groups, groupChannels};
+  llvm::append_range(splitShape, kernel);
+  SmallVector<int64_t> groupsFirst = {1, 0};
+  for (int64_t d = 2; d < rank + 1; ++d)
+    groupsFirst.push_back(d);
+  if (sourceType.getShape().drop_front(2) != kernel ||
+      sourceType.getDimSize(1) != groups * groupChannels ||
+      cast<RankedTensorType>(split.getType()).getShape() !=
+          ArrayRef<int64_t>(splitShape) ||
+      moved.getPermutation() != ArrayRef<int64_t>(groupsFirst))
+    return {};
+  return source;
+}
+
 /// A convolution of FP16 tensors as a kernel site (its implicit GEMM, one
 /// per group), or nullopt. A grouped one needs at least
 /// kMinGroupOutChannels output channels a group: narrower groups
@@ -105,6 +143,12 @@ std::optional<GemmSite> matchConvolution(ConvOpTy op, bool transposed) {
   llvm::append_range(conv.strides, g.strides);
   llvm::append_range(conv.dilations, g.dilations);
   llvm::append_range(conv.padsBegin, g.padsBegin);
+  if (groups != 1 && !transposed) {
+    if (Value source = splitWeightSource(weight, groups)) {
+      weight = source;
+      conv.groupsSplitWeight = true;
+    }
+  }
   GemmSite site{op, weight, input, Value(), op.getBias(), Value(), {}};
   setConvolution(site.config, std::move(conv));
   site.config.statistics = false;
@@ -230,7 +274,7 @@ std::string kernelName(const GemmKernelConfig &config) {
     sizes("d", conv->dilations);
     sizes("p", conv->padsBegin);
     if (conv->groups != 1)
-      os << "_g" << conv->groups;
+      os << "_g" << conv->groups << (conv->groupsSplitWeight ? "_split" : "");
   } else {
     os << "gs_gemm_" << config.m << "x" << config.n << "x" << config.k;
   }

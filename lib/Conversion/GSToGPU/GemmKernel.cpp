@@ -385,6 +385,9 @@ func::FuncOp GemmKernelBuilder::build() {
     aShape = conv->transposed
                  ? SmallVector<int64_t>{conv->inChannels,
                                         conv->outChannels / conv->groups}
+             : conv->groupsSplitWeight
+                 ? SmallVector<int64_t>{conv->outChannels / conv->groups,
+                                        conv->inChannels}
                  : SmallVector<int64_t>{conv->outChannels,
                                         conv->inChannels / conv->groups};
     llvm::append_range(aShape, conv->kernel);
@@ -671,9 +674,11 @@ void GemmKernelBuilder::selectGroup(Arguments &args) {
   };
   int64_t groupIn = conv.inChannels / conv.groups;
   // A forward weight's rows are output channels, a transposed one's input
-  // channels.
+  // channels; a split weight's columns are the groups' input channels.
   if (conv.transposed)
     args.a = channels(args.a, 0, groupIn);
+  else if (conv.groupsSplitWeight)
+    args.weightMatrix = channels(args.weightMatrix, 1, cfg.k);
   else
     args.weightMatrix = channels(args.weightMatrix, 0, cfg.m);
   args.bMatrix = channels(args.bMatrix, 1, groupIn);
@@ -1514,6 +1519,8 @@ mlir::gs::tensorcore::buildGemmKernel(OpBuilder &builder, Location loc,
     if (conv->groups < 1 || conv->inChannels % conv->groups != 0 ||
         conv->outChannels % conv->groups != 0)
       return fail("the groups must divide the input and output channels");
+    if (conv->groupsSplitWeight && conv->transposed)
+      return fail("a transposed convolution's groups cannot split a weight");
     if (config.transA || config.transB ||
         config.m != conv->outChannels / conv->groups ||
         config.n != numElements(conv->nSizes()) ||

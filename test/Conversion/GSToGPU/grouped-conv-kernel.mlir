@@ -36,3 +36,40 @@ func.func @grouped_transposed(%dy: tensor<2x16x9x9xf16>, %w: tensor<16x8x3x3xf16
   %dx = gs.conv_transpose %dy, %w {group = 2 : i64, pads = array<i64: 1, 1, 1, 1>} : tensor<2x16x9x9xf16>, tensor<16x8x3x3xf16> -> tensor<2x16x9x9xf32>
   return %dx : tensor<2x16x9x9xf32>
 }
+
+// -----
+
+// Groups that split one weight's input channels (a weight gradient split
+// over its images): the kernel takes the M/G x C x K... weight the
+// reshapes and the transpose regroup, and views a block of its columns a
+// group (8 filters, 4 channels of 3x3 a group).
+// CHECK-LABEL: func.func @split_weight
+// CHECK-SAME: (%{{[^:]+}}: tensor<1x8x5x5xf16>, %[[W:[^:]+]]: tensor<8x8x3x3xf16>)
+// CHECK: call @gs_conv_1x8x5x5_k16x3x3_o3x3_s1x1_d1x1_p0x0_g2_split_f32_nostats_entry(%[[W]],
+// CHECK-LABEL: func.func private @gs_conv_1x8x5x5_k16x3x3_o3x3_s1x1_d1x1_p0x0_g2_split_f32_nostats(
+// CHECK-SAME: %[[WM:[^:]+]]: memref<8x8x3x3xf16>
+// CHECK: %[[MATRIX:.+]] = memref.collapse_shape %[[WM]] {{\[}}[0], [1, 2, 3]] : memref<8x8x3x3xf16> into memref<8x72xf16>
+// CHECK: %[[G:.+]] = gpu.block_id z
+// CHECK: %[[COLUMNS:.+]] = arith.muli %[[G]], %{{.+}} : index
+// CHECK: memref.subview %[[MATRIX]][0, %[[COLUMNS]]] [8, 36] [1, 1]
+func.func @split_weight(%x: tensor<1x8x5x5xf16>, %w: tensor<8x8x3x3xf16>) -> tensor<1x16x3x3xf32> {
+  %parts = gs.reshape %w : tensor<8x8x3x3xf16> -> tensor<8x2x4x3x3xf16>
+  %first = gs.transpose %parts, [1, 0, 2, 3, 4] : tensor<8x2x4x3x3xf16>
+  %filters = gs.reshape %first : tensor<2x8x4x3x3xf16> -> tensor<16x4x3x3xf16>
+  %y = gs.conv %x, %filters {group = 2 : i64} : tensor<1x8x5x5xf16>, tensor<16x4x3x3xf16> -> tensor<1x16x3x3xf32>
+  return %y : tensor<1x16x3x3xf32>
+}
+
+// -----
+
+// Another regrouping (the kernel positions moved, not the groups) is not
+// such a weight: the kernel takes the grouped weight.
+// CHECK-LABEL: func.func @not_split
+// CHECK: call @gs_conv_1x8x5x5_k16x3x3_o3x3_s1x1_d1x1_p0x0_g2_f32_nostats_entry(%{{.+}}, %{{.+}}, %{{.+}}) : (tensor<16x4x3x3xf16>,
+func.func @not_split(%x: tensor<1x8x5x5xf16>, %w: tensor<8x8x3x3xf16>) -> tensor<1x16x3x3xf32> {
+  %parts = gs.reshape %w : tensor<8x8x3x3xf16> -> tensor<8x2x4x3x3xf16>
+  %moved = gs.transpose %parts, [1, 0, 2, 4, 3] : tensor<8x2x4x3x3xf16>
+  %filters = gs.reshape %moved : tensor<2x8x4x3x3xf16> -> tensor<16x4x3x3xf16>
+  %y = gs.conv %x, %filters {group = 2 : i64} : tensor<1x8x5x5xf16>, tensor<16x4x3x3xf16> -> tensor<1x16x3x3xf32>
+  return %y : tensor<1x16x3x3xf32>
+}

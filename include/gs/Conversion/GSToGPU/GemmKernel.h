@@ -67,6 +67,11 @@ struct ConvolutionGeometry {
   /// groups; the weight is outChannels x inChannels / groups x kernel
   /// (transposed: inChannels x outChannels / groups x kernel).
   int64_t groups = 1;
+  /// A forward convolution's groups read one weight, M/G x C x K..., each
+  /// group its own input channels [g, g + 1) * C/G of every filter (the
+  /// weight M x C/G x K... group g's filters would be): a weight gradient
+  /// split over its images, whose filters are one output gradient.
+  bool groupsSplitWeight = false;
   /// Per spatial dimension (1 to 3 of them).
   llvm::SmallVector<int64_t, 3> inSpatial, kernel, outSpatial, strides,
       dilations, padsBegin;

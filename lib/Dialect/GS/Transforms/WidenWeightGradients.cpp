@@ -3,7 +3,9 @@
 // In a differentiated gs.backward region, a contraction or a sum whose
 // FP16 result is only cast to FP32 (a weight or bias gradient), possibly
 // through transposes, reshapes and slices, produces FP32 directly: it
-// accumulates in FP32 already, so the FP16 rounding in between goes.
+// accumulates in FP32 already, so the FP16 rounding in between goes. A sum
+// of a contraction's partial results (a split weight gradient) widens
+// the contraction too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +23,20 @@ using namespace mlir;
 using namespace mlir::gs;
 using namespace mlir::gs::vjp;
 
+/// Appends to `chain` the ops of `body` that make `value`: back through
+/// single-use layout ops to the first other op.
+static void appendProducers(Value value, Block &body,
+                            SmallVectorImpl<Operation *> &chain) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (!value.hasOneUse() || def->getBlock() != &body)
+      return;
+    chain.push_back(def);
+    if (!isa<TransposeOp, ReshapeOp, SliceOp>(def))
+      return;
+    value = def->getOperand(0);
+  }
+}
+
 /// Widens the contractions of one backward region.
 static void widenContractionResults(Block &body) {
   SmallVector<CastOp> casts;
@@ -30,16 +46,16 @@ static void widenContractionResults(Block &body) {
       casts.push_back(castOp);
   for (CastOp castOp : casts) {
     // The cast's input, back through single-use layout ops, to a
-    // contraction or a sum (a bias gradient).
+    // contraction or a sum (a bias gradient, or a contraction's partial
+    // results summed).
     SmallVector<Operation *> chain;
-    Value value = castOp.getInput();
-    while (Operation *def = value.getDefiningOp()) {
-      if (!value.hasOneUse() || def->getBlock() != &body)
-        break;
-      chain.push_back(def);
-      if (!isa<TransposeOp, ReshapeOp, SliceOp>(def))
-        break;
-      value = def->getOperand(0);
+    appendProducers(castOp.getInput(), body, chain);
+    if (auto sum = dyn_cast_if_present<ReduceSumOp>(
+            chain.empty() ? nullptr : chain.back())) {
+      SmallVector<Operation *> partials;
+      appendProducers(sum.getInput(), body, partials);
+      if (!partials.empty() && isContraction(partials.back()))
+        chain.append(partials);
     }
     if (chain.empty() ||
         !(isContraction(chain.back()) || isa<ReduceSumOp>(chain.back())))

@@ -4,10 +4,13 @@
   check_conv.py inputs DIR --kind conv|convt --n N --c C --size H[xW...]
                 --m M --kernel K[xK...] [--groups G] [--stride S...]
                 [--pad P...] [--pad-end P...] [--dilation D...]
-                [--output-padding P...]
+                [--output-padding P...] [--split-weight]
                 [--bias] [--output f16|f32] [--values integers|normal]
       writes DIR/x.npy, w.npy (f16), (bias.npy) and DIR/conv.mlir, one
       function @conv computing the gs.conv (or gs.conv_transpose) on them.
+      --split-weight: w is M/G x C x K..., every group's filters, each
+      group its own input channels of them (the autodiff's split weight
+      gradient), which @conv regroups for the gs.conv.
   check_conv.py check DIR
       compares DIR/gpu/output_0.npy (the emulated kernel) with
       DIR/cpu/output_0.npy (the CPU lowering) bit for bit, and both with
@@ -75,9 +78,12 @@ def shapes(cfg):
     g = geometry(cfg)
     x = [cfg["n"], cfg["c"], *cfg["size"]]
     groups = cfg.get("groups", 1)
-    w = ([cfg["m"], cfg["c"] // groups, *cfg["kernel"]]
-         if cfg["kind"] == "conv"
-         else [cfg["c"], cfg["m"] // groups, *cfg["kernel"]])
+    if cfg.get("split_weight"):
+        w = [cfg["m"] // groups, cfg["c"], *cfg["kernel"]]
+    elif cfg["kind"] == "conv":
+        w = [cfg["m"], cfg["c"] // groups, *cfg["kernel"]]
+    else:
+        w = [cfg["c"], cfg["m"] // groups, *cfg["kernel"]]
     return x, w, [cfg["n"], cfg["m"], *g["out"]]
 
 
@@ -116,6 +122,23 @@ def conv_mlir(cfg, scaled=False):
     if cfg["bias"]:
         operands.append("%b")
         types.append(shape_text([cfg["m"]], out))
+    args_text = ", ".join(f"{o}: {t}" for o, t in zip(operands, types))
+    prologue = ""
+    if cfg.get("split_weight"):
+        # M/G x C x K -> M/G x G x C/G x K -> G x M/G x C/G x K -> M x C/G x K
+        groups, (filters, channels, *kernel) = cfg["groups"], w_shape
+        split = [filters, groups, channels // groups, *kernel]
+        moved = [groups, filters, channels // groups, *kernel]
+        perm = ", ".join(map(str, [1, 0] + list(range(2, len(split)))))
+        types[1] = shape_text([groups * filters, channels // groups, *kernel],
+                              "f16")
+        prologue = (
+            f"  %ws = gs.reshape %w : {shape_text(w_shape, 'f16')} -> "
+            f"{shape_text(split, 'f16')}\n"
+            f"  %wt = gs.transpose %ws, [{perm}] : {shape_text(split, 'f16')}\n"
+            f"  %wg = gs.reshape %wt : {shape_text(moved, 'f16')} -> "
+            f"{types[1]}\n")
+        operands[1] = "%wg"
     attrs = [f"strides = array<i64: {', '.join(map(str, g['stride']))}>",
              f"dilations = array<i64: {', '.join(map(str, g['dilation']))}>",
              f"pads = array<i64: {', '.join(map(str, g['pad'] + g['pad_end']))}>"]
@@ -125,17 +148,18 @@ def conv_mlir(cfg, scaled=False):
         attrs.append("output_padding = array<i64: "
                      f"{', '.join(map(str, g['output_padding']))}>")
     op = "gs.conv" if cfg["kind"] == "conv" else "gs.conv_transpose"
-    args_text = ", ".join(f"{o}: {t}" for o, t in zip(operands, types))
     result = shape_text(out_shape, out)
     conv = (f"{op} {', '.join(operands)} {{{', '.join(attrs)}}} : "
             f"{', '.join(types)}")
     if not scaled:
         return (f"func.func @conv({args_text}) -> {result} {{\n"
+                f"{prologue}"
                 f"  %y = {conv} -> {result}\n"
                 f"  return %y : {result}\n}}\n")
     product = shape_text(out_shape, "f32")
     return (f"func.func @conv({args_text}, %s: f32) -> ({result}, !gs.stats, "
             f"tensor<4xi64>) {{\n"
+            f"{prologue}"
             f"  %y, %stats, %counts = gs.scaled_contraction scale %s : "
             f"{result} {{\n"
             f"    %p = {conv} -> {product}\n"
@@ -170,6 +194,9 @@ def reference(cfg, x, w, bias):
     if groups != 1:
         outs = lambda j: slice(j * m // groups, (j + 1) * m // groups)
         ins = lambda j: slice(j * c // groups, (j + 1) * c // groups)
+        if cfg.get("split_weight"):
+            # Group j's filters: channels ins(j) of the M/G x C weight.
+            w = np.concatenate([w[:, ins(j)] for j in range(groups)])
         if cfg["kind"] == "conv":
             full = np.zeros([m, c, *cfg["kernel"]])
             for j in range(groups):
@@ -310,6 +337,7 @@ def add_input_options(inputs):
     for name in ("stride", "pad", "pad-end", "dilation", "output-padding"):
         inputs.add_argument(f"--{name}", type=ints)
     inputs.add_argument("--groups", type=int, default=1)
+    inputs.add_argument("--split-weight", action="store_true")
     inputs.add_argument("--bias", action="store_true")
     inputs.add_argument("--output", choices=["f16", "f32"], default="f32")
     inputs.add_argument("--values", choices=["integers", "normal"],
