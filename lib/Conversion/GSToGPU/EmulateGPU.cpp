@@ -139,10 +139,10 @@ private:
 
   LogicalResult checkStructure();
   void hoistUniformValues();
-  /// Moves the values alike in a block's threads (pure ops of the block's
-  /// ids and of values from before the launch: a grouped kernel's views of
-  /// its group's channels) into blockUniformOps, computed once per block
-  /// before its phases.
+  /// Moves the values alike in a block's threads (pure, speculatable ops
+  /// of the block's ids and of values from before the launch: a grouped
+  /// kernel's views of its group's channels) into blockUniformOps,
+  /// computed once per block before its phases.
   void hoistBlockUniformValues();
   void lowerAsyncCopies();
   LogicalResult demoteLoopCarriedValues(scf::ForOp loop);
@@ -318,9 +318,10 @@ void LaunchEmulator::hoistBlockUniformValues() {
   DenseSet<Value> blockUniform = {ids.x, ids.y, ids.z};
   SmallVector<Operation *> hoisted;
   launch.getBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
+    // Speculatable too: it may leave a condition that guarded it.
     bool candidate =
         isa<gpu::BlockIdOp>(op) ||
-        (op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
+        (op->getNumRegions() == 0 && isPure(op) &&
          !op->hasTrait<OpTrait::IsTerminator>() &&
          !isa<gpu::GPUDialect, nvgpu::NVGPUDialect>(op->getDialect()));
     if (!candidate || !llvm::all_of(op->getOperands(), [&](Value operand) {

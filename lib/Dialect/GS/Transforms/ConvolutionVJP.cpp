@@ -121,9 +121,9 @@ static Value correlationWeightGradient(OpBuilder &b, Location loc, Value in,
     swap.push_back(2 + i);
   Value filters = TransposeOp::create(b, loc, outGrad, swap);
   ArrayRef<int64_t> outSpatial = gradType.getShape().drop_front(2);
-  int64_t splits = group == 1 ? imageSplits(cout * cin * numElements(kernel), n,
-                                            numElements(outSpatial))
-                              : 1;
+  int64_t weightElements = cout * cin * numElements(kernel);
+  int64_t positions = numElements(outSpatial);
+  int64_t splits = group == 1 ? imageSplits(weightElements, n, positions) : 1;
   if (splits != 1) {
     SmallVector<int64_t> parts = {cout, splits, n / splits};
     llvm::append_range(parts, outSpatial);
@@ -150,8 +150,7 @@ static Value correlationWeightGradient(OpBuilder &b, Location loc, Value in,
   llvm::append_range(wanted, kernel);
   if (splits != 1) {
     // Cin x (S*Cout) x K -> Cin x S x Cout x K -> S x Cout x Cin x K,
-    // summed over the parts in order (one kernel: the transpose is the
-    // sum's reads).
+    // summed over the parts in order.
     RankedTensorType partsType = typeOf(correlated);
     SmallVector<int64_t> parts = {cin, splits, cout};
     llvm::append_range(parts, partsType.getShape().drop_front(2));
