@@ -127,6 +127,16 @@ bool containsWarpLevel(Operation *op) {
       .wasInterrupted();
 }
 
+/// Whether `op` may be computed ahead of where it is, once for all the
+/// threads whose operands are alike: no regions, no memory effects,
+/// speculatable (it may leave a condition that guarded it), not a
+/// terminator nor a gpu or nvgpu op (the ids, the warp-level ops).
+bool isHoistable(Operation *op) {
+  return op->getNumRegions() == 0 && isPure(op) &&
+         !op->hasTrait<OpTrait::IsTerminator>() &&
+         !isa<gpu::GPUDialect, nvgpu::NVGPUDialect>(op->getDialect());
+}
+
 class LaunchEmulator {
 public:
   LaunchEmulator(gpu::LaunchOp launch) : launch(launch), b(launch) {}
@@ -139,10 +149,10 @@ private:
 
   LogicalResult checkStructure();
   void hoistUniformValues();
-  /// Moves the values alike in a block's threads (pure, speculatable ops
-  /// of the block's ids and of values from before the launch: a grouped
-  /// kernel's views of its group's channels) into blockUniformOps,
-  /// computed once per block before its phases.
+  /// Moves the values alike in a block's threads (hoistable ops of the
+  /// block's ids and of values from before the launch: a grouped kernel's
+  /// views of its group's channels) into blockUniformOps, computed once per
+  /// block before its phases.
   void hoistBlockUniformValues();
   void lowerAsyncCopies();
   LogicalResult demoteLoopCarriedValues(scf::ForOp loop);
@@ -291,15 +301,12 @@ LogicalResult LaunchEmulator::checkStructure() {
 }
 
 /// Values every thread computes alike (constants, views of the kernel's
-/// arguments: pure ops of values from before the launch, not terminators
-/// nor the gpu dialect's ids) are computed once before it, where every
-/// phase sees them.
+/// arguments: hoistable ops of values from before the launch) are computed
+/// once before it, where every phase sees them.
 void LaunchEmulator::hoistUniformValues() {
   SmallVector<Operation *> candidates;
   launch.getBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
-    if (op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
-        !op->hasTrait<OpTrait::IsTerminator>() &&
-        !isa<gpu::GPUDialect, nvgpu::NVGPUDialect>(op->getDialect()))
+    if (isHoistable(op))
       candidates.push_back(op);
   });
   Region &body = launch.getBody();
@@ -318,12 +325,7 @@ void LaunchEmulator::hoistBlockUniformValues() {
   DenseSet<Value> blockUniform = {ids.x, ids.y, ids.z};
   SmallVector<Operation *> hoisted;
   launch.getBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
-    // Speculatable too: it may leave a condition that guarded it.
-    bool candidate =
-        isa<gpu::BlockIdOp>(op) ||
-        (op->getNumRegions() == 0 && isPure(op) &&
-         !op->hasTrait<OpTrait::IsTerminator>() &&
-         !isa<gpu::GPUDialect, nvgpu::NVGPUDialect>(op->getDialect()));
+    bool candidate = isa<gpu::BlockIdOp>(op) || isHoistable(op);
     if (!candidate || !llvm::all_of(op->getOperands(), [&](Value operand) {
           return blockUniform.contains(operand) ||
                  !body.isAncestor(operand.getParentRegion());

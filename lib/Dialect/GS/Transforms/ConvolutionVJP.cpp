@@ -146,8 +146,6 @@ static Value correlationWeightGradient(OpBuilder &b, Location loc, Value in,
       b, loc, images, filters, /*bias=*/Value(),
       b.getDenseI64ArrayAttr(g.dilations), padsAttr(b, g.padsBegin, padsEnd),
       b.getDenseI64ArrayAttr(g.strides), group * splits);
-  SmallVector<int64_t> wanted = {cout, cin / group};
-  llvm::append_range(wanted, kernel);
   if (splits != 1) {
     // Cin x (S*Cout) x K -> Cin x S x Cout x K -> S x Cout x Cin x K,
     // summed over the parts in order.
@@ -162,9 +160,12 @@ static Value correlationWeightGradient(OpBuilder &b, Location loc, Value in,
     Value summed =
         ReduceSumOp::create(b, loc, partial, b.getDenseI64ArrayAttr({0}),
                             /*keepdims=*/nullptr);
+    SmallVector<int64_t> wanted = {cout, cin};
+    llvm::append_range(wanted, kernel);
     return sliceTo(b, loc, summed, wanted);
   }
-  std::swap(wanted[0], wanted[1]);
+  SmallVector<int64_t> wanted = {cin / group, cout};
+  llvm::append_range(wanted, kernel);
   Value weights = sliceTo(b, loc, correlated, wanted);
   return TransposeOp::create(b, loc, weights, swap);
 }
