@@ -68,6 +68,24 @@ bool fusesIntoEveryUser(Operation *producer) {
          });
 }
 
+/// Generalizes a linalg.transpose whose one user is a generic other than a
+/// contraction or convolution, for the elementwise fusion to fold into it.
+struct GeneralizeTransposeIntoUser : OpRewritePattern<linalg::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics() || !op->hasOneUse())
+      return failure();
+    OpOperand &use = *op->getUses().begin();
+    auto user = dyn_cast<linalg::GenericOp>(use.getOwner());
+    if (!user || !user.isDpsInput(&use) ||
+        linalg::isaContractionOpInterface(user) ||
+        linalg::isaConvolutionOpInterface(user))
+      return failure();
+    return linalg::generalizeNamedOp(rewriter, op);
+  }
+};
+
 /// The most operands a fused elementwise op may have. Each fusion copies
 /// the consumer's operands, so fusing a chain of n ops without a bound
 /// costs O(n^2) (a Sum of 5,000 inputs took minutes); past the bound a
@@ -100,6 +118,8 @@ struct FuseElementwisePass
           return !hasReduction(fused->getOwner()) &&
                  !hasReduction(fused->get().getDefiningOp());
         });
+    if (transposes)
+      patterns.add<GeneralizeTransposeIntoUser>(context);
     linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
     linalg::GenericOp::getCanonicalizationPatterns(patterns, context);
     tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, context);

@@ -41,15 +41,19 @@ struct TileWrite {
   tensor::InsertSliceOp insert;
   /// The dimension along which the loop's induction variable moves it.
   unsigned dim;
+  /// How far along `dim` the tiles reach: the dimension's size, or less
+  /// where the loop was peeled and an edge tile after it covers the rest.
+  int64_t covered;
 };
 
 /// How `loop` writes its result `index`, if each iteration writes a tile of
-/// it that no other iteration reads or writes, and the tiles cover it: the
-/// iteration inserts its tile at offsets that are 0 but for one, the
-/// induction variable, stepping from 0 to that dimension's size by the
-/// tile's size, and reads the result's running value only where it
-/// writes, as its tile's destination. A tile is then final at the end of
-/// its iteration, and holds what the whole loop leaves there.
+/// it that no other iteration reads or writes: the iteration inserts its
+/// tile at offsets that are 0 but for one, the induction variable,
+/// stepping from 0 by the tile's size up to that dimension's size or a
+/// multiple of the tile's size short of it, and reads the result's running
+/// value only where it writes, as its tile's destination. A tile is then
+/// final at the end of its iteration, and holds what the whole loop leaves
+/// there.
 std::optional<TileWrite> getTileWrite(scf::ForOp loop, unsigned index) {
   auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
   auto insert = yield.getOperand(index).getDefiningOp<tensor::InsertSliceOp>();
@@ -70,7 +74,8 @@ std::optional<TileWrite> getTileWrite(scf::ForOp loop, unsigned index) {
   for (auto [dim, offset] : llvm::enumerate(insert.getMixedOffsets())) {
     int64_t size = insert.getStaticSizes()[dim];
     if (offset == OpFoldResult(loop.getInductionVar())) {
-      if (movingDim || size != *step || *upper != shape[dim])
+      if (movingDim || size != *step || *upper > shape[dim] ||
+          *upper % *step != 0)
         return std::nullopt;
       movingDim = dim;
     } else if (getConstantIntValue(offset) != 0 || size != shape[dim]) {
@@ -88,7 +93,71 @@ std::optional<TileWrite> getTileWrite(scf::ForOp loop, unsigned index) {
         }))
       return std::nullopt;
   }
-  return TileWrite{insert, *movingDim};
+  return TileWrite{insert, *movingDim, *upper};
+}
+
+/// A tile loop's result as its readers see it: the loop's result, or where
+/// the loop was peeled (a GEMM's panels of 24 columns over 128 on AVX2),
+/// the edge tile inserted after it.
+struct TiledResult {
+  scf::ForOp loop;
+  unsigned index;
+  TileWrite write;
+  /// The edge tile's insert into the loop's result, covering what the
+  /// tiles do not; null where they cover it all.
+  tensor::InsertSliceOp edge;
+  /// What readers read: the loop's result or the edge's insert.
+  Value value() { return edge ? edge.getResult() : loop.getResult(index); }
+};
+
+/// Whether a slice at `offsets` of `sizes` (all static) is the part of
+/// the whole tensor that tile write `write` leaves to an edge tile: from
+/// `write.covered` on along the tiles' dimension, all of every other one.
+bool isEdgeRegion(ArrayRef<OpFoldResult> offsets, ArrayRef<int64_t> sizes,
+                  TileWrite write) {
+  ArrayRef<int64_t> shape = write.insert.getDestType().getShape();
+  for (auto [dim, offset, size] : llvm::enumerate(offsets, sizes)) {
+    int64_t start = dim == write.dim ? write.covered : 0;
+    if (getConstantIntValue(offset) != start || size != shape[dim] - start)
+      return false;
+  }
+  return true;
+}
+
+/// The tiled result that `value` is, if it is one whose tiles, and edge
+/// tile, cover it: a tile loop's result, or the edge tile inserted into
+/// one, where nothing but the edge reads the loop's result (to take the
+/// edge's initial value).
+std::optional<TiledResult> getTiledResult(Value value) {
+  auto edge = value.getDefiningOp<tensor::InsertSliceOp>();
+  Value whole = edge ? edge.getDest() : value;
+  auto loop = whole.getDefiningOp<scf::ForOp>();
+  if (!loop)
+    return std::nullopt;
+  unsigned index = cast<OpResult>(whole).getResultNumber();
+  std::optional<TileWrite> write = getTileWrite(loop, index);
+  if (!write)
+    return std::nullopt;
+  int64_t size = write->insert.getDestType().getDimSize(write->dim);
+  if (!edge)
+    return write->covered == size
+               ? std::optional(TiledResult{loop, index, *write, nullptr})
+               : std::nullopt;
+  if (write->covered == size || edge->getBlock() != loop->getBlock() ||
+      !edge.hasUnitStride() ||
+      edge.getSourceType().getShape() != edge.getStaticSizes() ||
+      !isEdgeRegion(edge.getMixedOffsets(), edge.getStaticSizes(), *write))
+    return std::nullopt;
+  for (Operation *user : whole.getUsers()) {
+    if (user == edge)
+      continue;
+    auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
+    if (!slice || !slice.hasUnitStride() ||
+        slice.getType().getShape() != slice.getStaticSizes() ||
+        !isEdgeRegion(slice.getMixedOffsets(), slice.getStaticSizes(), *write))
+      return std::nullopt;
+  }
+  return TiledResult{loop, index, *write, edge};
 }
 
 /// Whether every output of `op` is written once per point (an elementwise
@@ -110,11 +179,10 @@ bool reducesAsTiled(linalg::GenericOp op, bool inOrder) {
 /// A consumer fused into its producer's tile loop.
 struct Candidate {
   linalg::GenericOp consumer;
-  scf::ForOp loop;
-  unsigned result;
-  TileWrite write;
-  /// The consumer's iteration domain over a tile: offsets and sizes.
-  SmallVector<OpFoldResult> offsets, sizes;
+  TiledResult tiled;
+  /// The consumer's iteration domain over a tile, and over the edge tile
+  /// (if any): offsets and sizes.
+  SmallVector<OpFoldResult> offsets, sizes, edgeOffsets, edgeSizes;
 };
 
 /// `consumer` and the tile loop whose result it reads, if it can be
@@ -127,51 +195,59 @@ struct Candidate {
 std::optional<Candidate> matchCandidate(linalg::GenericOp consumer) {
   if (!consumer.hasPureTensorSemantics() || consumer.hasDynamicShape())
     return std::nullopt;
+  // The loop an operand comes from, directly or through an edge tile.
+  auto loopOf = [](Value operand) {
+    if (auto edge = operand.getDefiningOp<tensor::InsertSliceOp>())
+      operand = edge.getDest();
+    return operand.getDefiningOp<scf::ForOp>();
+  };
   scf::ForOp loop;
   for (Value operand : consumer->getOperands()) {
-    auto producer = operand.getDefiningOp<scf::ForOp>();
+    scf::ForOp producer = loopOf(operand);
     if (producer && producer->getBlock() == consumer->getBlock() &&
         (!loop || loop->isBeforeInBlock(producer)))
       loop = producer;
   }
   if (!loop)
     return std::nullopt;
-  std::optional<unsigned> result;
+  std::optional<Value> read;
   AffineMap readMap;
   for (OpOperand &operand : consumer->getOpOperands()) {
-    if (operand.get().getDefiningOp() != loop)
+    if (loopOf(operand.get()) != loop)
       continue;
     AffineMap map = consumer.getMatchingIndexingMap(&operand);
-    unsigned number = cast<OpResult>(operand.get()).getResultNumber();
     if (consumer.isDpsInit(&operand) || !map.isPermutation() ||
-        (result && (*result != number || readMap != map)))
+        (read && (*read != operand.get() || readMap != map)))
       return std::nullopt;
-    result = number;
+    read = operand.get();
     readMap = map;
   }
-  std::optional<TileWrite> write = getTileWrite(loop, *result);
-  if (!write)
+  std::optional<TiledResult> tiled = getTiledResult(*read);
+  if (!tiled)
     return std::nullopt;
-  // The consumer's iterations over a tile.
+  // The consumer's iterations over a tile and over the edge.
   unsigned numLoops = consumer.getNumLoops();
-  Candidate found{consumer,
-                  loop,
-                  *result,
-                  *write,
-                  SmallVector<OpFoldResult>(numLoops),
-                  SmallVector<OpFoldResult>(numLoops)};
-  SmallVector<int64_t> ranges = consumer.getStaticLoopRanges();
-  tensor::InsertSliceOp insert = write->insert;
-  int64_t tileElements = 1;
-  for (unsigned dim = 0; dim < readMap.getNumResults(); ++dim) {
-    unsigned loopDim = readMap.getDimPosition(dim);
-    found.offsets[loopDim] = insert.getMixedOffsets()[dim];
-    found.sizes[loopDim] = insert.getMixedSizes()[dim];
-    tileElements *= insert.getStaticSizes()[dim];
-  }
+  Candidate found{consumer, *tiled};
+  auto iterationsOf = [&](auto slice, SmallVectorImpl<OpFoldResult> &offsets,
+                          SmallVectorImpl<OpFoldResult> &sizes) {
+    offsets.resize(numLoops);
+    sizes.resize(numLoops);
+    for (unsigned dim = 0; dim < readMap.getNumResults(); ++dim) {
+      unsigned loopDim = readMap.getDimPosition(dim);
+      offsets[loopDim] = slice.getMixedOffsets()[dim];
+      sizes[loopDim] = slice.getMixedSizes()[dim];
+    }
+  };
+  tensor::InsertSliceOp insert = tiled->write.insert;
+  iterationsOf(insert, found.offsets, found.sizes);
+  if (tiled->edge)
+    iterationsOf(tiled->edge, found.edgeOffsets, found.edgeSizes);
+  int64_t tileElements = insert.getSourceType().getNumElements();
   // Tiles along the outermost loop (or outside loops of one iteration)
-  // keep every point's place in the loops' order.
-  unsigned tiledDim = readMap.getDimPosition(write->dim);
+  // keep every point's place in the loops' order; so does the edge tile,
+  // the last along it.
+  SmallVector<int64_t> ranges = consumer.getStaticLoopRanges();
+  unsigned tiledDim = readMap.getDimPosition(tiled->write.dim);
   bool inOrder = llvm::all_of(ArrayRef(ranges).take_front(tiledDim),
                               [](int64_t range) { return range == 1; });
   if (tileElements < kMinTileElements || !reducesAsTiled(consumer, inOrder))
@@ -179,71 +255,126 @@ std::optional<Candidate> matchCandidate(linalg::GenericOp consumer) {
   return found;
 }
 
+/// `consumer`, reading `read`, computed over the iterations at `offsets` of
+/// `sizes` that read the tile `insert` inserts (into `read` or into the
+/// running value it stands for), from the tile itself, into the running
+/// outputs `running`: the outputs after it, the elementwise ones' slices
+/// inserted.
+SmallVector<Value> computeOnTile(RewriterBase &rewriter, OpBuilder &builder,
+                                 linalg::GenericOp consumer, Value read,
+                                 tensor::InsertSliceOp insert,
+                                 ArrayRef<OpFoldResult> offsets,
+                                 ArrayRef<OpFoldResult> sizes,
+                                 ValueRange running) {
+  Location loc = consumer.getLoc();
+  // The consumer reading the running result, the tile just inserted, and
+  // writing the running outputs...
+  IRMapping mapping;
+  mapping.map(read, insert.getResult());
+  auto whole = cast<linalg::GenericOp>(builder.clone(*consumer, mapping));
+  for (auto [init, arg] : llvm::zip_equal(whole.getDpsInitsMutable(), running))
+    init.set(arg);
+  // ... then over the tile's iterations only.
+  FailureOr<TilingResult> tiled =
+      cast<TilingInterface>(*whole).getTiledImplementation(builder, offsets,
+                                                           sizes);
+  assert(succeeded(tiled) && "a generic tiles at any offsets and sizes");
+  // The tile's slice of the running result is the tile; a slice of all of
+  // a tensor (a reduction's running value) is the tensor.
+  for (Operation *slice : tiled->generatedSlices) {
+    auto extract = dyn_cast<tensor::ExtractSliceOp>(slice);
+    if (!extract)
+      continue;
+    if (extract.getSource() == insert.getResult() &&
+        extract.isSameAs(insert, [](OpFoldResult a, OpFoldResult b) {
+          return isEqualConstantIntOrValue(a, b);
+        }))
+      rewriter.replaceOp(extract, insert.getSource());
+    else if (extract.getSourceType() == extract.getType() &&
+             areAllConstantIntValue(extract.getMixedOffsets(), 0))
+      rewriter.replaceOp(extract, extract.getSource());
+  }
+  SmallVector<Value> outputs;
+  for (auto [i, tile] : llvm::enumerate(tiled->tiledValues)) {
+    SmallVector<OpFoldResult> tileOffsets, tileSizes;
+    LogicalResult position =
+        cast<TilingInterface>(*whole).getResultTilePosition(
+            builder, i, offsets, sizes, tileOffsets, tileSizes);
+    assert(succeeded(position) && "a generic's result tiles are slices");
+    (void)position;
+    if (tileOffsets.empty()) {
+      outputs.push_back(tile);
+      continue;
+    }
+    SmallVector<OpFoldResult> strides(tileOffsets.size(),
+                                      builder.getIndexAttr(1));
+    outputs.push_back(tensor::InsertSliceOp::create(
+        builder, loc, tile, running[i], tileOffsets, tileSizes, strides));
+  }
+  rewriter.eraseOp(whole);
+  return outputs;
+}
+
 /// `candidate`'s consumer computed in its loop, a tile after each tile:
 /// the loop carries the consumer's outputs, each iteration computing the
 /// consumer over its tile's iterations (its outputs' slices, the
-/// reductions' running values) from the tile itself.
+/// reductions' running values) from the tile itself; and after the edge
+/// tile, if any, over the edge's. The edge then starts from the loop's
+/// initial value, which the loop leaves there (a fill or empty tensor of
+/// the edge's size where it is one of the whole).
 scf::ForOp fuseIntoLoop(RewriterBase &rewriter, Candidate &candidate) {
   linalg::GenericOp consumer = candidate.consumer;
-  scf::ForOp loop = candidate.loop;
-  Value result = loop.getResult(candidate.result);
-  tensor::InsertSliceOp insert = candidate.write.insert;
+  TiledResult &tiled = candidate.tiled;
+  Value read = tiled.value();
   SmallVector<Value> inits = consumer.getDpsInits();
-  auto yieldTiles = [&](OpBuilder &builder, Location loc,
+  auto yieldTiles = [&](OpBuilder &builder, Location,
                         ArrayRef<BlockArgument> running) {
-    // The consumer reading the loop's running result, the tile just
-    // inserted, and writing the running outputs...
-    IRMapping mapping;
-    mapping.map(result, insert.getResult());
-    auto whole = cast<linalg::GenericOp>(builder.clone(*consumer, mapping));
-    for (auto [init, arg] :
-         llvm::zip_equal(whole.getDpsInitsMutable(), running))
-      init.set(arg);
-    // ... then over the tile's iterations only.
-    FailureOr<TilingResult> tiled =
-        cast<TilingInterface>(*whole).getTiledImplementation(
-        builder, candidate.offsets, candidate.sizes);
-    assert(succeeded(tiled) && "a generic tiles at any offsets and sizes");
-    // The tile's slice of the running result is the tile; a slice of all
-    // of a tensor (a reduction's running value) is the tensor.
-    for (Operation *slice : tiled->generatedSlices) {
-      auto extract = dyn_cast<tensor::ExtractSliceOp>(slice);
-      if (!extract)
-        continue;
-      if (extract.getSource() == insert.getResult() &&
-          extract.isSameAs(insert, [](OpFoldResult a, OpFoldResult b) {
-            return isEqualConstantIntOrValue(a, b);
-          }))
-        rewriter.replaceOp(extract, insert.getSource());
-      else if (extract.getSourceType() == extract.getType() &&
-               areAllConstantIntValue(extract.getMixedOffsets(), 0))
-        rewriter.replaceOp(extract, extract.getSource());
-    }
-    SmallVector<Value> yielded;
-    for (auto [i, tile] : llvm::enumerate(tiled->tiledValues)) {
-      SmallVector<OpFoldResult> offsets, sizes;
-      LogicalResult position =
-          cast<TilingInterface>(*whole).getResultTilePosition(
-          builder, i, candidate.offsets, candidate.sizes, offsets, sizes);
-      assert(succeeded(position) && "a generic's result tiles are slices");
-      (void)position;
-      if (offsets.empty()) {
-        yielded.push_back(tile);
-        continue;
-      }
-      SmallVector<OpFoldResult> strides(offsets.size(),
-                                        builder.getIndexAttr(1));
-      yielded.push_back(tensor::InsertSliceOp::create(
-          builder, loc, tile, running[i], offsets, sizes, strides));
-    }
-    rewriter.eraseOp(whole);
-    return yielded;
+    return computeOnTile(rewriter, builder, consumer, read, tiled.write.insert,
+                         candidate.offsets, candidate.sizes,
+                         ValueRange(running));
   };
-  FailureOr<LoopLikeOpInterface> fused = loop.replaceWithAdditionalYields(
+  FailureOr<LoopLikeOpInterface> fused = tiled.loop.replaceWithAdditionalYields(
       rewriter, inits, /*replaceInitOperandUsesInLoop=*/false, yieldTiles);
   assert(succeeded(fused) && "scf.for carries more values");
-  rewriter.replaceOp(consumer, (*fused)->getResults().take_back(inits.size()));
-  return cast<scf::ForOp>(fused->getOperation());
+  auto loop = cast<scf::ForOp>(fused->getOperation());
+  ValueRange outputs = loop.getResults().take_back(inits.size());
+  if (!tiled.edge) {
+    rewriter.replaceOp(consumer, outputs);
+    return loop;
+  }
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointAfter(tiled.edge);
+  SmallVector<Value> final =
+      computeOnTile(rewriter, rewriter, consumer, read, tiled.edge,
+                    candidate.edgeOffsets, candidate.edgeSizes, outputs);
+  rewriter.replaceOp(consumer, final);
+  // The edge's start: the initial value there, a fill of the edge's size
+  // where the whole was filled.
+  Value result = loop.getResult(tiled.index);
+  Value init = loop.getInitArgs()[tiled.index];
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  for (Operation *user : llvm::make_early_inc_range(result.getUsers())) {
+    auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
+    if (!slice)
+      continue;
+    if (!fill && !init.getDefiningOp<tensor::EmptyOp>()) {
+      rewriter.modifyOpInPlace(slice,
+                               [&] { slice.getSourceMutable().set(init); });
+      continue;
+    }
+    rewriter.setInsertionPoint(slice);
+    Value start = tensor::EmptyOp::create(rewriter, slice.getLoc(),
+                                          slice.getType().getShape(),
+                                          slice.getType().getElementType());
+    if (fill)
+      start =
+          linalg::FillOp::create(rewriter, fill.getLoc(), fill.value(), start)
+              .getResult(0);
+    rewriter.replaceOp(slice, start);
+  }
+  if (tiled.edge->use_empty())
+    rewriter.eraseOp(tiled.edge);
+  return loop;
 }
 
 /// `loop` without its iteration argument and result `index`, which nothing
@@ -334,16 +465,17 @@ struct FuseTileConsumersPass
       SetVector<Value> captured;
       getUsedValuesDefinedAbove(consumer.getRegion(), captured);
       SmallVector<Value> used;
+      Value read = candidate->tiled.value();
       for (Value operand : consumer->getOperands())
-        if (operand.getDefiningOp() != candidate->loop)
+        if (operand != read)
           used.push_back(operand);
       used.append(captured.begin(), captured.end());
       DominanceInfo dominance;
-      if (!gs::moveDefinitionsAbove(used, candidate->loop, dominance))
+      if (!gs::moveDefinitionsAbove(used, candidate->tiled.loop, dominance))
         continue;
-      rewriter.setInsertionPoint(candidate->loop);
+      rewriter.setInsertionPoint(candidate->tiled.loop);
       scf::ForOp loop = fuseIntoLoop(rewriter, *candidate);
-      computeIntoOwnTiles(rewriter, loop, candidate->result);
+      computeIntoOwnTiles(rewriter, loop, candidate->tiled.index);
     }
   }
 };

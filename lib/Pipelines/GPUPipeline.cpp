@@ -28,10 +28,12 @@ void mlir::gs::buildGPUKernelPipeline(OpPassManager &pm,
   // then everything on tensors into kernels.
   pm.addPass(createDeviceScalars());
   pm.addPass(createSlicesToLinalg());
-  // An optimizer update and its skip guard's selects in one kernel, and
-  // ops over the same loops that read one tensor in one kernel.
+  // An optimizer update and its skip guard's selects in one kernel, a
+  // transpose in its user's, and ops over the same loops that read one
+  // tensor in one kernel.
   FuseElementwiseOptions fusion;
   fusion.multiResult = true;
+  fusion.transposes = true;
   pm.addNestedPass<func::FuncOp>(createFuseElementwise(fusion));
   FuseSiblingsOptions siblings;
   siblings.sameLoops = true;

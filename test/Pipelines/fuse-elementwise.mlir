@@ -1,5 +1,6 @@
 // RUN: gs-opt %s --split-input-file --gs-fuse-elementwise | FileCheck %s
-// RUN: gs-opt %s --split-input-file --gs-fuse-elementwise=multi-result=true \
+// RUN: gs-opt %s --split-input-file \
+// RUN:   --gs-fuse-elementwise="multi-result=true transposes=true" \
 // RUN:   --gs-fuse-siblings=same-loops=true | FileCheck %s --check-prefix=GPU
 
 // The bias and the ReLU after a GEMM become one pass over its result; the
@@ -198,4 +199,66 @@ func.func @update_and_selects(%w: tensor<8xf32>, %g: tensor<8xf32>, %v: tensor<8
     linalg.yield %k : f32
   } -> tensor<8xf32>
   return %kw, %kv : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// The partial sums of a weight gradient split over its images (Cin x S x
+// Cout x K), moved part first and summed over the parts. On the CPU the
+// transpose stays one (the kernel schedule tiles it); for the GPU's
+// kernels (transposes) the sum reads the partials through the permuted
+// map, one kernel instead of two. A transpose with a second user, or
+// read by a contraction, stays.
+
+// CHECK-LABEL: func.func @summed_partials
+// CHECK: linalg.transpose
+// CHECK: linalg.generic
+
+// GPU: #[[PARTS_FIRST:.+]] = affine_map<(d0, d1, d2, d3) -> (d2, d0, d1, d3)>
+// GPU-LABEL: func.func @summed_partials
+// GPU-SAME: (%[[P:.+]]: tensor<8x4x16x9xf32>
+// GPU-NOT: linalg.transpose
+// GPU: %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[PARTS_FIRST]], #{{.+}}], iterator_types = ["reduction", "parallel", "parallel", "parallel"]} ins(%[[P]] : tensor<8x4x16x9xf32>)
+// GPU: arith.addf
+// GPU-NOT: linalg.generic
+// GPU: linalg.transpose ins(%[[P]]
+// GPU: arith.negf
+// GPU: linalg.transpose ins(%{{.+}} : tensor<4x8xf32>)
+// GPU: arith.mulf
+#read = affine_map<(s, co, ci, k) -> (s, co, ci, k)>
+#summed = affine_map<(s, co, ci, k) -> (co, ci, k)>
+#lhs = affine_map<(i, j, k) -> (i, k)>
+#rhs = affine_map<(i, j, k) -> (k, j)>
+#acc = affine_map<(i, j, k) -> (i, j)>
+func.func @summed_partials(%p: tensor<8x4x16x9xf32>, %a: tensor<4x8xf32>) -> (tensor<16x8x9xf32>, tensor<4x8x16x9xf32>, tensor<4x8x16x9xf32>, tensor<8x8xf32>) {
+  %e = tensor.empty() : tensor<4x16x8x9xf32>
+  %t = linalg.transpose ins(%p : tensor<8x4x16x9xf32>) outs(%e : tensor<4x16x8x9xf32>) permutation = [1, 2, 0, 3]
+  %zero = arith.constant 0.0 : f32
+  %init = tensor.empty() : tensor<16x8x9xf32>
+  %filled = linalg.fill ins(%zero : f32) outs(%init : tensor<16x8x9xf32>) -> tensor<16x8x9xf32>
+  %sum = linalg.generic {indexing_maps = [#read, #summed], iterator_types = ["reduction", "parallel", "parallel", "parallel"]} ins(%t : tensor<4x16x8x9xf32>) outs(%filled : tensor<16x8x9xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %add = arith.addf %in, %acc : f32
+    linalg.yield %add : f32
+  } -> tensor<16x8x9xf32>
+  // A second user: the transpose stays.
+  %e2 = tensor.empty() : tensor<4x8x16x9xf32>
+  %t2 = linalg.transpose ins(%p : tensor<8x4x16x9xf32>) outs(%e2 : tensor<4x8x16x9xf32>) permutation = [1, 0, 2, 3]
+  %neg = linalg.generic {indexing_maps = [#read, #read], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%t2 : tensor<4x8x16x9xf32>) outs(%e2 : tensor<4x8x16x9xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %n = arith.negf %in : f32
+    linalg.yield %n : f32
+  } -> tensor<4x8x16x9xf32>
+  // A contraction's operand stays a transpose.
+  %ea = tensor.empty() : tensor<8x4xf32>
+  %at = linalg.transpose ins(%a : tensor<4x8xf32>) outs(%ea : tensor<8x4xf32>) permutation = [1, 0]
+  %ec = tensor.empty() : tensor<8x8xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%ec : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %mm = linalg.generic {indexing_maps = [#lhs, #rhs, #acc], iterator_types = ["parallel", "parallel", "reduction"]} ins(%at, %a : tensor<8x4xf32>, tensor<4x8xf32>) outs(%c : tensor<8x8xf32>) {
+  ^bb0(%l: f32, %r: f32, %o: f32):
+    %m = arith.mulf %l, %r : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<8x8xf32>
+  return %sum, %neg, %t2, %mm : tensor<16x8x9xf32>, tensor<4x8x16x9xf32>, tensor<4x8x16x9xf32>, tensor<8x8xf32>
 }

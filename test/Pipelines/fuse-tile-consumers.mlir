@@ -340,3 +340,75 @@ func.func @init_from_argument(%x: tensor<64x32xf32>) -> tensor<f32> {
   } -> tensor<f32>
   return %sum : tensor<f32>
 }
+
+// -----
+
+// A peeled tile loop (a GEMM's panels of 24 columns over 40, as AVX2's
+// register blocks cut them): the loop covers 24 columns, an edge tile of
+// 16 after it the rest, starting from the loop's result there, inserted
+// into it. The rounding and the count run in the loop and then over the
+// edge tile, the count carried on from the loop's; the edge starts from
+// the loop's initial value, which the loop leaves there (zeros of the
+// edge's size), so nothing holds the whole result any more.
+
+// CHECK-LABEL: func.func @peeled_panels(
+// CHECK-SAME:      %[[X:.*]]: tensor<32x40xf32>)
+// CHECK-NOT:     outs(%{{.*}} : tensor<32x40xf32>)
+// CHECK:         %[[LOOP:.*]]:2 = scf.for %[[J:.*]] = %c0 to %c24 step %c24
+// CHECK-SAME:        -> (tensor<32x40xf16>, tensor<i32>)
+// CHECK:           %[[EPI:.*]]:2 = linalg.generic
+// CHECK-SAME:          outs(%{{.*}}, %{{.*}} : tensor<32x24xf16>, tensor<i32>)
+// CHECK:           scf.yield
+// CHECK:         %[[EMPTY:.*]] = tensor.empty() : tensor<32x16xf32>
+// CHECK:         %[[START:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[EMPTY]] : tensor<32x16xf32>)
+// CHECK:         %[[EDGE:.*]] = linalg.generic {{.*}} outs(%[[START]] : tensor<32x16xf32>)
+// CHECK:         %[[OUT:.*]] = tensor.extract_slice %[[LOOP]]#0[0, 24] [32, 16]
+// CHECK:         %[[LAST:.*]]:2 = linalg.generic
+// CHECK-SAME:        ins(%[[EDGE]] : tensor<32x16xf32>) outs(%[[OUT]], %[[LOOP]]#1 : tensor<32x16xf16>, tensor<i32>)
+// CHECK:         %[[ROUNDED:.*]] = tensor.insert_slice %[[LAST]]#0 into %[[LOOP]]#0[0, 24] [32, 16]
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[ROUNDED]], %[[LAST]]#1
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#scalar = affine_map<(d0, d1) -> ()>
+func.func @peeled_panels(%x: tensor<32x40xf32>) -> (tensor<32x40xf16>, tensor<i32>) {
+  %c0 = arith.constant 0 : index
+  %c24 = arith.constant 24 : index
+  %zero = arith.constant 0.0 : f32
+  %none = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<32x40xf32>
+  %zeros = linalg.fill ins(%zero : f32) outs(%e : tensor<32x40xf32>) -> tensor<32x40xf32>
+  %r = scf.for %j = %c0 to %c24 step %c24 iter_args(%acc = %zeros) -> (tensor<32x40xf32>) {
+    %in = tensor.extract_slice %x[0, %j] [32, 24] [1, 1] : tensor<32x40xf32> to tensor<32x24xf32>
+    %dest = tensor.extract_slice %acc[0, %j] [32, 24] [1, 1] : tensor<32x40xf32> to tensor<32x24xf32>
+    %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%in : tensor<32x24xf32>) outs(%dest : tensor<32x24xf32>) {
+    ^bb0(%a: f32, %b: f32):
+      %sum = arith.addf %a, %b : f32
+      linalg.yield %sum : f32
+    } -> tensor<32x24xf32>
+    %ins = tensor.insert_slice %t into %acc[0, %j] [32, 24] [1, 1] : tensor<32x24xf32> into tensor<32x40xf32>
+    scf.yield %ins : tensor<32x40xf32>
+  }
+  %in = tensor.extract_slice %x[0, 24] [32, 16] [1, 1] : tensor<32x40xf32> to tensor<32x16xf32>
+  %dest = tensor.extract_slice %r[0, 24] [32, 16] [1, 1] : tensor<32x40xf32> to tensor<32x16xf32>
+  %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%in : tensor<32x16xf32>) outs(%dest : tensor<32x16xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %sum = arith.addf %a, %b : f32
+    linalg.yield %sum : f32
+  } -> tensor<32x16xf32>
+  %whole = tensor.insert_slice %t into %r[0, 24] [32, 16] [1, 1] : tensor<32x16xf32> into tensor<32x40xf32>
+  %h = tensor.empty() : tensor<32x40xf16>
+  %ce = tensor.empty() : tensor<i32>
+  %c = linalg.fill ins(%none : i32) outs(%ce : tensor<i32>) -> tensor<i32>
+  %f:2 = linalg.generic {indexing_maps = [#id, #id, #scalar], iterator_types = ["reduction", "reduction"]}
+      ins(%whole : tensor<32x40xf32>) outs(%h, %c : tensor<32x40xf16>, tensor<i32>) {
+  ^bb0(%v: f32, %o: f16, %n: i32):
+    %half = arith.truncf %v : f32 to f16
+    %tiny = arith.cmpf olt, %half, %half : f16
+    %one = arith.extui %tiny : i1 to i32
+    %next = arith.addi %n, %one : i32
+    linalg.yield %half, %next : f16, i32
+  } -> (tensor<32x40xf16>, tensor<i32>)
+  return %f#0, %f#1 : tensor<32x40xf16>, tensor<i32>
+}

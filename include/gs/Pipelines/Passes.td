@@ -78,11 +78,23 @@ def FuseElementwise : Pass<"gs-fuse-elementwise"> {
     that `gs-fuse-siblings same-loops=true` then merges into one,
     computing the update once, a kernel that reads and writes each
     parameter once. Off by default: the CPU pipeline has no such selects.
+
+    With `transposes`, a `linalg.transpose` whose one user is a generic
+    other than a contraction is fused into it, which then reads the
+    transpose's input through the permuted map: on a GPU a kernel and a
+    round trip through memory fewer (the partial sums of a weight gradient
+    split over its images, moved part first to be summed). Off by
+    default: the CPU's kernel schedule tiles a transpose into vectorized
+    blocks of register shuffles, which a strided read in its user would
+    lose.
   }];
   let options = [
     Option<"multiResult", "multi-result", "bool", /*default=*/"false",
            "Fuse an elementwise op with several results into their users, "
            "elementwise ops using one each">,
+    Option<"transposes", "transposes", "bool", /*default=*/"false",
+           "Fuse a linalg.transpose into its one user, a generic that is "
+           "not a contraction">,
   ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
@@ -163,6 +175,12 @@ def FuseTileConsumers : Pass<"gs-fuse-tile-consumers"> {
     the loop's result and it starts empty or filled, each iteration then
     computes its tile into a tensor of its own, empty or filled likewise,
     and the loop stops carrying the whole result.
+
+    A peeled loop counts too: tiles up to a multiple of their size, then
+    an edge tile after the loop, inserted into its result (AVX2's panels
+    of 24 columns over a GEMM's 128). The consumer runs over the edge
+    after the loop, from the outputs the loop carries, and the edge
+    starts from the loop's initial value, which the loop leaves there.
   }];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::scf::SCFDialect",

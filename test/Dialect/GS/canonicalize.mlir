@@ -135,6 +135,29 @@ func.func @transposes(%x: tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x4
 
 // -----
 
+// A transpose that moves only dimensions of size 1 keeps every element in
+// place: a reshape, folded into the reshapes around it (the autodiff's
+// regrouping of a layer's one input channel). One that also reorders
+// larger dimensions stays.
+
+// CHECK-LABEL: func.func @unit_dim_transposes
+// CHECK-SAME: (%[[X:.*]]: tensor<64x1x28x28xf16>, %[[Y:.*]]: tensor<1x8x3x3xf32>)
+// CHECK-DAG: %[[IMAGES:.*]] = gs.reshape %[[X]] : tensor<64x1x28x28xf16> -> tensor<1x64x28x28xf16>
+// CHECK-DAG: %[[SWAPPED:.*]] = gs.reshape %[[Y]] : tensor<1x8x3x3xf32> -> tensor<8x1x3x3xf32>
+// CHECK-DAG: %[[KEPT:.*]] = gs.transpose %[[Y]], [2, 0, 1, 3] : tensor<1x8x3x3xf32>
+// CHECK-NOT: gs.transpose
+// CHECK: return %[[IMAGES]], %[[SWAPPED]], %[[KEPT]]
+func.func @unit_dim_transposes(%x: tensor<64x1x28x28xf16>, %y: tensor<1x8x3x3xf32>) -> (tensor<1x64x28x28xf16>, tensor<8x1x3x3xf32>, tensor<3x1x8x3xf32>) {
+  %0 = gs.reshape %x : tensor<64x1x28x28xf16> -> tensor<64x1x1x28x28xf16>
+  %1 = gs.transpose %0, [2, 1, 0, 3, 4] : tensor<64x1x1x28x28xf16>
+  %2 = gs.reshape %1 : tensor<1x1x64x28x28xf16> -> tensor<1x64x28x28xf16>
+  %3 = gs.transpose %y, [1, 0, 2, 3] : tensor<1x8x3x3xf32>
+  %4 = gs.transpose %y, [2, 0, 1, 3] : tensor<1x8x3x3xf32>
+  return %2, %3, %4 : tensor<1x64x28x28xf16>, tensor<8x1x3x3xf32>, tensor<3x1x8x3xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @single_piece_concat_split
 // CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>)
 // CHECK-NEXT: return %[[X]], %[[X]]

@@ -131,11 +131,33 @@ struct ComposeTransposes : OpRewritePattern<TransposeOp> {
     return success();
   }
 };
+
+/// A transpose that moves only dimensions of size 1 keeps every element in
+/// place: a reshape (1x8x28x28 -> 8x1x28x28, the autodiff's regrouping of
+/// a layer's single image or channel), which folds into the reshapes around
+/// it instead of becoming a copy.
+struct UnitDimTransposeToReshape : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    ArrayRef<int64_t> shape = op.getInput().getType().getShape();
+    int64_t previous = -1;
+    for (int64_t p : op.getPermutation()) {
+      if (shape[p] == 1)
+        continue;
+      if (p < previous)
+        return failure();
+      previous = p;
+    }
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), op.getInput());
+    return success();
+  }
+};
 } // namespace
 
 void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                               MLIRContext *context) {
-  results.add<ComposeTransposes>(context);
+  results.add<ComposeTransposes, UnitDimTransposeToReshape>(context);
 }
 
 //===----------------------------------------------------------------------===//
