@@ -227,6 +227,8 @@ def reference(torch, cfg, arrays):
     with NumPy where torch is None)."""
     if is_conv(cfg):
         x, w = (arrays[n].astype(np.float64) for n in ("x", "w"))
+        if cfg["conv"].get("channels_first"):
+            x = np.ascontiguousarray(x.swapaxes(0, 1))
         if torch is None:
             return check_conv.reference(cfg["conv"], x, w, None)
         conv = convolution(torch, cfg)
@@ -514,6 +516,8 @@ def main():
         if is_conv(cfg):
             conv = convolution(torch, cfg)
             w, x = buffers[0], buffers[1]
+            if cfg["conv"].get("channels_first"):
+                x = x.transpose(0, 1)
             product = lambda: conv(x, w)
             library = "cuDNN"
         else:

@@ -189,7 +189,8 @@ func.func @conv(%x: tensor<2x4x8x8xf32>, %w: tensor<6x2x3x3xf32>, %b: tensor<6xf
 // A weight gradient of few elements, each a deep sum (8 x 1 x 3 x 3
 // elements, 16 images of 256 output positions: 4096 products each), is
 // split over its images: 4 groups of 4 images (1024 products a part) of
-// the correlation, the output gradient's filters regrouped part first,
+// the correlation (its images the input's channels: one group, batch and
+// channels swapped), the output gradient's filters regrouped part first,
 // and the 4 partial gradients summed (in part order), transposed by the
 // sum's reads.
 
@@ -197,7 +198,7 @@ func.func @conv(%x: tensor<2x4x8x8xf32>, %w: tensor<6x2x3x3xf32>, %b: tensor<6xf
 // CHECK-SAME: (%[[X:.+]]: tensor<16x1x16x16xf32>, %{{.+}}: tensor<8x1x3x3xf32>)
 // CHECK: gs.backward
 // CHECK:   %[[G:.+]] = gs.expand %{{.*}} -> tensor<16x8x16x16xf32>
-// CHECK:   %[[IMAGES:.+]] = gs.reshape %{{.+}} : tensor<1x1x16x16x16xf32> -> tensor<1x16x16x16xf32>
+// CHECK:   %[[IMAGES:.+]] = gs.transpose %[[X]], [1, 0, 2, 3] : tensor<16x1x16x16xf32>
 // CHECK:   %[[SWAPPED:.+]] = gs.transpose %[[G]], [1, 0, 2, 3] : tensor<16x8x16x16xf32>
 // CHECK:   %[[PARTS:.+]] = gs.reshape %[[SWAPPED]] : tensor<8x16x16x16xf32> -> tensor<8x4x4x16x16xf32>
 // CHECK:   %[[FIRST:.+]] = gs.transpose %[[PARTS]], [1, 0, 2, 3, 4] : tensor<8x4x4x16x16xf32>
@@ -357,8 +358,8 @@ func.func @cast(%x: tensor<4xf16>) -> tensor<4xf16> {
 // CHECK-SAME: (%[[X:.+]]: tensor<2x4x8x8xf32>, %[[W:.+]]: tensor<6x4x1x1xf32>)
 // CHECK: gs.backward
 // CHECK:   %[[USED:.+]] = gs.slice %[[X]] <{ends = array<i64: 2, 4, 7, 7>, starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>}>
-// CHECK:   %[[GROUPED:.+]] = gs.reshape %[[USED]] : tensor<2x4x7x7xf32> -> tensor<2x1x4x7x7xf32>
-// CHECK:   %[[CORR:.+]] = gs.conv %{{.*}}, %{{.*}} {dilations = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : tensor<4x2x7x7xf32>, tensor<6x2x4x4xf32> -> tensor<4x6x1x1xf32>
+// CHECK:   %[[IMAGES:.+]] = gs.transpose %[[USED]], [1, 0, 2, 3] : tensor<2x4x7x7xf32>
+// CHECK:   %[[CORR:.+]] = gs.conv %[[IMAGES]], %{{.*}} {dilations = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : tensor<4x2x7x7xf32>, tensor<6x2x4x4xf32> -> tensor<4x6x1x1xf32>
 // CHECK-NOT: gs.slice
 // CHECK:   %[[DW:.+]] = gs.transpose %[[CORR]], [1, 0, 2, 3]
 func.func @strided_1x1(%x: tensor<2x4x8x8xf32>, %w: tensor<6x4x1x1xf32>) -> (tensor<2x4x8x8xf32>, tensor<6x4x1x1xf32>) {

@@ -112,6 +112,22 @@ Value splitWeightSource(Value weight, int64_t groups) {
   return source;
 }
 
+/// The C x N x D... tensor that `input`, an N x C x D... convolution input,
+/// transposes ([1, 0, 2, ...]: the autodiff's weight-gradient correlation
+/// reading the forward input's channels as its images); null otherwise.
+/// The kernel gathers from it as it lies.
+Value channelsFirstSource(Value input) {
+  auto transpose = input.getDefiningOp<TransposeOp>();
+  if (!transpose)
+    return {};
+  SmallVector<int64_t> swapFirstTwo =
+      llvm::to_vector(llvm::seq<int64_t>(0, transpose.getPermutation().size()));
+  std::swap(swapFirstTwo[0], swapFirstTwo[1]);
+  if (transpose.getPermutation() != ArrayRef<int64_t>(swapFirstTwo))
+    return {};
+  return transpose.getInput();
+}
+
 /// A convolution of FP16 tensors as a kernel site (its implicit GEMM, one
 /// per group), or nullopt. A grouped one needs at least
 /// kMinGroupOutChannels output channels a group: narrower groups
@@ -148,6 +164,10 @@ std::optional<GemmSite> matchConvolution(ConvOpTy op, bool transposed) {
       weight = source;
       conv.groupsSplitWeight = true;
     }
+  }
+  if (Value source = channelsFirstSource(input)) {
+    input = source;
+    conv.inputChannelsFirst = true;
   }
   GemmSite site{op, weight, input, Value(), op.getBias(), Value(), {}};
   setConvolution(site.config, std::move(conv));
@@ -275,6 +295,8 @@ std::string kernelName(const GemmKernelConfig &config) {
     sizes("p", conv->padsBegin);
     if (conv->groups != 1)
       os << "_g" << conv->groups << (conv->groupsSplitWeight ? "_split" : "");
+    if (conv->inputChannelsFirst)
+      os << "_cfirst";
   } else {
     os << "gs_gemm_" << config.m << "x" << config.n << "x" << config.k;
   }

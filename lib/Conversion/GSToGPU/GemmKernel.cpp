@@ -391,7 +391,9 @@ func::FuncOp GemmKernelBuilder::build() {
                  : SmallVector<int64_t>{conv->outChannels,
                                         conv->inChannels / conv->groups};
     llvm::append_range(aShape, conv->kernel);
-    bShape = {conv->batch, conv->inChannels};
+    bShape = conv->inputChannelsFirst
+                 ? SmallVector<int64_t>{conv->inChannels, conv->batch}
+                 : SmallVector<int64_t>{conv->batch, conv->inChannels};
     llvm::append_range(bShape, conv->inSpatial);
     cShape = {conv->batch, conv->outChannels};
     llvm::append_range(cShape, conv->outSpatial);
@@ -681,7 +683,8 @@ void GemmKernelBuilder::selectGroup(Arguments &args) {
     args.weightMatrix = channels(args.weightMatrix, 1, cfg.k);
   else
     args.weightMatrix = channels(args.weightMatrix, 0, cfg.m);
-  args.bMatrix = channels(args.bMatrix, 1, groupIn);
+  args.bMatrix =
+      channels(args.bMatrix, conv.inputChannelsFirst ? 0 : 1, groupIn);
   args.c = channels(args.c, 1, cfg.m);
   if (args.bias)
     args.bias = channels(args.bias, 0, cfg.m);
@@ -827,6 +830,8 @@ GemmKernelBuilder::Access GemmKernelBuilder::convInput(Value row, Value col) {
   SmallVector<Value> n = unflatten(nIndex, conv.nSizes());
   Value zero = constantLike(row, 0);
   Access access{inside, {n[0], k[0]}};
+  if (conv.inputChannelsFirst)
+    std::swap(access.indices[0], access.indices[1]);
   for (int64_t d = 0; d < rank; ++d) {
     Value offset = k[1 + d], position = n[1 + d];
     Value at;

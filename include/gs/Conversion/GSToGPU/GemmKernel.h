@@ -72,6 +72,11 @@ struct ConvolutionGeometry {
   /// weight M x C/G x K... group g's filters would be): a weight gradient
   /// split over its images, whose filters are one output gradient.
   bool groupsSplitWeight = false;
+  /// The input lies channels first, inChannels x batch x inSpatial...: a
+  /// weight gradient's correlation, whose images are the forward input's
+  /// channels and whose channels its images, reads that input as it lies
+  /// instead of a transposed copy.
+  bool inputChannelsFirst = false;
   /// Per spatial dimension (1 to 3 of them).
   llvm::SmallVector<int64_t, 3> inSpatial, kernel, outSpatial, strides,
       dilations, padsBegin;

@@ -100,25 +100,32 @@ static Value correlationWeightGradient(OpBuilder &b, Location loc, Value in,
   int64_t cout = gradType.getDimSize(1);
   ArrayRef<int64_t> spatial = inType.getShape().drop_front(2);
 
-  // in: N x G x Cin/G x D -> Cin/G x G x N x D -> Cin/G x (G*N) x D.
-  SmallVector<int64_t> grouped = {n, group, cin / group};
-  llvm::append_range(grouped, spatial);
-  Value images = reshape(b, loc, in, inType.clone(grouped));
-  SmallVector<int64_t> permutation = {2, 1, 0};
+  // in: N x G x Cin/G x D -> Cin/G x G x N x D -> Cin/G x (G*N) x D; with
+  // one group N x Cin x D -> Cin x N x D, which the GPU's kernel reads as
+  // it lies.
+  SmallVector<int64_t> swap = {1, 0};
   for (int64_t i = 0; i < rank; ++i)
-    permutation.push_back(3 + i);
-  images = TransposeOp::create(b, loc, images, permutation);
-  SmallVector<int64_t> imageShape = {cin / group, group * n};
-  llvm::append_range(imageShape, spatial);
-  images = reshape(b, loc, images, inType.clone(imageShape));
+    swap.push_back(2 + i);
+  Value images;
+  if (group == 1) {
+    images = TransposeOp::create(b, loc, in, swap);
+  } else {
+    SmallVector<int64_t> grouped = {n, group, cin / group};
+    llvm::append_range(grouped, spatial);
+    images = reshape(b, loc, in, inType.clone(grouped));
+    SmallVector<int64_t> permutation = {2, 1, 0};
+    for (int64_t i = 0; i < rank; ++i)
+      permutation.push_back(3 + i);
+    images = TransposeOp::create(b, loc, images, permutation);
+    SmallVector<int64_t> imageShape = {cin / group, group * n};
+    llvm::append_range(imageShape, spatial);
+    images = reshape(b, loc, images, inType.clone(imageShape));
+  }
 
   // outGrad: N x Cout x O -> Cout x N x O; split (one group), -> Cout x S
   // x N/S x O -> S x Cout x N/S x O -> (S*Cout) x N/S x O, the filters of
   // group s the images of part s (a view of Cout x N x O that the GPU's
   // kernel takes as it is).
-  SmallVector<int64_t> swap = {1, 0};
-  for (int64_t i = 0; i < rank; ++i)
-    swap.push_back(2 + i);
   Value filters = TransposeOp::create(b, loc, outGrad, swap);
   ArrayRef<int64_t> outSpatial = gradType.getShape().drop_front(2);
   int64_t weightElements = cout * cin * numElements(kernel);

@@ -4,13 +4,17 @@
   check_conv.py inputs DIR --kind conv|convt --n N --c C --size H[xW...]
                 --m M --kernel K[xK...] [--groups G] [--stride S...]
                 [--pad P...] [--pad-end P...] [--dilation D...]
-                [--output-padding P...] [--split-weight]
+                [--output-padding P...] [--split-weight] [--channels-first]
                 [--bias] [--output f16|f32] [--values integers|normal]
       writes DIR/x.npy, w.npy (f16), (bias.npy) and DIR/conv.mlir, one
       function @conv computing the gs.conv (or gs.conv_transpose) on them.
       --split-weight: w is M/G x C x K..., every group's filters, each
       group its own input channels of them (the autodiff's split weight
       gradient), which @conv regroups for the gs.conv.
+      --channels-first: x is C x N x D..., which @conv transposes for the
+      gs.conv (the autodiff's weight-gradient correlation, whose images
+      are the forward input's channels); the kernel must read it as it
+      lies (`_cfirst` in its name).
   check_conv.py check DIR
       compares DIR/gpu/output_0.npy (the emulated kernel) with
       DIR/cpu/output_0.npy (the CPU lowering) bit for bit, and both with
@@ -103,6 +107,8 @@ def make_arrays(cfg):
     else:
         x = rng.standard_normal(x_shape)
         w = rng.standard_normal(w_shape)
+    if cfg.get("channels_first"):
+        x = np.ascontiguousarray(x.swapaxes(0, 1))
     arrays = {"x": x.astype(np.float16), "w": w.astype(np.float16)}
     if cfg["bias"]:
         arrays["bias"] = rng.integers(-4, 5, cfg["m"]).astype(
@@ -122,8 +128,16 @@ def conv_mlir(cfg, scaled=False):
     if cfg["bias"]:
         operands.append("%b")
         types.append(shape_text([cfg["m"]], out))
-    args_text = ", ".join(f"{o}: {t}" for o, t in zip(operands, types))
+    arg_types = list(types)
     prologue = ""
+    if cfg.get("channels_first"):
+        n, c, *size = x_shape
+        arg_types[0] = shape_text([c, n, *size], "f16")
+        perm = ", ".join(map(str, [1, 0] + list(range(2, len(x_shape)))))
+        prologue = f"  %xt = gs.transpose %x, [{perm}] : {arg_types[0]}\n"
+        operands[0] = "%xt"
+    args_text = ", ".join(f"{o}: {t}" for o, t in
+                          zip(["%x", "%w", "%b"], arg_types))
     if cfg.get("split_weight"):
         # M/G x C x K -> M/G x G x C/G x K -> G x M/G x C/G x K -> M x C/G x K
         groups, (filters, channels, *kernel) = cfg["groups"], w_shape
@@ -132,7 +146,7 @@ def conv_mlir(cfg, scaled=False):
         perm = ", ".join(map(str, [1, 0] + list(range(2, len(split)))))
         types[1] = shape_text([groups * filters, channels // groups, *kernel],
                               "f16")
-        prologue = (
+        prologue += (
             f"  %ws = gs.reshape %w : {shape_text(w_shape, 'f16')} -> "
             f"{shape_text(split, 'f16')}\n"
             f"  %wt = gs.transpose %ws, [{perm}] : {shape_text(split, 'f16')}\n"
@@ -241,6 +255,8 @@ def check(args):
     load = lambda *p: np.load(os.path.join(args.dir, *p))
     gpu, cpu = load("gpu", "output_0.npy"), load("cpu", "output_0.npy")
     x, w = load("x.npy").astype(np.float64), load("w.npy").astype(np.float64)
+    if cfg.get("channels_first"):
+        x = x.swapaxes(0, 1)
     bias = load("bias.npy") if cfg["bias"] else None
     failures = []
     if gpu.dtype != cpu.dtype or gpu.shape != cpu.shape:
@@ -299,6 +315,8 @@ def run_both(args):
         text = f.read()
     if "call @gs_conv" not in text:
         sys.exit("FAIL: convert-gs-to-gpu made no kernel of the convolution")
+    if args.channels_first and "_cfirst_" not in text:
+        sys.exit("FAIL: the kernel reads a transposed copy of the input")
     instruction = "wgmma" if "_wgmma_entry" in text else "mma.sync"
     print(f"kernel on {instruction}")
 
@@ -338,6 +356,7 @@ def add_input_options(inputs):
         inputs.add_argument(f"--{name}", type=ints)
     inputs.add_argument("--groups", type=int, default=1)
     inputs.add_argument("--split-weight", action="store_true")
+    inputs.add_argument("--channels-first", action="store_true")
     inputs.add_argument("--bias", action="store_true")
     inputs.add_argument("--output", choices=["f16", "f32"], default="f32")
     inputs.add_argument("--values", choices=["integers", "normal"],
