@@ -229,6 +229,8 @@ def reference(torch, cfg, arrays):
         x, w = (arrays[n].astype(np.float64) for n in ("x", "w"))
         if cfg["conv"].get("channels_first"):
             x = np.ascontiguousarray(x.swapaxes(0, 1))
+        if cfg["conv"].get("weight_channels_first"):
+            w = np.ascontiguousarray(w.swapaxes(0, 1))
         if torch is None:
             return check_conv.reference(cfg["conv"], x, w, None)
         conv = convolution(torch, cfg)
@@ -518,6 +520,8 @@ def main():
             w, x = buffers[0], buffers[1]
             if cfg["conv"].get("channels_first"):
                 x = x.transpose(0, 1)
+            if cfg["conv"].get("weight_channels_first"):
+                w = w.transpose(0, 1)
             product = lambda: conv(x, w)
             library = "cuDNN"
         else:

@@ -156,9 +156,10 @@ CONV_CONFIGS = [
                              dilation=[2], pad=[1]), None, False),
     # ResNet-18 at batch 8: a 64-channel 3x3 convolution, its data gradient
     # (scaled, as gs-fuse-epilogues leaves it) and weight gradient (the
-    # input correlated with the output gradient: from a transposed copy of
-    # the input, and as the autodiff builds it, gathering from the input
-    # as it lies, channels first), and the strided 3x3 into 128 channels.
+    # input correlated with the output gradient: from transposed copies,
+    # and as the autodiff builds it, reading the input and the output
+    # gradient as they lie, channels first), and the strided 3x3 into 128
+    # channels.
     ("resnet_conv3x3", conv("conv", 8, 64, [56, 56], 64, [3, 3], "normal",
                             "f16", pad=[1]), None, True),
     ("resnet_conv3x3_data_grad", conv("convt", 8, 64, [56, 56], 64, [3, 3],
@@ -167,7 +168,7 @@ CONV_CONFIGS = [
                                         [56, 56], pad=[1]), None, True),
     ("resnet_conv3x3_weight_grad_cfirst",
      conv("conv", 64, 8, [56, 56], 64, [56, 56], pad=[1],
-          channels_first=True), None, True),
+          channels_first=True, weight_channels_first=True), None, True),
     ("resnet_conv3x3_strided", conv("conv", 8, 64, [56, 56], 128, [3, 3],
                                     "normal", "f16", stride=[2], pad=[1]),
      None, True),
@@ -183,10 +184,12 @@ CONV_CONFIGS = [
     ("conv_grouped_ragged", conv("conv", 3, 8, [11, 9], 48, [3, 3],
                                  "integers", "f16", stride=[2], pad=[1],
                                  bias=True, groups=4), None, False),
-    # A small ragged one reading its input channels first (C x N x D).
+    # A small ragged one reading its input channels first (C x N x D) and
+    # its weight too (C x M x K).
     ("conv_cfirst_ragged", conv("conv", 3, 5, [7, 6], 16, [3, 3],
                                 "integers", "f16", stride=[2], pad=[1],
-                                channels_first=True), None, False),
+                                channels_first=True,
+                                weight_channels_first=True), None, False),
     ("resnext_conv3x3_grouped", conv("conv", 8, 256, [56, 56], 256, [3, 3],
                                      "normal", "f16", pad=[1], groups=32),
      None, True),

@@ -112,12 +112,13 @@ Value splitWeightSource(Value weight, int64_t groups) {
   return source;
 }
 
-/// The C x N x D... tensor that `input`, an N x C x D... convolution input,
-/// transposes ([1, 0, 2, ...]: the autodiff's weight-gradient correlation
-/// reading the forward input's channels as its images); null otherwise.
-/// The kernel gathers from it as it lies.
-Value channelsFirstSource(Value input) {
-  auto transpose = input.getDefiningOp<TransposeOp>();
+/// The tensor that `operand` transposes with [1, 0, 2, ...] (its first two
+/// dimensions swapped); null otherwise. The autodiff's weight-gradient
+/// correlation takes the forward input (N x C x D...) so as its images and
+/// the output gradient (N x Cout x O...) so as its filters; the kernel
+/// reads both as they lie.
+Value channelsFirstSource(Value operand) {
+  auto transpose = operand.getDefiningOp<TransposeOp>();
   if (!transpose)
     return {};
   SmallVector<int64_t> swapFirstTwo =
@@ -168,6 +169,12 @@ std::optional<GemmSite> matchConvolution(ConvOpTy op, bool transposed) {
   if (Value source = channelsFirstSource(input)) {
     input = source;
     conv.inputChannelsFirst = true;
+  }
+  if (!transposed) {
+    if (Value source = channelsFirstSource(weight)) {
+      weight = source;
+      conv.weightChannelsFirst = true;
+    }
   }
   GemmSite site{op, weight, input, Value(), op.getBias(), Value(), {}};
   setConvolution(site.config, std::move(conv));
@@ -297,6 +304,8 @@ std::string kernelName(const GemmKernelConfig &config) {
       os << "_g" << conv->groups << (conv->groupsSplitWeight ? "_split" : "");
     if (conv->inputChannelsFirst)
       os << "_cfirst";
+    if (conv->weightChannelsFirst)
+      os << "_wcfirst";
   } else {
     os << "gs_gemm_" << config.m << "x" << config.n << "x" << config.k;
   }

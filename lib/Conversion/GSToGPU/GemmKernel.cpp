@@ -110,7 +110,9 @@ public:
 private:
   struct Arguments {
     Value a, bMatrix, scale, bias, mask, c, partials, gradStats, castStats;
-    /// A forward convolution's weight as the M x K matrix A.
+    /// A forward convolution's weight as the M x K matrix A, or where it
+    /// lies channels first, as C x M x K (kernel offsets flattened): A's
+    /// element (m, c * K + offset) at (c, m, offset).
     Value weightMatrix;
     /// The ticket counter of a kernel whose last block sums the partials.
     memref::GlobalOp ticket;
@@ -233,10 +235,15 @@ private:
                        int64_t tileRows, int64_t tileCols, Value source,
                        function_ref<Access(Value row, Value col)> access,
                        SharedIndices sharedAt);
+  /// The indices in `source` of a rows x cols matrix's element (row, col):
+  /// (row, col) of a matrix, or (col / K, row, col % K) of a weight that
+  /// lies channels first as C x M x K.
+  using SourceIndices = function_ref<SmallVector<Value>(Value row, Value col)>;
   void buildTileCopy(Value source, Value shared, Value tid, Value rowBase,
                      Value colBase, int64_t tileRows, int64_t tileCols,
                      int64_t rows, int64_t cols, SharedIndices sharedAt,
-                     SmallVectorImpl<Value> &tokens);
+                     SmallVectorImpl<Value> &tokens,
+                     SourceIndices sourceAt = nullptr);
   /// The copies of one k tile of A and B into `slot`; their cp.async group,
   /// or null if all copies are synchronous.
   Value buildStageCopy(const Arguments &args, const Shared &smem, Value slot,
@@ -390,6 +397,8 @@ func::FuncOp GemmKernelBuilder::build() {
                                         conv->inChannels}
                  : SmallVector<int64_t>{conv->outChannels,
                                         conv->inChannels / conv->groups};
+    if (conv->weightChannelsFirst)
+      std::swap(aShape[0], aShape[1]);
     llvm::append_range(aShape, conv->kernel);
     bShape = conv->inputChannelsFirst
                  ? SmallVector<int64_t>{conv->inChannels, conv->batch}
@@ -544,11 +553,14 @@ void GemmKernelBuilder::buildMainKernel(Arguments args) {
 
   if (cfg.conv && !cfg.conv->transposed) {
     // M x C x K... is the row-major M x K matrix A (inside the launch, so
-    // that the kernel takes the weight as it is).
+    // that the kernel takes the weight as it is); C x M x K... is C x M x
+    // K, its kernel offsets flattened.
+    int64_t rank = 2 + cfg.conv->kernel.size();
     SmallVector<ReassociationIndices> groups = {{0}, {}};
-    for (int64_t d = 1; d < 2 + static_cast<int64_t>(cfg.conv->kernel.size());
-         ++d)
-      groups[1].push_back(d);
+    if (cfg.conv->weightChannelsFirst)
+      groups = {{0}, {1}, {}};
+    for (int64_t d = groups.size() - 1; d < rank; ++d)
+      groups.back().push_back(d);
     args.weightMatrix =
         memref::CollapseShapeOp::create(b, loc, args.a, groups);
   }
@@ -679,10 +691,13 @@ void GemmKernelBuilder::selectGroup(Arguments &args) {
   // channels; a split weight's columns are the groups' input channels.
   if (conv.transposed)
     args.a = channels(args.a, 0, groupIn);
+  else if (conv.groupsSplitWeight && conv.weightChannelsFirst)
+    args.weightMatrix = channels(args.weightMatrix, 0, groupIn);
   else if (conv.groupsSplitWeight)
     args.weightMatrix = channels(args.weightMatrix, 1, cfg.k);
   else
-    args.weightMatrix = channels(args.weightMatrix, 0, cfg.m);
+    args.weightMatrix =
+        channels(args.weightMatrix, conv.weightChannelsFirst ? 1 : 0, cfg.m);
   args.bMatrix =
       channels(args.bMatrix, conv.inputChannelsFirst ? 0 : 1, groupIn);
   args.c = channels(args.c, 1, cfg.m);
@@ -701,10 +716,19 @@ void GemmKernelBuilder::buildTileCopy(Value source, Value shared, Value tid,
                                       int64_t tileRows, int64_t tileCols,
                                       int64_t rows, int64_t cols,
                                       SharedIndices sharedAt,
-                                      SmallVectorImpl<Value> &tokens) {
+                                      SmallVectorImpl<Value> &tokens,
+                                      SourceIndices sourceAt) {
   int64_t chunksPerRow = tileCols / kChunk;
   int64_t chunksPerThread = tileRows * chunksPerRow / cfg.numThreads();
-  bool aligned = cols % kChunk == 0;
+  auto at = [&](Value row, Value col) -> SmallVector<Value> {
+    if (sourceAt)
+      return sourceAt(row, col);
+    return {row, col};
+  };
+  // A chunk must also lie within one contiguous run of the source's last
+  // dimension.
+  int64_t run = cast<MemRefType>(source.getType()).getShape().back();
+  bool aligned = cols % kChunk == 0 && run % kChunk == 0;
   for (int64_t i = 0; i < chunksPerThread; ++i) {
     Value offset = index(i * cfg.numThreads());
     Value chunk = add(tid, offset);
@@ -722,10 +746,11 @@ void GemmKernelBuilder::buildTileCopy(Value source, Value shared, Value tid,
       Value sourceElements = select(inside, full, none);
       Value clampedRow = clampBelow(row, rows - 1);
       Value clampedCol = clampBelow(col, cols - kChunk);
+      SmallVector<Value> sharedIndices = sharedAt(tileRow, tileCol);
+      SmallVector<Value> sourceIndices = at(clampedRow, clampedCol);
       auto copy = nvgpu::DeviceAsyncCopyOp::create(
-          b, loc, shared, sharedAt(tileRow, tileCol), source,
-          ValueRange{clampedRow, clampedCol}, b.getIndexAttr(kChunk),
-          sourceElements, b.getUnitAttr());
+          b, loc, shared, sharedIndices, source, sourceIndices,
+          b.getIndexAttr(kChunk), sourceElements, b.getUnitAttr());
       tokens.push_back(copy.getAsyncToken());
       continue;
     }
@@ -736,8 +761,8 @@ void GemmKernelBuilder::buildTileCopy(Value source, Value shared, Value tid,
       Value elementCol = add(col, elementOffset);
       Value inside = both(rowInside, below(elementCol, cols));
       Value clampedCol = clampBelow(elementCol, cols - 1);
-      Value value = memref::LoadOp::create(b, loc, source,
-                                           ValueRange{clampedRow, clampedCol});
+      Value value =
+          memref::LoadOp::create(b, loc, source, at(clampedRow, clampedCol));
       Value kept = select(inside, value, zero);
       Value sharedCol = add(tileCol, elementOffset);
       memref::StoreOp::create(b, loc, kept, shared,
@@ -921,6 +946,13 @@ Value GemmKernelBuilder::buildStageCopy(const Arguments &args,
           sharedA, tid, rowBase, k0, cfg.blockM, cfg.blockK, args.a,
           [&](Value row, Value col) { return transposedWeight(row, col); },
           sharedAtA);
+    else if (cfg.conv->weightChannelsFirst)
+      buildTileCopy(args.weightMatrix, sharedA, tid, rowBase, k0, cfg.blockM,
+                    cfg.blockK, cfg.m, cfg.k, sharedAtA, tokens,
+                    [&](Value row, Value col) -> SmallVector<Value> {
+                      int64_t offsets = numElements(cfg.conv->kernel);
+                      return {div(col, offsets), row, rem(col, offsets)};
+                    });
     else
       buildTileCopy(args.weightMatrix, sharedA, tid, rowBase, k0, cfg.blockM,
                     cfg.blockK, cfg.m, cfg.k, sharedAtA, tokens);
@@ -1524,8 +1556,11 @@ mlir::gs::tensorcore::buildGemmKernel(OpBuilder &builder, Location loc,
     if (conv->groups < 1 || conv->inChannels % conv->groups != 0 ||
         conv->outChannels % conv->groups != 0)
       return fail("the groups must divide the input and output channels");
-    if (conv->groupsSplitWeight && conv->transposed)
-      return fail("a transposed convolution's groups cannot split a weight");
+    if ((conv->groupsSplitWeight || conv->weightChannelsFirst) &&
+        conv->transposed)
+      return fail("a transposed convolution's weight is gathered as it lies: "
+                  "its groups cannot split it, nor is it read channels "
+                  "first");
     if (config.transA || config.transB ||
         config.m != conv->outChannels / conv->groups ||
         config.n != numElements(conv->nSizes()) ||

@@ -77,6 +77,11 @@ struct ConvolutionGeometry {
   /// channels and whose channels its images, reads that input as it lies
   /// instead of a transposed copy.
   bool inputChannelsFirst = false;
+  /// A forward convolution's weight lies with its first two dimensions
+  /// swapped (C/G x M x K..., or with groupsSplitWeight C x M/G x K...):
+  /// a weight gradient's correlation, whose filters are the output
+  /// gradient N x Cout x O..., reads it as it lies.
+  bool weightChannelsFirst = false;
   /// Per spatial dimension (1 to 3 of them).
   llvm::SmallVector<int64_t, 3> inSpatial, kernel, outSpatial, strides,
       dilations, padsBegin;

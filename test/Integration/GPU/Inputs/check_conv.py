@@ -5,6 +5,7 @@
                 --m M --kernel K[xK...] [--groups G] [--stride S...]
                 [--pad P...] [--pad-end P...] [--dilation D...]
                 [--output-padding P...] [--split-weight] [--channels-first]
+                [--weight-channels-first]
                 [--bias] [--output f16|f32] [--values integers|normal]
       writes DIR/x.npy, w.npy (f16), (bias.npy) and DIR/conv.mlir, one
       function @conv computing the gs.conv (or gs.conv_transpose) on them.
@@ -15,6 +16,10 @@
       gs.conv (the autodiff's weight-gradient correlation, whose images
       are the forward input's channels); the kernel must read it as it
       lies (`_cfirst` in its name).
+      --weight-channels-first: w has its first two dimensions swapped
+      (C/G x M x K..., or with --split-weight C x M/G x K...), which @conv
+      transposes back (the correlation's filters, the output gradient);
+      the kernel must read it as it lies (`_wcfirst`).
   check_conv.py check DIR
       compares DIR/gpu/output_0.npy (the emulated kernel) with
       DIR/cpu/output_0.npy (the CPU lowering) bit for bit, and both with
@@ -109,6 +114,8 @@ def make_arrays(cfg):
         w = rng.standard_normal(w_shape)
     if cfg.get("channels_first"):
         x = np.ascontiguousarray(x.swapaxes(0, 1))
+    if cfg.get("weight_channels_first"):
+        w = np.ascontiguousarray(w.swapaxes(0, 1))
     arrays = {"x": x.astype(np.float16), "w": w.astype(np.float16)}
     if cfg["bias"]:
         arrays["bias"] = rng.integers(-4, 5, cfg["m"]).astype(
@@ -136,6 +143,12 @@ def conv_mlir(cfg, scaled=False):
         perm = ", ".join(map(str, [1, 0] + list(range(2, len(x_shape)))))
         prologue = f"  %xt = gs.transpose %x, [{perm}] : {arg_types[0]}\n"
         operands[0] = "%xt"
+    if cfg.get("weight_channels_first"):
+        filters, channels, *kernel = w_shape
+        arg_types[1] = shape_text([channels, filters, *kernel], "f16")
+        perm = ", ".join(map(str, [1, 0] + list(range(2, len(w_shape)))))
+        prologue += f"  %wc = gs.transpose %w, [{perm}] : {arg_types[1]}\n"
+        operands[1] = "%wc"
     args_text = ", ".join(f"{o}: {t}" for o, t in
                           zip(["%x", "%w", "%b"], arg_types))
     if cfg.get("split_weight"):
@@ -147,7 +160,7 @@ def conv_mlir(cfg, scaled=False):
         types[1] = shape_text([groups * filters, channels // groups, *kernel],
                               "f16")
         prologue += (
-            f"  %ws = gs.reshape %w : {shape_text(w_shape, 'f16')} -> "
+            f"  %ws = gs.reshape {operands[1]} : {shape_text(w_shape, 'f16')} -> "
             f"{shape_text(split, 'f16')}\n"
             f"  %wt = gs.transpose %ws, [{perm}] : {shape_text(split, 'f16')}\n"
             f"  %wg = gs.reshape %wt : {shape_text(moved, 'f16')} -> "
@@ -257,6 +270,8 @@ def check(args):
     x, w = load("x.npy").astype(np.float64), load("w.npy").astype(np.float64)
     if cfg.get("channels_first"):
         x = x.swapaxes(0, 1)
+    if cfg.get("weight_channels_first"):
+        w = w.swapaxes(0, 1)
     bias = load("bias.npy") if cfg["bias"] else None
     failures = []
     if gpu.dtype != cpu.dtype or gpu.shape != cpu.shape:
@@ -317,6 +332,8 @@ def run_both(args):
         sys.exit("FAIL: convert-gs-to-gpu made no kernel of the convolution")
     if args.channels_first and "_cfirst_" not in text:
         sys.exit("FAIL: the kernel reads a transposed copy of the input")
+    if args.weight_channels_first and "_wcfirst_" not in text:
+        sys.exit("FAIL: the kernel reads a transposed copy of the weight")
     instruction = "wgmma" if "_wgmma_entry" in text else "mma.sync"
     print(f"kernel on {instruction}")
 
@@ -357,6 +374,7 @@ def add_input_options(inputs):
     inputs.add_argument("--groups", type=int, default=1)
     inputs.add_argument("--split-weight", action="store_true")
     inputs.add_argument("--channels-first", action="store_true")
+    inputs.add_argument("--weight-channels-first", action="store_true")
     inputs.add_argument("--bias", action="store_true")
     inputs.add_argument("--output", choices=["f16", "f32"], default="f32")
     inputs.add_argument("--values", choices=["integers", "normal"],
