@@ -412,3 +412,59 @@ func.func @peeled_panels(%x: tensor<32x40xf32>) -> (tensor<32x40xf16>, tensor<i3
   } -> (tensor<32x40xf16>, tensor<i32>)
   return %f#0, %f#1 : tensor<32x40xf16>, tensor<i32>
 }
+
+// -----
+
+// The same with the whole result read again (returned): it is written all
+// the same, and narrow tiles of a peeled loop would cost more than they
+// save; the consumer stays a pass of its own.
+
+// CHECK-LABEL: func.func @peeled_panels_kept(
+// CHECK:         scf.for {{.*}} -> (tensor<32x40xf32>)
+// CHECK:         %[[WHOLE:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 24] [32, 16]
+// CHECK:         %[[F:.*]]:2 = linalg.generic {{.*}} ins(%[[WHOLE]] : tensor<32x40xf32>)
+// CHECK:         return %[[F]]#0, %[[F]]#1, %[[WHOLE]]
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#scalar = affine_map<(d0, d1) -> ()>
+func.func @peeled_panels_kept(%x: tensor<32x40xf32>) -> (tensor<32x40xf16>, tensor<i32>, tensor<32x40xf32>) {
+  %c0 = arith.constant 0 : index
+  %c24 = arith.constant 24 : index
+  %zero = arith.constant 0.0 : f32
+  %none = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<32x40xf32>
+  %zeros = linalg.fill ins(%zero : f32) outs(%e : tensor<32x40xf32>) -> tensor<32x40xf32>
+  %r = scf.for %j = %c0 to %c24 step %c24 iter_args(%acc = %zeros) -> (tensor<32x40xf32>) {
+    %in = tensor.extract_slice %x[0, %j] [32, 24] [1, 1] : tensor<32x40xf32> to tensor<32x24xf32>
+    %dest = tensor.extract_slice %acc[0, %j] [32, 24] [1, 1] : tensor<32x40xf32> to tensor<32x24xf32>
+    %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%in : tensor<32x24xf32>) outs(%dest : tensor<32x24xf32>) {
+    ^bb0(%a: f32, %b: f32):
+      %sum = arith.addf %a, %b : f32
+      linalg.yield %sum : f32
+    } -> tensor<32x24xf32>
+    %ins = tensor.insert_slice %t into %acc[0, %j] [32, 24] [1, 1] : tensor<32x24xf32> into tensor<32x40xf32>
+    scf.yield %ins : tensor<32x40xf32>
+  }
+  %in = tensor.extract_slice %x[0, 24] [32, 16] [1, 1] : tensor<32x40xf32> to tensor<32x16xf32>
+  %dest = tensor.extract_slice %r[0, 24] [32, 16] [1, 1] : tensor<32x40xf32> to tensor<32x16xf32>
+  %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%in : tensor<32x16xf32>) outs(%dest : tensor<32x16xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %sum = arith.addf %a, %b : f32
+    linalg.yield %sum : f32
+  } -> tensor<32x16xf32>
+  %whole = tensor.insert_slice %t into %r[0, 24] [32, 16] [1, 1] : tensor<32x16xf32> into tensor<32x40xf32>
+  %h = tensor.empty() : tensor<32x40xf16>
+  %ce = tensor.empty() : tensor<i32>
+  %c = linalg.fill ins(%none : i32) outs(%ce : tensor<i32>) -> tensor<i32>
+  %f:2 = linalg.generic {indexing_maps = [#id, #id, #scalar], iterator_types = ["reduction", "reduction"]}
+      ins(%whole : tensor<32x40xf32>) outs(%h, %c : tensor<32x40xf16>, tensor<i32>) {
+  ^bb0(%v: f32, %o: f16, %n: i32):
+    %half = arith.truncf %v : f32 to f16
+    %tiny = arith.cmpf olt, %half, %half : f16
+    %one = arith.extui %tiny : i1 to i32
+    %next = arith.addi %n, %one : i32
+    linalg.yield %half, %next : f16, i32
+  } -> (tensor<32x40xf16>, tensor<i32>)
+  return %f#0, %f#1, %whole : tensor<32x40xf16>, tensor<i32>, tensor<32x40xf32>
+}

@@ -178,9 +178,11 @@ def FuseTileConsumers : Pass<"gs-fuse-tile-consumers"> {
 
     A peeled loop counts too: tiles up to a multiple of their size, then
     an edge tile after the loop, inserted into its result (AVX2's panels
-    of 24 columns over a GEMM's 128). The consumer runs over the edge
-    after the loop, from the outputs the loop carries, and the edge
-    starts from the loop's initial value, which the loop leaves there.
+    of 24 columns over a GEMM's 128), where the consumer is the whole
+    result's one reader, so that it is never written. The consumer runs
+    over the edge after the loop, from the outputs the loop carries, and
+    the edge starts from the loop's initial value, which the loop leaves
+    there.
   }];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::scf::SCFDialect",
