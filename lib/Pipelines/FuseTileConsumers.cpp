@@ -319,6 +319,20 @@ SmallVector<Value> computeOnTile(RewriterBase &rewriter, OpBuilder &builder,
   return outputs;
 }
 
+/// Replaces `slice`, of a tensor that is empty or `fill`ed, by a tensor of
+/// its own of the slice's shape, empty or filled likewise.
+void replaceWithOwnTile(RewriterBase &rewriter, tensor::ExtractSliceOp slice,
+                        linalg::FillOp fill) {
+  rewriter.setInsertionPoint(slice);
+  Value tile = tensor::EmptyOp::create(rewriter, slice.getLoc(),
+                                       slice.getType().getShape(),
+                                       slice.getType().getElementType());
+  if (fill)
+    tile = linalg::FillOp::create(rewriter, fill.getLoc(), fill.value(), tile)
+               .getResult(0);
+  rewriter.replaceOp(slice, tile);
+}
+
 /// `candidate`'s consumer computed in its loop, a tile after each tile:
 /// the loop carries the consumer's outputs, each iteration computing the
 /// consumer over its tile's iterations (its outputs' slices, the
@@ -366,15 +380,7 @@ scf::ForOp fuseIntoLoop(RewriterBase &rewriter, Candidate &candidate) {
                                [&] { slice.getSourceMutable().set(init); });
       continue;
     }
-    rewriter.setInsertionPoint(slice);
-    Value start = tensor::EmptyOp::create(rewriter, slice.getLoc(),
-                                          slice.getType().getShape(),
-                                          slice.getType().getElementType());
-    if (fill)
-      start =
-          linalg::FillOp::create(rewriter, fill.getLoc(), fill.value(), start)
-              .getResult(0);
-    rewriter.replaceOp(slice, start);
+    replaceWithOwnTile(rewriter, slice, fill);
   }
   if (tiled.edge->use_empty())
     rewriter.eraseOp(tiled.edge);
@@ -430,14 +436,7 @@ bool computeIntoOwnTiles(RewriterBase &rewriter, scf::ForOp loop,
     auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
     if (!slice)
       continue;
-    rewriter.setInsertionPoint(slice);
-    Value tile = tensor::EmptyOp::create(rewriter, slice.getLoc(),
-                                         slice.getType().getShape(),
-                                         slice.getType().getElementType());
-    if (fill)
-      tile = linalg::FillOp::create(rewriter, fill.getLoc(), fill.value(), tile)
-                 .getResult(0);
-    rewriter.replaceOp(slice, tile);
+    replaceWithOwnTile(rewriter, slice, fill);
   }
   auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
   rewriter.modifyOpInPlace(yield, [&] { yield->setOperand(index, running); });
