@@ -382,8 +382,8 @@ scf::ForOp fuseIntoLoop(RewriterBase &rewriter, Candidate &candidate) {
     }
     replaceWithOwnTile(rewriter, slice, fill);
   }
-  if (tiled.edge->use_empty())
-    rewriter.eraseOp(tiled.edge);
+  // The consumer was the edge's one reader (getTiledResult).
+  rewriter.eraseOp(tiled.edge);
   return loop;
 }
 

@@ -74,6 +74,17 @@ bool isF16Matrix(Value value) {
   return type.getRank() == 2 && type.getElementType().isF16();
 }
 
+/// Whether `permutation` swaps the first two dimensions and keeps the rest
+/// in place ([1, 0, 2, ...]).
+bool swapsFirstTwo(ArrayRef<int64_t> permutation) {
+  if (permutation.size() < 2 || permutation[0] != 1 || permutation[1] != 0)
+    return false;
+  for (auto [i, p] : llvm::enumerate(permutation.drop_front(2)))
+    if (p != static_cast<int64_t>(i) + 2)
+      return false;
+  return true;
+}
+
 /// The weight M x C x K... that `weight`, the (G*M) x C/G x K... filters of
 /// a convolution of `groups` groups, rearranges so that every group has
 /// the same M filters, each group its own input channels of them (reshaped
@@ -100,14 +111,11 @@ Value splitWeightSource(Value weight, int64_t groups) {
   int64_t groupChannels = weightType.getDimSize(1);
   SmallVector<int64_t> splitShape = {filters, groups, groupChannels};
   llvm::append_range(splitShape, kernel);
-  SmallVector<int64_t> groupsFirst = {1, 0};
-  for (int64_t d = 2; d < rank + 1; ++d)
-    groupsFirst.push_back(d);
   if (sourceType.getShape().drop_front(2) != kernel ||
       sourceType.getDimSize(1) != groups * groupChannels ||
       cast<RankedTensorType>(split.getType()).getShape() !=
           ArrayRef<int64_t>(splitShape) ||
-      moved.getPermutation() != ArrayRef<int64_t>(groupsFirst))
+      !swapsFirstTwo(moved.getPermutation()))
     return {};
   return source;
 }
@@ -119,12 +127,7 @@ Value splitWeightSource(Value weight, int64_t groups) {
 /// reads both as they lie.
 Value channelsFirstSource(Value operand) {
   auto transpose = operand.getDefiningOp<TransposeOp>();
-  if (!transpose)
-    return {};
-  SmallVector<int64_t> swapFirstTwo =
-      llvm::to_vector(llvm::seq<int64_t>(0, transpose.getPermutation().size()));
-  std::swap(swapFirstTwo[0], swapFirstTwo[1]);
-  if (transpose.getPermutation() != ArrayRef<int64_t>(swapFirstTwo))
+  if (!transpose || !swapsFirstTwo(transpose.getPermutation()))
     return {};
   return transpose.getInput();
 }

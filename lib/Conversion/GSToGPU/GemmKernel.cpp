@@ -946,16 +946,17 @@ Value GemmKernelBuilder::buildStageCopy(const Arguments &args,
           sharedA, tid, rowBase, k0, cfg.blockM, cfg.blockK, args.a,
           [&](Value row, Value col) { return transposedWeight(row, col); },
           sharedAtA);
-    else if (cfg.conv->weightChannelsFirst)
+    else {
+      // Element (m, c * K + offset) of a channels-first C x M x K weight.
+      int64_t offsets = numElements(cfg.conv->kernel);
+      auto channelsFirst = [&](Value row, Value col) -> SmallVector<Value> {
+        return {div(col, offsets), row, rem(col, offsets)};
+      };
       buildTileCopy(args.weightMatrix, sharedA, tid, rowBase, k0, cfg.blockM,
                     cfg.blockK, cfg.m, cfg.k, sharedAtA, tokens,
-                    [&](Value row, Value col) -> SmallVector<Value> {
-                      int64_t offsets = numElements(cfg.conv->kernel);
-                      return {div(col, offsets), row, rem(col, offsets)};
-                    });
-    else
-      buildTileCopy(args.weightMatrix, sharedA, tid, rowBase, k0, cfg.blockM,
-                    cfg.blockK, cfg.m, cfg.k, sharedAtA, tokens);
+                    cfg.conv->weightChannelsFirst ? SourceIndices(channelsFirst)
+                                                  : SourceIndices());
+    }
     buildGatherCopy(
         sharedB, tid, k0, colBase, cfg.blockK, cfg.blockN, args.bMatrix,
         [&](Value row, Value col) { return convInput(row, col); }, sharedAtB);

@@ -137,18 +137,15 @@ def conv_mlir(cfg, scaled=False):
         types.append(shape_text([cfg["m"]], out))
     arg_types = list(types)
     prologue = ""
-    if cfg.get("channels_first"):
-        n, c, *size = x_shape
-        arg_types[0] = shape_text([c, n, *size], "f16")
-        perm = ", ".join(map(str, [1, 0] + list(range(2, len(x_shape)))))
-        prologue = f"  %xt = gs.transpose %x, [{perm}] : {arg_types[0]}\n"
-        operands[0] = "%xt"
-    if cfg.get("weight_channels_first"):
-        filters, channels, *kernel = w_shape
-        arg_types[1] = shape_text([channels, filters, *kernel], "f16")
-        perm = ", ".join(map(str, [1, 0] + list(range(2, len(w_shape)))))
-        prologue += f"  %wc = gs.transpose %w, [{perm}] : {arg_types[1]}\n"
-        operands[1] = "%wc"
+    # An operand that lies channels first: the argument so, transposed back.
+    for i, key in enumerate(("channels_first", "weight_channels_first")):
+        if cfg.get(key):
+            first, second, *rest = (x_shape, w_shape)[i]
+            arg_types[i] = shape_text([second, first, *rest], "f16")
+            perm = ", ".join(map(str, [1, 0] + list(range(2, 2 + len(rest)))))
+            prologue += (f"  {operands[i]}c = gs.transpose {operands[i]}, "
+                         f"[{perm}] : {arg_types[i]}\n")
+            operands[i] += "c"
     args_text = ", ".join(f"{o}: {t}" for o, t in
                           zip(["%x", "%w", "%b"], arg_types))
     if cfg.get("split_weight"):
