@@ -330,15 +330,27 @@ def ConvertLinalgToGPU : Pass<"gs-linalg-to-gpu", "::mlir::ModuleOp"> {
     `on-host` statistic). A reduction over at least 4096 points whose
     outputs all combine exactly in any order (and, or, integer sums, max,
     min) is split across a block's threads instead, a block per parallel
-    point, with the sequential result bit for bit. A `tensor.pad` of static shape (a convolution's
-    zero border outside the kernels of convert-gs-to-gpu) becomes a
-    generic that gathers each point from its source or takes the padding
-    value, and so a kernel too.
+    point, with the sequential result bit for bit. Any other reduction
+    over at least 32 points with 65536 threads or more to spare (the eval
+    step's FP32 convolutions and GEMMs) computes a register block of 2-4
+    points per thread along up to two parallel loops that some input does
+    not vary along, points `size / factor` apart (a warp's loads as
+    coalesced as before): each output still summed in its own order, and
+    that input loaded once for all of them (`register-blocks`). A
+    `tensor.pad` of static shape (a convolution's zero border outside the
+    kernels of convert-gs-to-gpu) becomes a generic that gathers each
+    point from its source or takes the padding value, and so a kernel
+    too.
 
     Runs after convert-gs-to-gpu and convert-gs-to-linalg (the
     `gs-lower-to-gpu-kernels` pipeline); what it leaves is host code:
     scalar arithmetic, reshapes, slices, the step's control flow.
   }];
+  let options = [
+    Option<"registerBlocks", "register-blocks", "bool", /*default=*/"true",
+           "Compute several points of a long reduction per thread where an "
+           "input is the same for them (false: one point per thread)">
+  ];
   let statistics = [
     Statistic<"numOnDevice", "on-device", "linalg ops computed in kernels">,
     Statistic<"numOnHost", "on-host", "linalg ops left to the host">

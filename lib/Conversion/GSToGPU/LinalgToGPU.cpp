@@ -4,10 +4,11 @@
 // After convert-gs-to-gpu and convert-gs-to-linalg, what the GEMM and
 // decision kernels do not compute is linalg on tensors: fused elementwise
 // chains, broadcasts, casts, gathers, normalizations, losses, reductions
-// and the optimizer's update. Each such op becomes a call of a kernel with
-// one thread per point of its parallel loops, which runs the op's
-// reduction loops in their order: the CPU lowering's order, so a step on
-// these kernels computes the CPU's values bit for bit.
+// (the eval step's FP32 contractions among them) and the optimizer's
+// update. Each such op becomes a call of a kernel with one thread per point
+// of its parallel loops, or a register block of points, which runs the
+// op's reduction loops in their order: the CPU lowering's order, so a step
+// on these kernels computes the CPU's values bit for bit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +29,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 namespace mlir::gs {
 #define GEN_PASS_DEF_CONVERTLINALGTOGPU
@@ -45,6 +47,14 @@ constexpr int64_t kMaxGridX = (int64_t{1} << 31) - 1;
 /// Reductions over at least this many points, whose every combination is
 /// exact in any order, are split across a block's threads.
 constexpr int64_t kSplitReductionPoints = 4096;
+/// A reduction over at least this many points runs several parallel points
+/// per thread where an input does not vary along one of the parallel
+/// loops: the thread loads that input's element once for all of them.
+constexpr int64_t kBlockedReductionPoints = 32;
+/// Register blocks leave at least this many threads (about two blocks of
+/// 256 per multiprocessor of an H100), and block at most two loops.
+constexpr int64_t kMinBlockedThreads = 65536;
+constexpr unsigned kMaxRegisterBlocks = 2;
 
 MemRefType bufferTypeOf(Type tensor) {
   auto type = cast<RankedTensorType>(tensor);
@@ -67,7 +77,10 @@ enum class CaptureKind {
 /// A kernel for one linalg.generic on tensors and the operands of its call.
 class GenericKernelBuilder {
 public:
-  explicit GenericKernelBuilder(linalg::GenericOp op) : op(op) {}
+  /// With `registerBlocks`, a long reduction may compute several points
+  /// per thread (planRegisterBlocks).
+  GenericKernelBuilder(linalg::GenericOp op, bool registerBlocks)
+      : op(op), mayBlock(registerBlocks) {}
 
   /// Plans the kernel's arguments; fails (the op stays on the host) for
   /// dynamic loop bounds, more points than a grid's 2^31 - 1 blocks hold,
@@ -83,12 +96,20 @@ public:
   SmallVector<Value> callOperands(OpBuilder &b);
 
   unsigned numInputs() const { return inputs.size(); }
-  /// The points of the parallel loops: the kernel's threads.
+  /// The points of the parallel loops.
   int64_t numPoints() const {
     int64_t points = 1;
     for (unsigned dim : parallelDims)
       points *= sizes[dim];
     return points;
+  }
+  /// The kernel's threads (without a split reduction): a thread per point,
+  /// or per register block of points.
+  int64_t numThreads() const {
+    int64_t threads = numPoints();
+    for (const RegisterBlock &block : registerBlocks)
+      threads /= block.factor;
+    return threads;
   }
   bool hasReductions() const { return !reductionDims.empty(); }
   ArrayRef<int64_t> loopSizes() const { return sizes; }
@@ -116,6 +137,17 @@ public:
   }
 
 private:
+  /// A parallel loop along which each thread computes `factor` points,
+  /// `size / factor` apart (a warp's threads stay on consecutive points, so
+  /// each load is as coalesced as with a point per thread). The points'
+  /// outputs are carried side by side through the reduction loops, each
+  /// combined in its own order; the loads of the inputs the loop does not
+  /// index are the same for all of them, and CSE keeps one.
+  struct RegisterBlock {
+    unsigned dim;
+    int64_t factor;
+  };
+
   /// The threads of one block that split a reduction at one parallel point:
   /// this thread's index and each output's partial values in workgroup
   /// memory.
@@ -128,18 +160,31 @@ private:
   /// stays empty if one has none).
   void planSplit();
 
+  /// Chooses the register blocks of a long reduction that is not split:
+  /// first the loop along which the most inputs are invariant, then the
+  /// one along which the most of the others are, each by 4, 3 or 2 where
+  /// that divides the loop and leaves enough threads.
+  void planRegisterBlocks();
+
+  /// The extent of a thread's index along `dim`: the loop's size, divided
+  /// by the factor of a register block along it.
+  int64_t threadExtent(unsigned dim) const;
+
   /// The ivs of the loops `dims` at the row-major linear index `linear`
-  /// (the first dimension unbounded), built at `b`'s insertion point.
+  /// (the first dimension unbounded; each loop's extent a thread's),
+  /// built at `b`'s insertion point.
   SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
                                  ArrayRef<unsigned> dims) const;
 
   /// Emits the code of one thread at `b`'s insertion point, given the
-  /// kernel's arguments and the thread's point of the parallel loops; with
-  /// `split`, the thread's share of the reduction at that point.
+  /// kernel's arguments and the thread's point of the parallel loops (the
+  /// first of its register block); with `split`, the thread's share of the
+  /// reduction at that point.
   void buildThread(OpBuilder &b, ValueRange arguments, ValueRange parallelIvs,
                    const SplitReduction *split = nullptr);
 
   linalg::GenericOp op;
+  bool mayBlock;
   SmallVector<int64_t> sizes;
   SmallVector<unsigned> parallelDims, reductionDims;
   /// The values passed to the entry: tensors, or for a Scalar capture the
@@ -163,6 +208,7 @@ private:
   /// the value it starts from.
   SmallVector<Operation *> combiners;
   SmallVector<TypedAttr> identities;
+  SmallVector<RegisterBlock> registerBlocks;
 };
 
 /// Whether every use of `tensor` in `region` is a tensor.extract directly
@@ -259,7 +305,60 @@ LogicalResult GenericKernelBuilder::plan() {
     captureInputs[value] = addInput(value, nullptr);
   }
   planSplit();
+  planRegisterBlocks();
   return success();
+}
+
+void GenericKernelBuilder::planRegisterBlocks() {
+  if (!mayBlock || reductionDims.empty() || splitsReduction() ||
+      numReductionPoints() < kBlockedReductionPoints || !storesOwnPointOnly())
+    return;
+  // The maps of the inputs the body reads through one.
+  SmallVector<AffineMap> inputMaps;
+  for (OpOperand *operand : op.getDpsInputOperands())
+    if (operandInputs.count(operand) &&
+        !op.getMatchingBlockArgument(operand).use_empty())
+      inputMaps.push_back(op.getMatchingIndexingMap(operand));
+  llvm::SmallBitVector reused(inputMaps.size());
+  int64_t threads = numPoints();
+  while (registerBlocks.size() < kMaxRegisterBlocks) {
+    std::optional<RegisterBlock> best;
+    int bestInvariant = 0;
+    for (unsigned dim : parallelDims) {
+      if (llvm::any_of(registerBlocks, [&](const RegisterBlock &block) {
+            return block.dim == dim;
+          }))
+        continue;
+      int invariant = 0;
+      for (auto [i, map] : llvm::enumerate(inputMaps))
+        if (!reused[i] && !map.isFunctionOfDim(dim))
+          ++invariant;
+      if (invariant <= bestInvariant)
+        continue;
+      for (int64_t factor : {4, 3, 2}) {
+        if (sizes[dim] % factor == 0 &&
+            threads / factor >= kMinBlockedThreads) {
+          best = RegisterBlock{dim, factor};
+          bestInvariant = invariant;
+          break;
+        }
+      }
+    }
+    if (!best)
+      return;
+    registerBlocks.push_back(*best);
+    threads /= best->factor;
+    for (auto [i, map] : llvm::enumerate(inputMaps))
+      if (!map.isFunctionOfDim(best->dim))
+        reused.set(i);
+  }
+}
+
+int64_t GenericKernelBuilder::threadExtent(unsigned dim) const {
+  for (const RegisterBlock &block : registerBlocks)
+    if (block.dim == dim)
+      return sizes[dim] / block.factor;
+  return sizes[dim];
 }
 
 SmallVector<Value>
@@ -268,7 +367,7 @@ GenericKernelBuilder::delinearize(OpBuilder &b, Location loc, Value linear,
   SmallVector<Value> ivs(dims.size());
   Value rest = linear;
   for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) {
-    Value size = arith::ConstantIndexOp::create(b, loc, sizes[dims[i]]);
+    Value size = arith::ConstantIndexOp::create(b, loc, threadExtent(dims[i]));
     ivs[i] = i == 0 ? rest : arith::RemUIOp::create(b, loc, rest, size);
     if (i > 0)
       rest = arith::DivUIOp::create(b, loc, rest, size);
@@ -317,7 +416,6 @@ func::FuncOp GenericKernelBuilder::build(OpBuilder &builder, StringRef name) {
   OpBuilder b = OpBuilder::atBlockBegin(entry);
 
   int64_t points = numPoints();
-  int64_t threads = std::min(points, kThreadsPerBlock);
   if (splitsReduction() && points > 0) {
     // A block per parallel point, its threads sharing the reduction.
     auto constant = [&](int64_t value) -> Value {
@@ -350,7 +448,9 @@ func::FuncOp GenericKernelBuilder::build(OpBuilder &builder, StringRef name) {
   }
   // plan() keeps the grid within its limit; an empty op launches nothing.
   if (points > 0) {
-    int64_t blocks = llvm::divideCeil(points, threads);
+    int64_t threadPoints = numThreads();
+    int64_t threads = std::min(threadPoints, kThreadsPerBlock);
+    int64_t blocks = llvm::divideCeil(threadPoints, threads);
     auto constant = [&](int64_t value) -> Value {
       return arith::ConstantIndexOp::create(b, loc, value);
     };
@@ -363,7 +463,7 @@ func::FuncOp GenericKernelBuilder::build(OpBuilder &builder, StringRef name) {
       launch->setAttr(kPerThreadOutputsAttrName, b.getUnitAttr());
     OpBuilder t = OpBuilder::atBlockBegin(&launch.getBody().front());
     // The thread's point: its index in the grid, row-major over the
-    // parallel loops.
+    // parallel loops' thread extents.
     Value point = arith::AddIOp::create(
         t, loc,
         arith::MulIOp::create(t, loc, launch.getBlockIds().x,
@@ -373,12 +473,12 @@ func::FuncOp GenericKernelBuilder::build(OpBuilder &builder, StringRef name) {
       buildThread(inner, entry->getArguments(),
                   delinearize(inner, loc, point, parallelDims));
     };
-    if (points % threads == 0) {
+    if (threadPoints % threads == 0) {
       emitThread(t);
     } else {
-      Value inBounds =
-          arith::CmpIOp::create(t, loc, arith::CmpIPredicate::ult, point,
-                                arith::ConstantIndexOp::create(t, loc, points));
+      Value inBounds = arith::CmpIOp::create(
+          t, loc, arith::CmpIPredicate::ult, point,
+          arith::ConstantIndexOp::create(t, loc, threadPoints));
       auto guard = scf::IfOp::create(t, loc, inBounds, /*withElse=*/false);
       OpBuilder inner = guard.getThenBodyBuilder();
       emitThread(inner);
@@ -424,11 +524,36 @@ void GenericKernelBuilder::buildThread(OpBuilder &b, ValueRange arguments,
     }
   }
 
-  // The full point of the loops, the reduction dimensions' ivs filled in
-  // inside the reduction loops.
+  // The parallel points this thread computes: its own and, along each
+  // register block's loop, those `extent` apart.
+  SmallVector<SmallVector<Value>> points = {llvm::to_vector(parallelIvs)};
+  for (const RegisterBlock &block : registerBlocks) {
+    size_t position =
+        llvm::find(parallelDims, block.dim) - parallelDims.begin();
+    int64_t extent = threadExtent(block.dim);
+    SmallVector<SmallVector<Value>> spread;
+    for (const SmallVector<Value> &point : points) {
+      for (int64_t r = 0; r < block.factor; ++r) {
+        spread.push_back(point);
+        if (r == 0)
+          continue;
+        Value offset = arith::ConstantIndexOp::create(b, loc, r * extent);
+        spread.back()[position] =
+            arith::AddIOp::create(b, loc, point[position], offset);
+      }
+    }
+    points = std::move(spread);
+  }
+
+  // The full point of the loops: the parallel dimensions' ivs those of the
+  // point being computed, the reduction dimensions' filled in inside the
+  // reduction loops.
   SmallVector<Value> ivs(sizes.size());
-  for (auto [dim, iv] : llvm::zip_equal(parallelDims, parallelIvs))
-    ivs[dim] = iv;
+  auto moveTo = [&](ArrayRef<Value> point) {
+    for (auto [dim, iv] : llvm::zip_equal(parallelDims, point))
+      ivs[dim] = iv;
+  };
+  moveTo(points.front());
   auto indicesOf = [&](OpBuilder &at, AffineMap map) {
     return *affine::expandAffineMap(at, loc, map, ivs);
   };
@@ -473,24 +598,39 @@ void GenericKernelBuilder::buildThread(OpBuilder &b, ValueRange arguments,
     return yielded;
   };
 
-  // The outputs' values at this point before the reduction: the initial
-  // values the body reads (zero for a result whose body ignores its
-  // output: the body defines it at every point).
+  // The outputs' values at each point before the reduction, point after
+  // point: the initial values the body reads (zero for a result whose body
+  // ignores its output: the body defines it at every point).
+  unsigned numOutputs = op.getNumDpsInits();
   SmallVector<Value> initial;
-  for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable())) {
-    if (initInputs[i]) {
-      initial.push_back(readOperand(b, &init));
-      continue;
+  for (ArrayRef<Value> point : points) {
+    moveTo(point);
+    for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable())) {
+      if (initInputs[i]) {
+        initial.push_back(readOperand(b, &init));
+        continue;
+      }
+      Type element = getElementTypeOrSelf(init.get().getType());
+      TypedAttr value = initConstants[i]
+                            ? initConstants[i]
+                            : cast<TypedAttr>(b.getZeroAttr(element));
+      initial.push_back(arith::ConstantOp::create(b, loc, value));
     }
-    Type element = getElementTypeOrSelf(init.get().getType());
-    TypedAttr value = initConstants[i]
-                          ? initConstants[i]
-                          : cast<TypedAttr>(b.getZeroAttr(element));
-    initial.push_back(arith::ConstantOp::create(b, loc, value));
   }
+  // The body at every point, each with its outputs' current values.
+  auto emitPoints = [&](OpBuilder &at, ValueRange current) {
+    SmallVector<Value> next;
+    for (auto [p, point] : llvm::enumerate(points)) {
+      moveTo(point);
+      llvm::append_range(
+          next, emitBody(at, current.slice(p * numOutputs, numOutputs)));
+    }
+    return next;
+  };
 
   SmallVector<Value> results;
   if (split) {
+    assert(points.size() == 1 && "a split reduction has no register blocks");
     // This thread's points of the reduction, t, t + threads, ...; each
     // output combined from its identity.
     SmallVector<Value> starts;
@@ -540,14 +680,14 @@ void GenericKernelBuilder::buildThread(OpBuilder &b, ValueRange arguments,
     return;
   }
   if (reductionDims.empty()) {
-    results = emitBody(b, initial);
+    results = emitPoints(b, initial);
   } else {
     // The reduction loops nested in their order, the outputs carried.
     std::function<SmallVector<Value>(OpBuilder &, unsigned, ValueRange)> nest =
         [&](OpBuilder &at, unsigned level,
             ValueRange carried) -> SmallVector<Value> {
       if (level == reductionDims.size())
-        return emitBody(at, carried);
+        return emitPoints(at, carried);
       unsigned dim = reductionDims[level];
       Value lower = arith::ConstantIndexOp::create(at, loc, 0);
       Value upper = arith::ConstantIndexOp::create(at, loc, sizes[dim]);
@@ -567,16 +707,20 @@ void GenericKernelBuilder::buildThread(OpBuilder &b, ValueRange arguments,
       ivs[dim] = zero;
   }
 
-  for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable()))
-    memref::StoreOp::create(b, loc, results[i], outputs[i],
-                            indicesOf(b, op.getMatchingIndexingMap(&init)));
+  for (auto [p, point] : llvm::enumerate(points)) {
+    moveTo(point);
+    for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable()))
+      memref::StoreOp::create(b, loc, results[p * numOutputs + i], outputs[i],
+                              indicesOf(b, op.getMatchingIndexingMap(&init)));
+  }
 }
 
 /// The linalg ops of the module's host code, each in a kernel of its own
 /// shared by the ops that compute the same thing.
 class LinalgRewriter {
 public:
-  explicit LinalgRewriter(ModuleOp module) : module(module), symbols(module) {}
+  LinalgRewriter(ModuleOp module, bool registerBlocks)
+      : module(module), symbols(module), registerBlocks(registerBlocks) {}
 
   /// Rewrites `op` into a call of its kernel; false where it stays.
   bool rewrite(linalg::GenericOp op);
@@ -589,6 +733,7 @@ private:
 
   ModuleOp module;
   SymbolTable symbols;
+  bool registerBlocks;
   /// The kernels built so far and their entries.
   SmallVector<std::pair<func::FuncOp, func::FuncOp>> kernels;
 };
@@ -614,7 +759,7 @@ func::FuncOp LinalgRewriter::findEquivalent(func::FuncOp kernel) {
 }
 
 bool LinalgRewriter::rewrite(linalg::GenericOp op) {
-  GenericKernelBuilder kernel(op);
+  GenericKernelBuilder kernel(op, registerBlocks);
   if (failed(kernel.plan()))
     return false;
   Location loc = op.getLoc();
@@ -689,6 +834,8 @@ static void padAsGather(tensor::PadOp pad, RewriterBase &rewriter) {
 
 struct ConvertLinalgToGPUPass
     : mlir::gs::impl::ConvertLinalgToGPUBase<ConvertLinalgToGPUPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     {
@@ -709,7 +856,7 @@ struct ConvertLinalgToGPUPass
       return !isa<linalg::FillOp>(op);
     });
     IRRewriter rewriter(&getContext());
-    LinalgRewriter kernels(module);
+    LinalgRewriter kernels(module, registerBlocks);
     for (linalg::LinalgOp op : ops) {
       if (isa<linalg::FillOp>(op) && op->use_empty()) {
         rewriter.eraseOp(op);
