@@ -25,7 +25,10 @@ the cuBLAS baseline. Per configuration:
     convolution (torch.nn.functional), their references cuDNN's in
     float64; for the wgmma kernels (sm_90a PTX, run on compute capability
     9.0 only, SKIP elsewhere) their throughput against cuBLAS (target at
-    least 0.70x at 4096^3) and the cost of their statistics.
+    least 0.70x at 4096^3) and the cost of their statistics; for the eval
+    step's FP32 convolutions (gs-linalg-to-gpu's kernels) against cuDNN's
+    FP32 convolution (TF32 off), and register blocks against an output a
+    thread.
 --dry-run needs neither a GPU nor PyTorch: it checks that each kernel's
 argument packing matches the parameters its PTX declares.
 """
@@ -146,7 +149,13 @@ class Driver:
 
 
 def is_conv(cfg):
-    return cfg.get("type") == "conv"
+    """A convolution: an implicit GEMM of convert-gs-to-gpu, or an FP32 one
+    in gs-linalg-to-gpu's kernel (is_eval_conv)."""
+    return cfg.get("type") in ("conv", "eval_conv")
+
+
+def is_eval_conv(cfg):
+    return cfg.get("type") == "eval_conv"
 
 
 def make_arrays(cfg):
@@ -166,6 +175,13 @@ def torch_dtypes(torch):
 def make_buffers(torch, cfg):
     dtypes = torch_dtypes(torch)
     arrays = make_arrays(cfg)
+    if is_eval_conv(cfg):
+        # The generic's operands in order, then the output.
+        buffers = [torch.from_numpy(arrays[n]).cuda() for n in ("x", "w")]
+        out = cfg["arguments"][2]
+        buffers.append(torch.zeros(out["shape"], dtype=dtypes[out["dtype"]],
+                                   device="cuda"))
+        return arrays, buffers
     if is_conv(cfg):
         a, b = arrays["w"], arrays["x"]
     else:
@@ -466,6 +482,9 @@ def main():
 
     import torch
     torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+    # FP32 baselines in FP32, not TF32.
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
     torch.zeros(1, device="cuda")  # the primary context, current here
     major, minor = torch.cuda.get_device_capability()
     chip = "sm_90" if major >= 9 else "sm_80"
@@ -515,6 +534,17 @@ def main():
         flops = 2.0 * cfg["m"] * cfg["n"] * cfg["k"]
         fused = time_ms(torch, run)
         times[name] = fused
+        if is_eval_conv(cfg):
+            conv = convolution(torch, cfg)
+            x, w = buffers[0], buffers[1]
+            baseline = time_ms(torch, lambda: conv(x, w))
+            cublas_times[name] = baseline
+            tf = lambda ms: flops / ms / 1e9
+            print(f"PERF {name} {cfg['m']}x{cfg['n']}x{cfg['k']}: kernel "
+                  f"{tf(fused):.2f} TFLOP/s ({fused:.3f} ms), cuDNN FP32 "
+                  f"{tf(baseline):.2f} ({baseline:.3f} ms); kernel / cuDNN "
+                  f"{baseline / fused:.2f}x throughput")
+            continue
         if is_conv(cfg):
             conv = convolution(torch, cfg)
             w, x = buffers[0], buffers[1]
@@ -547,6 +577,11 @@ def main():
             print(f"PERF statistics cost of {kernel}: {100 * cost:+.1f}% over "
                   f"the same kernel without them (target <= 5%: "
                   f"{'met' if cost <= 0.05 else 'NOT met'})")
+    blocked = "eval_resnet_conv3x3"
+    if blocked in times and blocked + "_unblocked" in times:
+        ratio = times[blocked + "_unblocked"] / times[blocked]
+        print(f"PERF register blocks on {blocked}: {ratio:.2f}x the "
+              "throughput of an output a thread")
     if "wgmma4096" in cublas_times:
         ratio = cublas_times["wgmma4096"] / times["wgmma4096"]
         print(f"PERF wgmma at 4096^3: {ratio:.2f}x cuBLAS's throughput "

@@ -4,7 +4,9 @@
 
 For each GEMM configuration below, gs-gpu-gemm-kernel builds the fused
 GEMM; for each convolution, convert-gs-to-gpu builds its implicit GEMM
-from a function computing it (check_conv.py's); the scale decisions are
+from a function computing it (check_conv.py's), and for each FP32 one
+(an eval step's) convert-gs-to-linalg and gs-linalg-to-gpu build its
+kernel; the scale decisions are
 convert-gs-to-gpu's kernels for test/Integration/GPU/Inputs/
 scale-decisions.mlir, with the statistics of scale_cases.py's gradients
 and the scales the CPU lowering decides from them (gs-run), which the
@@ -200,6 +202,21 @@ CONV_CONFIGS = [
                                            [28, 28], pad=[1], groups=16),
      None, True),
 ]
+# FP32 convolutions as a GPU eval step computes them (gs-linalg-to-gpu:
+# a thread per register block of outputs, or per output): name,
+# configuration (unpadded: a padded one's border is a gather kernel of its
+# own), register blocks, timed. ResNet-18's 3x3 at batch 32 (4 images x 4
+# filters a thread) against the same kernel with an output a thread, and a
+# small one (2 images a thread).
+EVAL_CONV_CONFIGS = [
+    ("eval_resnet_conv3x3", conv("conv", 32, 64, [58, 58], 64, [3, 3],
+                                 operands="f32"), True, True),
+    ("eval_resnet_conv3x3_unblocked", conv("conv", 32, 64, [58, 58], 64,
+                                           [3, 3], operands="f32"), False,
+     True),
+    ("eval_conv_small", conv("conv", 8, 8, [34, 34], 16, [3, 3],
+                             operands="f32"), True, False),
+]
 # Convolutions on the wgmma kernels (convert-gs-to-gpu wgmma=true, sm_90a):
 # ResNet-18's 3x3 forward and scaled data gradient, and a small ragged one.
 WGMMA_CONV_CONFIGS = [
@@ -324,6 +341,40 @@ def prepare_conv(args, name, cfg, scale, wgmma=False):
                  f"{kernels}")
     return lower(args, directory, outlined, kernel[0],
                  WGMMA_CHIPS if wgmma else CHIPS)
+
+
+def prepare_eval_conv(args, name, cfg, register_blocks):
+    """The kernel gs-linalg-to-gpu builds for an FP32 convolution."""
+    directory = os.path.join(args.out, name)
+    os.makedirs(directory, exist_ok=True)
+    source = os.path.join(directory, "conv.mlir")
+    with open(source, "w") as f:
+        f.write(check_conv.conv_mlir(cfg))
+    outlined = os.path.join(directory, "outlined.mlir")
+    blocks = str(register_blocks).lower()
+    run([args.gs_opt, source, "--convert-gs-to-linalg",
+         f"--gs-linalg-to-gpu=register-blocks={blocks}",
+         "--gs-outline-gpu-kernels", "-o", outlined])
+    with open(outlined) as f:
+        kernels = re.findall(r"func\.func private @(gs_\w+)\(", f.read())
+    kernel = [k for k in kernels if not k.endswith("_entry")]
+    if len(kernel) != 1 or not kernel[0].startswith("gs_reduce_"):
+        sys.exit(f"error: {name}: expected one gs_reduce kernel, got "
+                 f"{kernels}")
+    return lower(args, directory, outlined, kernel[0])
+
+
+def conv_entry(name, cfg, entry_type, arguments, launches, scale, timed):
+    """A convolution's manifest entry."""
+    x_shape, _, out_shape = check_conv.shapes(cfg)
+    return {
+        "name": name, "type": entry_type, "conv": cfg, "kind": cfg["values"],
+        "m": out_shape[1], "n": out_shape[0] * math.prod(out_shape[2:]),
+        "k": x_shape[1] // cfg.get("groups", 1) * math.prod(cfg["kernel"]),
+        "scale": 1.0 if scale is None else scale, "bias": cfg["bias"],
+        "mask": False, "output": cfg["output"],
+        "statistics": scale is not None, "timed": timed,
+        "arguments": arguments, "launches": launches}
 
 
 def mlir_float(value, dtype):
@@ -451,16 +502,18 @@ def main():
         if only and name not in only:
             continue
         arguments, launches = prepare_conv(args, name, cfg, scale, wgmma)
-        x_shape, _, out_shape = check_conv.shapes(cfg)
-        manifest.append({
-            "name": name, "type": "conv", "conv": cfg, "kind": cfg["values"],
-            "m": out_shape[1], "n": out_shape[0] * math.prod(out_shape[2:]),
-            "k": x_shape[1] // cfg.get("groups", 1) * math.prod(cfg["kernel"]),
-            "scale": 1.0 if scale is None else scale, "bias": cfg["bias"],
-            "mask": False, "output": cfg["output"],
-            "statistics": scale is not None, "timed": timed,
-            "arguments": arguments, "launches": launches})
+        manifest.append(conv_entry(name, cfg, "conv", arguments, launches,
+                                   scale, timed))
         print(f"prepared {name}: {len(launches)} kernel(s)")
+    for name, cfg, register_blocks, timed in EVAL_CONV_CONFIGS:
+        if only and name not in only:
+            continue
+        arguments, launches = prepare_eval_conv(args, name, cfg,
+                                                register_blocks)
+        manifest.append(conv_entry(name, cfg, "eval_conv", arguments,
+                                   launches, None, timed))
+        print(f"prepared {name}: {len(launches)} kernel(s), "
+              f"{launches[0]['grid'][0]} blocks")
     manifest += prepare_decisions(args, only)
     with open(os.path.join(args.out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)

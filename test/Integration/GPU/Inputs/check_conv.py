@@ -5,10 +5,11 @@
                 --m M --kernel K[xK...] [--groups G] [--stride S...]
                 [--pad P...] [--pad-end P...] [--dilation D...]
                 [--output-padding P...] [--split-weight] [--channels-first]
-                [--weight-channels-first]
+                [--weight-channels-first] [--operands f16|f32]
                 [--bias] [--output f16|f32] [--values integers|normal]
-      writes DIR/x.npy, w.npy (f16), (bias.npy) and DIR/conv.mlir, one
-      function @conv computing the gs.conv (or gs.conv_transpose) on them.
+      writes DIR/x.npy, w.npy (f16, or --operands), (bias.npy) and
+      DIR/conv.mlir, one function @conv computing the gs.conv (or
+      gs.conv_transpose) on them.
       --split-weight: w is M/G x C x K..., every group's filters, each
       group its own input channels of them (the autodiff's split weight
       gradient), which @conv regroups for the gs.conv.
@@ -25,9 +26,12 @@
       DIR/cpu/output_0.npy (the CPU lowering) bit for bit, and both with
       NumPy's float64 convolution within the bound of f32 accumulation
       (exact for integer values).
-  check_conv.py case DIR --gs-opt PATH --gs-run PATH [inputs' options]
+  check_conv.py case DIR --gs-opt PATH --gs-run PATH [--linalg]
+                [inputs' options]
       all of it: the inputs, @conv run by gs-run as the CPU lowers it and
-      after convert-gs-to-gpu and gs-emulate-gpu, and the check.
+      after convert-gs-to-gpu (with --linalg: convert-gs-to-linalg and
+      gs-linalg-to-gpu, as a GPU eval step's FP32 convolutions) and
+      gs-emulate-gpu, and the check.
 
 The kernel sums each output's products (exact in f32: f16 x f16) in the
 order of the CPU lowering, (input channel, kernel offsets), with the
@@ -42,6 +46,7 @@ import argparse
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -101,8 +106,14 @@ def dtypes():
     return {"f16": np.float16, "f32": np.float32}
 
 
+def operand_type(cfg):
+    """The element type of x and w."""
+    return cfg.get("operands", "f16")
+
+
 def make_arrays(cfg):
-    """x and w (f16), and the bias (of the output type) if asked for."""
+    """x and w (f16, or cfg's operands), and the bias (of the output type)
+    if asked for."""
     import numpy as np
     x_shape, w_shape, _ = shapes(cfg)
     rng = np.random.default_rng(sum(cfg["size"]) * 7919 + cfg["m"])
@@ -116,7 +127,8 @@ def make_arrays(cfg):
         x = np.ascontiguousarray(x.swapaxes(0, 1))
     if cfg.get("weight_channels_first"):
         w = np.ascontiguousarray(w.swapaxes(0, 1))
-    arrays = {"x": x.astype(np.float16), "w": w.astype(np.float16)}
+    element = dtypes()[operand_type(cfg)]
+    arrays = {"x": x.astype(element), "w": w.astype(element)}
     if cfg["bias"]:
         arrays["bias"] = rng.integers(-4, 5, cfg["m"]).astype(
             dtypes()[cfg["output"]])
@@ -130,8 +142,9 @@ def conv_mlir(cfg, scaled=False):
     g = geometry(cfg)
     x_shape, w_shape, out_shape = shapes(cfg)
     out = cfg["output"]
+    element = operand_type(cfg)
     operands = ["%x", "%w"]
-    types = [shape_text(x_shape, "f16"), shape_text(w_shape, "f16")]
+    types = [shape_text(x_shape, element), shape_text(w_shape, element)]
     if cfg["bias"]:
         operands.append("%b")
         types.append(shape_text([cfg["m"]], out))
@@ -141,7 +154,7 @@ def conv_mlir(cfg, scaled=False):
     for i, key in enumerate(("channels_first", "weight_channels_first")):
         if cfg.get(key):
             first, second, *rest = (x_shape, w_shape)[i]
-            arg_types[i] = shape_text([second, first, *rest], "f16")
+            arg_types[i] = shape_text([second, first, *rest], element)
             perm = ", ".join(map(str, [1, 0] + list(range(2, 2 + len(rest)))))
             prologue += (f"  {operands[i]}c = gs.transpose {operands[i]}, "
                          f"[{perm}] : {arg_types[i]}\n")
@@ -155,12 +168,13 @@ def conv_mlir(cfg, scaled=False):
         moved = [groups, filters, channels // groups, *kernel]
         perm = ", ".join(map(str, [1, 0] + list(range(2, len(split)))))
         types[1] = shape_text([groups * filters, channels // groups, *kernel],
-                              "f16")
+                              element)
         prologue += (
-            f"  %ws = gs.reshape {operands[1]} : {shape_text(w_shape, 'f16')} -> "
-            f"{shape_text(split, 'f16')}\n"
-            f"  %wt = gs.transpose %ws, [{perm}] : {shape_text(split, 'f16')}\n"
-            f"  %wg = gs.reshape %wt : {shape_text(moved, 'f16')} -> "
+            f"  %ws = gs.reshape {operands[1]} : "
+            f"{shape_text(w_shape, element)} -> {shape_text(split, element)}\n"
+            f"  %wt = gs.transpose %ws, [{perm}] : "
+            f"{shape_text(split, element)}\n"
+            f"  %wg = gs.reshape %wt : {shape_text(moved, element)} -> "
             f"{types[1]}\n")
         operands[1] = "%wg"
     attrs = [f"strides = array<i64: {', '.join(map(str, g['stride']))}>",
@@ -194,7 +208,8 @@ def conv_mlir(cfg, scaled=False):
 
 def make_inputs(args):
     import numpy as np
-    cfg = {k: v for k, v in vars(args).items() if k not in ("gs_opt", "gs_run")}
+    cfg = {k: v for k, v in vars(args).items()
+           if k not in ("gs_opt", "gs_run", "wgmma")}
     os.makedirs(args.dir, exist_ok=True)
     for name, array in make_arrays(cfg).items():
         np.save(os.path.join(args.dir, name + ".npy"), array)
@@ -274,10 +289,12 @@ def check(args):
     if gpu.dtype != cpu.dtype or gpu.shape != cpu.shape:
         sys.exit(f"FAIL: {gpu.dtype}{gpu.shape} vs {cpu.dtype}{cpu.shape}")
     # The CPU lowers a strided transposed convolution as a GEMM over the
-    # channels, then adds the kernel positions' sums (col2im): another
-    # order than the kernel's, so only the bound holds for both.
+    # channels, then adds the kernel positions' sums (col2im), and an FP32
+    # convolution as a GEMM of its own: other orders than the kernel's (or
+    # than gs-linalg-to-gpu's loops), so only the bound holds for both.
     same_order = not (cfg["kind"] == "convt" and
-                      any(s > 1 for s in geometry(cfg)["stride"]))
+                      any(s > 1 for s in geometry(cfg)["stride"])) and \
+        not cfg.get("linalg")
     if same_order and gpu.tobytes() != cpu.tobytes():
         bad = gpu != cpu
         i = tuple(int(v) for v in np.argwhere(bad)[0])
@@ -312,11 +329,12 @@ def run_both(args):
     kernels = os.path.join(args.dir, "kernels.mlir")
     emulated = os.path.join(args.dir, "gpu.mlir")
     wgmma = "true" if args.wgmma else "false"
+    lowering = (["--convert-gs-to-linalg", "--gs-linalg-to-gpu"] if args.linalg
+                else [f"--convert-gs-to-gpu=wgmma={wgmma}"])
     for command in (
             [args.gs_run, source, "--entry=conv", *inputs,
              "--output-dir=" + os.path.join(args.dir, "cpu")],
-            [args.gs_opt, source, f"--convert-gs-to-gpu=wgmma={wgmma}", "-o",
-             kernels],
+            [args.gs_opt, source, *lowering, "-o", kernels],
             [args.gs_opt, kernels, "--gs-emulate-gpu", "-o", emulated],
             [args.gs_run, emulated, "--entry=conv", *inputs,
              "--output-dir=" + os.path.join(args.dir, "gpu")]):
@@ -325,6 +343,12 @@ def run_both(args):
             sys.exit(f"FAIL: {' '.join(command)}:\n{result.stderr}")
     with open(kernels) as f:
         text = f.read()
+    if args.linalg:
+        if not re.search(r"call @gs_reduce_\w+_entry", text):
+            sys.exit("FAIL: gs-linalg-to-gpu made no kernel of the "
+                     "convolution")
+        print("kernel from gs-linalg-to-gpu")
+        return
     if "call @gs_conv" not in text:
         sys.exit("FAIL: convert-gs-to-gpu made no kernel of the convolution")
     if args.channels_first and "_cfirst_" not in text:
@@ -344,6 +368,9 @@ def main():
     case.add_argument("--gs-run", required=True)
     case.add_argument("--wgmma", action="store_true",
                       help="the kernel on wgmma where m >= 64 (sm_90a)")
+    case.add_argument("--linalg", action="store_true",
+                      help="the convolution in gs-linalg-to-gpu's kernels "
+                      "(a GPU eval step's FP32 convolutions)")
     add_input_options(inputs)
     add_input_options(case)
     checks = sub.add_parser("check")
@@ -373,6 +400,7 @@ def add_input_options(inputs):
     inputs.add_argument("--channels-first", action="store_true")
     inputs.add_argument("--weight-channels-first", action="store_true")
     inputs.add_argument("--bias", action="store_true")
+    inputs.add_argument("--operands", choices=["f16", "f32"], default="f16")
     inputs.add_argument("--output", choices=["f16", "f32"], default="f32")
     inputs.add_argument("--values", choices=["integers", "normal"],
                         default="normal")
