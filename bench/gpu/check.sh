@@ -60,11 +60,12 @@ if [ -n "$sanitizer" ]; then
     log=$(mktemp)
     if timeout 150 "$sanitizer" --tool "$tool" --error-exitcode 1 \
          "$python" "$here/check_kernels.py" --artifacts "$artifacts" \
-         --configs ragged,special,guarded,wgmma_ragged,wgmma_ragged_transposed,wgmma_deep_ragged,conv_small_bias,convt_small_scaled,conv_grouped_ragged,gs_scale_exponent_histogram \
+         --configs ragged,special,guarded,wgmma_ragged,wgmma_ragged_transposed,wgmma_deep_ragged,conv_small_bias,convt_small_scaled,conv_grouped_ragged,conv_grouped_cfirst_ragged,eval_conv_small,gs_scale_exponent_histogram \
          --no-perf > "$log" 2>&1; then
       echo "PASS compute-sanitizer $tool (ragged, special, guarded," \
            "wgmma_ragged, wgmma_ragged_transposed and wgmma_deep_ragged where sm_90a runs," \
            "conv_small_bias, convt_small_scaled, conv_grouped_ragged," \
+           "conv_grouped_cfirst_ragged, eval_conv_small," \
            "gs_scale_exponent_histogram)"
     elif grep -q "Device not supported" "$log"; then
       # gVisor machines expose no debugger interface to the sanitizer.

@@ -238,15 +238,31 @@ def convolution(torch, cfg):
                            groups=conv.get("groups", 1))
 
 
+def conv_layout(conv, x, w, torch=None):
+    """x and w (NumPy arrays, or with `torch` its tensors) as the
+    convolution takes them, from the layouts the kernel reads them in."""
+    if conv.get("channels_first"):
+        x = x.swapaxes(0, 1) if torch is None else x.transpose(0, 1)
+    if conv.get("grouped_channels_first"):
+        x_shape = check_conv.shapes(conv)[0]
+        _, split, _ = check_conv.grouped_source_shape(conv, x_shape)
+        perm = [2, 1, 0] + list(range(3, len(x_shape) + 1))
+        moved = x.reshape(split)
+        moved = moved.transpose(perm) if torch is None else \
+            moved.permute(*perm)
+        x = moved.reshape(x_shape)
+    if conv.get("weight_channels_first"):
+        w = w.swapaxes(0, 1) if torch is None else w.transpose(0, 1)
+    return x, w
+
+
 def reference(torch, cfg, arrays):
     """The float64 product and its f32 accumulation bound (on the GPU, or
     with NumPy where torch is None)."""
     if is_conv(cfg):
         x, w = (arrays[n].astype(np.float64) for n in ("x", "w"))
-        if cfg["conv"].get("channels_first"):
-            x = np.ascontiguousarray(x.swapaxes(0, 1))
-        if cfg["conv"].get("weight_channels_first"):
-            w = np.ascontiguousarray(w.swapaxes(0, 1))
+        x, w = (np.ascontiguousarray(v)
+                for v in conv_layout(cfg["conv"], x, w))
         if torch is None:
             return check_conv.reference(cfg["conv"], x, w, None)
         conv = convolution(torch, cfg)
@@ -547,11 +563,7 @@ def main():
             continue
         if is_conv(cfg):
             conv = convolution(torch, cfg)
-            w, x = buffers[0], buffers[1]
-            if cfg["conv"].get("channels_first"):
-                x = x.transpose(0, 1)
-            if cfg["conv"].get("weight_channels_first"):
-                w = w.transpose(0, 1)
+            x, w = conv_layout(cfg["conv"], buffers[1], buffers[0], torch)
             product = lambda: conv(x, w)
             library = "cuDNN"
         else:

@@ -198,6 +198,21 @@ CONV_CONFIGS = [
     ("resnext_conv3x3_grouped_data_grad",
      conv("convt", 8, 256, [56, 56], 256, [3, 3], "normal", "f16", pad=[1],
           groups=32), 1.0, True),
+    # Its weight gradient: the forward input's 32 groups of 8 channels
+    # correlated with the output gradient (both channels first), from a
+    # rearranged copy of the input and reading it as it lies; and a small
+    # ragged one (3 groups, 5 images of 4 channels).
+    ("resnext_conv3x3_grouped_weight_grad",
+     conv("conv", 8, 256, [56, 56], 256, [56, 56], pad=[1], groups=32,
+          weight_channels_first=True), None, True),
+    ("resnext_conv3x3_grouped_weight_grad_gcfirst",
+     conv("conv", 8, 256, [56, 56], 256, [56, 56], pad=[1], groups=32,
+          grouped_channels_first=True, weight_channels_first=True), None,
+     True),
+    ("conv_grouped_cfirst_ragged",
+     conv("conv", 5, 12, [11, 9], 24, [9, 7], "integers", pad=[1],
+          groups=3, grouped_channels_first=True,
+          weight_channels_first=True), None, False),
     ("cnn_conv1_weight_grad_split16", conv("conv", 1, 64, [28, 28], 128,
                                            [28, 28], pad=[1], groups=16),
      None, True),

@@ -132,6 +132,44 @@ Value channelsFirstSource(Value operand) {
   return transpose.getInput();
 }
 
+/// The forward input N x C x D... of a grouped convolution of `groups`
+/// groups that `operand`, the images C/G x (G*N) x D... of its weight
+/// gradient's correlation, rearranges (reshaped to N x G x C/G x D...,
+/// transposed with [2, 1, 0, ...], reshaped back: the autodiff's weight
+/// gradient of a grouped convolution); null otherwise. The kernel reads it
+/// as it lies.
+Value groupedChannelsFirstSource(Value operand, int64_t groups) {
+  auto merged = operand.getDefiningOp<ReshapeOp>();
+  auto moved =
+      merged ? merged.getInput().getDefiningOp<TransposeOp>() : TransposeOp();
+  auto split =
+      moved ? moved.getInput().getDefiningOp<ReshapeOp>() : ReshapeOp();
+  if (!split)
+    return {};
+  Value source = split.getInput();
+  auto sourceType = cast<RankedTensorType>(source.getType());
+  auto imagesType = cast<RankedTensorType>(operand.getType());
+  int64_t rank = imagesType.getRank();
+  if (sourceType.getRank() != rank || rank < 3)
+    return {};
+  ArrayRef<int64_t> spatial = imagesType.getShape().drop_front(2);
+  int64_t images = sourceType.getDimSize(0);
+  int64_t groupChannels = imagesType.getDimSize(0);
+  SmallVector<int64_t> splitShape = {images, groups, groupChannels};
+  llvm::append_range(splitShape, spatial);
+  SmallVector<int64_t> permutation = {2, 1, 0};
+  for (int64_t i = 3; i <= rank; ++i)
+    permutation.push_back(i);
+  if (sourceType.getShape().drop_front(2) != spatial ||
+      sourceType.getDimSize(1) != groups * groupChannels ||
+      imagesType.getDimSize(1) != groups * images ||
+      cast<RankedTensorType>(split.getType()).getShape() !=
+          ArrayRef<int64_t>(splitShape) ||
+      moved.getPermutation() != ArrayRef<int64_t>(permutation))
+    return {};
+  return source;
+}
+
 /// A convolution of FP16 tensors as a kernel site (its implicit GEMM, one
 /// per group), or nullopt. A grouped one needs at least
 /// kMinGroupOutChannels output channels a group: narrower groups
@@ -172,6 +210,11 @@ std::optional<GemmSite> matchConvolution(ConvOpTy op, bool transposed) {
   if (Value source = channelsFirstSource(input)) {
     input = source;
     conv.inputChannelsFirst = true;
+  } else if (groups != 1 && !transposed) {
+    if (Value source = groupedChannelsFirstSource(input, groups)) {
+      input = source;
+      conv.inputChannelsFirst = conv.inputGroupsInImages = true;
+    }
   }
   if (!transposed) {
     if (Value source = channelsFirstSource(weight)) {
@@ -306,7 +349,7 @@ std::string kernelName(const GemmKernelConfig &config) {
     if (conv->groups != 1)
       os << "_g" << conv->groups << (conv->groupsSplitWeight ? "_split" : "");
     if (conv->inputChannelsFirst)
-      os << "_cfirst";
+      os << (conv->inputGroupsInImages ? "_gcfirst" : "_cfirst");
     if (conv->weightChannelsFirst)
       os << "_wcfirst";
   } else {

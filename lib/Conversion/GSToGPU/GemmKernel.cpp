@@ -400,7 +400,10 @@ func::FuncOp GemmKernelBuilder::build() {
     if (conv->weightChannelsFirst)
       std::swap(aShape[0], aShape[1]);
     llvm::append_range(aShape, conv->kernel);
-    bShape = conv->inputChannelsFirst
+    bShape = conv->inputGroupsInImages
+                 ? SmallVector<int64_t>{conv->inChannels / conv->groups,
+                                        conv->groups * conv->batch}
+             : conv->inputChannelsFirst
                  ? SmallVector<int64_t>{conv->inChannels, conv->batch}
                  : SmallVector<int64_t>{conv->batch, conv->inChannels};
     llvm::append_range(bShape, conv->inSpatial);
@@ -698,8 +701,12 @@ void GemmKernelBuilder::selectGroup(Arguments &args) {
   else
     args.weightMatrix =
         channels(args.weightMatrix, conv.weightChannelsFirst ? 1 : 0, cfg.m);
+  // An input whose groups lie in its images gives each group all its
+  // channels (the first dimension) and the group's images.
   args.bMatrix =
-      channels(args.bMatrix, conv.inputChannelsFirst ? 0 : 1, groupIn);
+      conv.inputGroupsInImages
+          ? channels(args.bMatrix, 1, conv.batch)
+          : channels(args.bMatrix, conv.inputChannelsFirst ? 0 : 1, groupIn);
   args.c = channels(args.c, 1, cfg.m);
   if (args.bias)
     args.bias = channels(args.bias, 0, cfg.m);
@@ -1557,6 +1564,10 @@ mlir::gs::tensorcore::buildGemmKernel(OpBuilder &builder, Location loc,
     if (conv->groups < 1 || conv->inChannels % conv->groups != 0 ||
         conv->outChannels % conv->groups != 0)
       return fail("the groups must divide the input and output channels");
+    if (conv->inputGroupsInImages &&
+        (!conv->inputChannelsFirst || conv->transposed))
+      return fail("an input whose groups lie in its images is a forward "
+                  "convolution's, read channels first");
     if ((conv->groupsSplitWeight || conv->weightChannelsFirst) &&
         conv->transposed)
       return fail("a transposed convolution's weight is gathered as it lies: "

@@ -73,3 +73,40 @@ func.func @not_split(%x: tensor<1x8x5x5xf16>, %w: tensor<8x8x3x3xf16>) -> tensor
   %y = gs.conv %x, %filters {group = 2 : i64} : tensor<1x8x5x5xf16>, tensor<16x4x3x3xf16> -> tensor<1x16x3x3xf32>
   return %y : tensor<1x16x3x3xf32>
 }
+
+// -----
+
+// A grouped convolution's weight gradient correlates the forward input
+// (4 images of 2 groups of 3 channels) rearranged into 3 images of
+// (group, forward image) channels: the kernel takes the forward input as
+// it lies, each group all 4 of its first dimension and its own 3 of the
+// second.
+// CHECK-LABEL: func.func @grouped_images
+// CHECK-SAME: (%[[IN:[^:]+]]: tensor<4x6x5x5xf16>, %{{[^:]+}}: tensor<16x4x3x3xf16>)
+// CHECK: call @gs_conv_3x8x5x5_k16x3x3_o3x3_s1x1_d1x1_p0x0_g2_gcfirst_f32_nostats_entry(%{{.+}}, %[[IN]],
+// CHECK-LABEL: func.func private @gs_conv_3x8x5x5_k16x3x3_o3x3_s1x1_d1x1_p0x0_g2_gcfirst_f32_nostats(
+// CHECK-SAME: %[[X:[^:]+]]: memref<4x6x5x5xf16>
+// CHECK: %[[G:.+]] = gpu.block_id z
+// CHECK: %[[IMAGES:.+]] = arith.muli %[[G]], %c3 : index
+// CHECK: memref.subview %[[X]][0, %[[IMAGES]], 0, 0] [4, 3, 5, 5] [1, 1, 1, 1]
+func.func @grouped_images(%in: tensor<4x6x5x5xf16>, %w: tensor<16x4x3x3xf16>) -> tensor<3x16x3x3xf32> {
+  %split = gs.reshape %in : tensor<4x6x5x5xf16> -> tensor<4x2x3x5x5xf16>
+  %moved = gs.transpose %split, [2, 1, 0, 3, 4] : tensor<4x2x3x5x5xf16>
+  %images = gs.reshape %moved : tensor<3x2x4x5x5xf16> -> tensor<3x8x5x5xf16>
+  %y = gs.conv %images, %w {group = 2 : i64} : tensor<3x8x5x5xf16>, tensor<16x4x3x3xf16> -> tensor<3x16x3x3xf32>
+  return %y : tensor<3x16x3x3xf32>
+}
+
+// -----
+
+// Another rearrangement (the rows and columns swapped too) is not the
+// forward input's: the kernel takes the rearranged images.
+// CHECK-LABEL: func.func @not_grouped_images
+// CHECK: call @gs_conv_3x8x5x5_k16x3x3_o3x3_s1x1_d1x1_p0x0_g2_f32_nostats_entry(%{{.+}}, %{{.+}}, %{{.+}}) : (tensor<16x4x3x3xf16>, tensor<3x8x5x5xf16>,
+func.func @not_grouped_images(%in: tensor<4x6x5x5xf16>, %w: tensor<16x4x3x3xf16>) -> tensor<3x16x3x3xf32> {
+  %split = gs.reshape %in : tensor<4x6x5x5xf16> -> tensor<4x2x3x5x5xf16>
+  %moved = gs.transpose %split, [2, 1, 0, 4, 3] : tensor<4x2x3x5x5xf16>
+  %images = gs.reshape %moved : tensor<3x2x4x5x5xf16> -> tensor<3x8x5x5xf16>
+  %y = gs.conv %images, %w {group = 2 : i64} : tensor<3x8x5x5xf16>, tensor<16x4x3x3xf16> -> tensor<3x16x3x3xf32>
+  return %y : tensor<3x16x3x3xf32>
+}

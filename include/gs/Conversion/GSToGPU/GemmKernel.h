@@ -77,6 +77,13 @@ struct ConvolutionGeometry {
   /// channels and whose channels its images, reads that input as it lies
   /// instead of a transposed copy.
   bool inputChannelsFirst = false;
+  /// With inputChannelsFirst and groups, the input lies as the forward
+  /// input of the grouped convolution whose weight gradient this
+  /// correlation is: inChannels / groups x (groups * batch) x inSpatial...,
+  /// group g's channels all of the first dimension and its images
+  /// [g, g + 1) * batch of the second (instead of a copy reshaped and
+  /// transposed into inChannels x batch x inSpatial...).
+  bool inputGroupsInImages = false;
   /// A forward convolution's weight lies with its first two dimensions
   /// swapped (C/G x M x K..., or with groupsSplitWeight C x M/G x K...):
   /// a weight gradient's correlation, whose filters are the output

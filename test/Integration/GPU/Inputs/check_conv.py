@@ -5,7 +5,8 @@
                 --m M --kernel K[xK...] [--groups G] [--stride S...]
                 [--pad P...] [--pad-end P...] [--dilation D...]
                 [--output-padding P...] [--split-weight] [--channels-first]
-                [--weight-channels-first] [--operands f16|f32]
+                [--grouped-channels-first] [--weight-channels-first]
+                [--operands f16|f32]
                 [--bias] [--output f16|f32] [--values integers|normal]
       writes DIR/x.npy, w.npy (f16, or --operands), (bias.npy) and
       DIR/conv.mlir, one function @conv computing the gs.conv (or
@@ -17,6 +18,11 @@
       gs.conv (the autodiff's weight-gradient correlation, whose images
       are the forward input's channels); the kernel must read it as it
       lies (`_cfirst` in its name).
+      --grouped-channels-first (with --groups G): x is C/G x (G*N) x D...,
+      the forward input of a grouped convolution whose weight gradient
+      @conv correlates (reshaped to C/G x G x N x D..., transposed with
+      [2, 1, 0, ...] and reshaped to N x C x D..., as the autodiff does);
+      the kernel must read it as it lies (`_gcfirst`).
       --weight-channels-first: w has its first two dimensions swapped
       (C/G x M x K..., or with --split-weight C x M/G x K...), which @conv
       transposes back (the correlation's filters, the output gradient);
@@ -111,6 +117,30 @@ def operand_type(cfg):
     return cfg.get("operands", "f16")
 
 
+def grouped_source_shape(cfg, x_shape):
+    """--grouped-channels-first: the shape x lies in, and the split shapes
+    @conv reshapes it through (C/G x G x N x D..., N x G x C/G x D...)."""
+    n, c, *spatial = x_shape
+    groups = cfg["groups"]
+    source = [c // groups, groups * n, *spatial]
+    return source, [c // groups, groups, n, *spatial], \
+        [n, groups, c // groups, *spatial]
+
+
+def grouped_to_source(cfg, x):
+    """x (N x C x D...) as --grouped-channels-first lays it."""
+    source, _, split = grouped_source_shape(cfg, list(x.shape))
+    perm = [2, 1, 0] + list(range(3, x.ndim + 1))
+    return x.reshape(split).transpose(perm).reshape(source)
+
+
+def grouped_from_source(cfg, source, x_shape):
+    """The N x C x D... input of the convolution that `source` lays out."""
+    _, split, _ = grouped_source_shape(cfg, x_shape)
+    perm = [2, 1, 0] + list(range(3, len(x_shape) + 1))
+    return source.reshape(split).transpose(perm).reshape(x_shape)
+
+
 def make_arrays(cfg):
     """x and w (f16, or cfg's operands), and the bias (of the output type)
     if asked for."""
@@ -125,6 +155,8 @@ def make_arrays(cfg):
         w = rng.standard_normal(w_shape)
     if cfg.get("channels_first"):
         x = np.ascontiguousarray(x.swapaxes(0, 1))
+    if cfg.get("grouped_channels_first"):
+        x = np.ascontiguousarray(grouped_to_source(cfg, x))
     if cfg.get("weight_channels_first"):
         w = np.ascontiguousarray(w.swapaxes(0, 1))
     element = dtypes()[operand_type(cfg)]
@@ -159,6 +191,16 @@ def conv_mlir(cfg, scaled=False):
             prologue += (f"  {operands[i]}c = gs.transpose {operands[i]}, "
                          f"[{perm}] : {arg_types[i]}\n")
             operands[i] += "c"
+    if cfg.get("grouped_channels_first"):
+        source, split, moved = (shape_text(s, element) for s in
+                                grouped_source_shape(cfg, x_shape))
+        arg_types[0] = source
+        perm = ", ".join(map(str, [2, 1, 0] +
+                             list(range(3, len(x_shape) + 1))))
+        prologue += (f"  %xs = gs.reshape %x : {source} -> {split}\n"
+                     f"  %xt = gs.transpose %xs, [{perm}] : {split}\n"
+                     f"  %xg = gs.reshape %xt : {moved} -> {types[0]}\n")
+        operands[0] = "%xg"
     args_text = ", ".join(f"{o}: {t}" for o, t in
                           zip(["%x", "%w", "%b"], arg_types))
     if cfg.get("split_weight"):
@@ -282,6 +324,8 @@ def check(args):
     x, w = load("x.npy").astype(np.float64), load("w.npy").astype(np.float64)
     if cfg.get("channels_first"):
         x = x.swapaxes(0, 1)
+    if cfg.get("grouped_channels_first"):
+        x = grouped_from_source(cfg, x, shapes(cfg)[0])
     if cfg.get("weight_channels_first"):
         w = w.swapaxes(0, 1)
     bias = load("bias.npy") if cfg["bias"] else None
@@ -353,6 +397,8 @@ def run_both(args):
         sys.exit("FAIL: convert-gs-to-gpu made no kernel of the convolution")
     if args.channels_first and "_cfirst_" not in text:
         sys.exit("FAIL: the kernel reads a transposed copy of the input")
+    if args.grouped_channels_first and "_gcfirst_" not in text:
+        sys.exit("FAIL: the kernel reads a rearranged copy of the input")
     if args.weight_channels_first and "_wcfirst_" not in text:
         sys.exit("FAIL: the kernel reads a transposed copy of the weight")
     instruction = "wgmma" if "_wgmma_entry" in text else "mma.sync"
@@ -398,6 +444,7 @@ def add_input_options(inputs):
     inputs.add_argument("--groups", type=int, default=1)
     inputs.add_argument("--split-weight", action="store_true")
     inputs.add_argument("--channels-first", action="store_true")
+    inputs.add_argument("--grouped-channels-first", action="store_true")
     inputs.add_argument("--weight-channels-first", action="store_true")
     inputs.add_argument("--bias", action="store_true")
     inputs.add_argument("--operands", choices=["f16", "f32"], default="f16")

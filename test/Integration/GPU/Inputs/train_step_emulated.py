@@ -2,7 +2,7 @@
 lowering of the same step.
 
   train_step_emulated.py --gs-opt PATH --gs-run PATH --work DIR
-                         [--model mlp|deep|cnn] [--scaling gs|dynamic|...]
+                         [--model mlp|deep|cnn|grouped] [--scaling gs|dynamic|...]
                          [--steps N] [--batch N] [--whole-step]
 
 Exports the PyTorch model with its loss, builds its train step with
@@ -56,7 +56,8 @@ def deep():
 
 
 MODELS = {"mlp": export_torch_models.mlp, "deep": deep,
-          "cnn": export_torch_models.cnn}
+          "cnn": export_torch_models.cnn,
+          "grouped": export_torch_models.grouped}
 
 
 def run(command):
