@@ -578,6 +578,17 @@ mlir::gs::rewriteConvolutionAsGemm(RewriterBase &rewriter,
   return gemmPerImage(rewriter, s, filterMatrix, columns);
 }
 
+bool mlir::gs::fillsGroupGemm(linalg::Conv2DNgchwGfchwOp conv) {
+  auto filterType = dyn_cast<RankedTensorType>(conv.getInputs()[1].getType());
+  if (!filterType || !filterType.hasStaticShape() ||
+      filterType.getNumElements() == 0)
+    return false;
+  int64_t filters = filterType.getDimSize(1);
+  int64_t steps =
+      filterType.getNumElements() / filterType.getDimSize(0) / filters;
+  return filters >= kMinGroupFilters && steps >= kMinGroupSteps;
+}
+
 FailureOr<linalg::Conv2DNchwFchwOp>
 mlir::gs::splitGroupedConvolution(RewriterBase &rewriter,
                                   linalg::Conv2DNgchwGfchwOp conv) {
@@ -585,10 +596,7 @@ mlir::gs::splitGroupedConvolution(RewriterBase &rewriter,
   if (!conv.hasPureTensorSemantics() || conv.hasDynamicShape() || !filterType ||
       filterType.getNumElements() == 0)
     return rewriter.notifyMatchFailure(conv, "needs static, non-empty shapes");
-  int64_t filters = filterType.getDimSize(1);
-  int64_t steps =
-      filterType.getNumElements() / filterType.getDimSize(0) / filters;
-  if (filters < kMinGroupFilters || steps < kMinGroupSteps)
+  if (!fillsGroupGemm(conv))
     return rewriter.notifyMatchFailure(conv, "too few filters or reduction "
                                              "steps a group for a GEMM");
   Location loc = conv.getLoc();

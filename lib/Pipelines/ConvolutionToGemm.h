@@ -28,13 +28,18 @@ namespace mlir::gs {
 FailureOr<linalg::LinalgOp>
 rewriteConvolutionAsGemm(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv);
 
+/// Whether a group of `conv` (G x F x C x KH x KW filter) has enough
+/// filters and reduction steps (C x KH x KW) to fill a GEMM's register
+/// blocks: splitGroupedConvolution takes it. Depthwise convolutions, and
+/// their weight gradients, do not.
+bool fillsGroupGemm(linalg::Conv2DNgchwGfchwOp conv);
+
 /// Rewrites a grouped convolution `conv` (N x G x C x H x W input, G x F x
 /// C x KH x KW filter, N x G x F x OH x OW output) as a loop over its groups,
 /// each group's an ungrouped convolution of its slices, which
 /// rewriteConvolutionAsGemm takes next; returns that convolution. Fails,
-/// leaving `conv` as it is, for dynamic or empty shapes and for groups of
-/// too few filters or reduction steps to fill a GEMM's register blocks
-/// (depthwise convolutions).
+/// leaving `conv` as it is, for dynamic or empty shapes and for groups
+/// that do not fill a GEMM (fillsGroupGemm).
 FailureOr<linalg::Conv2DNchwFchwOp>
 splitGroupedConvolution(RewriterBase &rewriter,
                         linalg::Conv2DNgchwGfchwOp conv);

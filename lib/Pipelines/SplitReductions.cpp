@@ -7,11 +7,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ConvolutionToGemm.h"
+
 #include "gs/Conversion/LinalgReductions.h"
 #include "gs/Pipelines/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/PatternMatch.h"
@@ -55,10 +58,15 @@ bool isKernelContraction(linalg::GenericOp op) {
   });
 }
 
+/// How `op` is split, or nullopt where it is not. A contraction or
+/// convolution is left to its kernel, unless `kernelContraction` is false
+/// (no target has a kernel for it).
 std::optional<SplitPlan> planSplit(linalg::GenericOp op, int64_t minPoints,
-                                   int64_t maxLanes) {
+                                   int64_t maxLanes,
+                                   bool kernelContraction = true) {
   if (!op.hasPureTensorSemantics() || op.hasDynamicShape() ||
-      op.getNumReductionLoops() < 2 || isKernelContraction(op))
+      op.getNumReductionLoops() < 2 ||
+      (kernelContraction && isKernelContraction(op)))
     return std::nullopt;
   SmallVector<int64_t> sizes = op.getStaticLoopRanges();
   SmallVector<unsigned> reductionDims;
@@ -97,6 +105,24 @@ std::optional<SplitPlan> planSplit(linalg::GenericOp op, int64_t minPoints,
   if (lanes < kMinLanes || points / lanes < kMinPointsPerLane)
     return std::nullopt;
   return plan;
+}
+
+/// Whether `conv` is a grouped convolution that no target's kernel
+/// computes and whose lanes, the innermost kernel offsets, read
+/// consecutive input elements: its groups fill no GEMM (fillsGroupGemm; the
+/// GPU's kernels need more filters a group still) and its dilations are 1.
+/// A depthwise convolution's weight gradient is one (the correlation's
+/// dilations the forward strides), an output per filter offset summing
+/// every image and output position: split, a stride-1 layer's ran 2.5x
+/// faster on the CPU (28 x 28 images, 64 of them, 32 channels: 9.0 ms ->
+/// 3.6 ms) and the GPU gets a thread per lane instead of one per output;
+/// a stride-2 layer's, its lanes reading every other element, ran 2x
+/// slower on the CPU and is not split.
+bool isSplittableGroupedConvolution(linalg::Conv2DNgchwGfchwOp conv) {
+  return conv.hasPureTensorSemantics() && !conv.hasDynamicShape() &&
+         !fillsGroupGemm(conv) &&
+         llvm::all_of(conv.getDilations().getValues<int64_t>(),
+                      [](int64_t dilation) { return dilation == 1; });
 }
 
 /// The lanes of a flattened full reduction of `points` points: the most
@@ -265,6 +291,8 @@ struct SplitReductionsPass
   using Base::Base;
 
   void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    splitGroupedConvolutions(rewriter);
     SmallVector<std::pair<linalg::GenericOp, SplitPlan>> splits;
     SmallVector<std::pair<linalg::GenericOp, int64_t>> flattenings;
     getOperation()->walk([&](linalg::GenericOp op) {
@@ -275,7 +303,6 @@ struct SplitReductionsPass
                 flatLanes(computeProduct(op.getStaticLoopRanges()), maxLanes))
           flattenings.emplace_back(op, lanes);
     });
-    IRRewriter rewriter(&getContext());
     for (auto [op, lanes] : flattenings) {
       linalg::GenericOp flat = flattenFullReduction(op, lanes, rewriter);
       if (std::optional<SplitPlan> plan = planSplit(flat, minPoints, maxLanes))
@@ -283,6 +310,36 @@ struct SplitReductionsPass
     }
     for (auto &[op, plan] : splits)
       splitReduction(op, plan, rewriter);
+  }
+
+  /// Splits the grouped convolutions isSplittableGroupedConvolution takes
+  /// (as generics) where their sums are deep; the others stay named ops,
+  /// for the CPU's kernel schedule.
+  void splitGroupedConvolutions(RewriterBase &rewriter) {
+    SmallVector<linalg::Conv2DNgchwGfchwOp> convs;
+    getOperation()->walk([&](linalg::Conv2DNgchwGfchwOp conv) {
+      if (isSplittableGroupedConvolution(conv))
+        convs.push_back(conv);
+    });
+    for (linalg::Conv2DNgchwGfchwOp conv : convs) {
+      // Planned on a generic copy, which replaces the op only if split.
+      rewriter.setInsertionPoint(conv);
+      auto copy = cast<linalg::Conv2DNgchwGfchwOp>(rewriter.clone(*conv));
+      FailureOr<linalg::GenericOp> generic =
+          linalg::generalizeNamedOp(rewriter, copy);
+      if (failed(generic)) {
+        rewriter.eraseOp(copy);
+        continue;
+      }
+      std::optional<SplitPlan> plan =
+          planSplit(*generic, minPoints, maxLanes, /*kernelContraction=*/false);
+      if (!plan) {
+        rewriter.eraseOp(*generic);
+        continue;
+      }
+      rewriter.replaceOp(conv, generic->getResults());
+      splitReduction(*generic, *plan, rewriter);
+    }
   }
 };
 } // namespace

@@ -199,3 +199,36 @@ func.func @whole_tensors(%w: tensor<512x512x3x3xf16>, %flat: tensor<262144xf32>,
   } -> tensor<f32>
   return %0#0, %0#1, %1, %2 : tensor<f64>, tensor<f64>, tensor<f32>, tensor<f32>
 }
+
+// -----
+
+// Grouped convolutions no target's kernel computes (a filter or two a
+// group: too few for a GEMM): a depthwise convolution's weight gradient,
+// 32 channels' 3x3 offsets each summing 64 images' 28 x 28 positions,
+// becomes a generic split into the 28 x 28 kernel offsets (lanes reading
+// consecutive input elements) of 64 points each, then the lanes added in
+// order. The same at dilation 2 (a stride-2 layer's weight gradient,
+// whose lanes would read every other element), a group that fills a GEMM
+// (4 filters, 16 channels of 8x8 offsets: 64 lanes of 16 points were it
+// split), and a shallow one (the depthwise forward
+// convolution, 9 products an output) stay named ops.
+// CHECK-LABEL: func.func @grouped
+// CHECK:         %[[LANES:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "parallel", "parallel"]} ins(%{{.+}}, %{{.+}} : tensor<1x32x64x30x30xf16>, tensor<32x1x64x28x28xf16>) outs(%{{.+}} : tensor<1x32x1x3x3x28x28xf32>)
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[LANES]] : tensor<1x32x1x3x3x28x28xf32>)
+// CHECK:         linalg.conv_2d_ngchw_gfchw {dilations = dense<2> : tensor<2xi64>
+// CHECK:         linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%{{.+}}, %{{.+}} : tensor<2x2x16x10x10xf16>, tensor<2x4x16x8x8xf16>)
+// CHECK:         linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%{{.+}}, %{{.+}} : tensor<64x32x1x30x30xf16>, tensor<32x1x1x3x3xf16>)
+func.func @grouped(%x: tensor<1x32x64x30x30xf16>, %dy: tensor<32x1x64x28x28xf16>, %x2: tensor<1x32x64x57x57xf16>, %dy2: tensor<32x1x64x28x28xf16>, %xg: tensor<2x2x16x10x10xf16>, %wg: tensor<2x4x16x8x8xf16>, %xf: tensor<64x32x1x30x30xf16>, %wf: tensor<32x1x1x3x3xf16>) -> (tensor<1x32x1x3x3xf32>, tensor<1x32x1x3x3xf32>, tensor<2x2x4x3x3xf32>, tensor<64x32x1x28x28xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<1x32x1x3x3xf32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x32x1x3x3xf32>) -> tensor<1x32x1x3x3xf32>
+  %dw = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %dy : tensor<1x32x64x30x30xf16>, tensor<32x1x64x28x28xf16>) outs(%z0 : tensor<1x32x1x3x3xf32>) -> tensor<1x32x1x3x3xf32>
+  %dw2 = linalg.conv_2d_ngchw_gfchw {dilations = dense<2> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x2, %dy2 : tensor<1x32x64x57x57xf16>, tensor<32x1x64x28x28xf16>) outs(%z0 : tensor<1x32x1x3x3xf32>) -> tensor<1x32x1x3x3xf32>
+  %e1 = tensor.empty() : tensor<2x2x4x3x3xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2x2x4x3x3xf32>) -> tensor<2x2x4x3x3xf32>
+  %g = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%xg, %wg : tensor<2x2x16x10x10xf16>, tensor<2x4x16x8x8xf16>) outs(%z1 : tensor<2x2x4x3x3xf32>) -> tensor<2x2x4x3x3xf32>
+  %e2 = tensor.empty() : tensor<64x32x1x28x28xf32>
+  %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<64x32x1x28x28xf32>) -> tensor<64x32x1x28x28xf32>
+  %f = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%xf, %wf : tensor<64x32x1x30x30xf16>, tensor<32x1x1x3x3xf16>) outs(%z2 : tensor<64x32x1x28x28xf32>) -> tensor<64x32x1x28x28xf32>
+  return %dw, %dw2, %g, %f : tensor<1x32x1x3x3xf32>, tensor<1x32x1x3x3xf32>, tensor<2x2x4x3x3xf32>, tensor<64x32x1x28x28xf32>
+}

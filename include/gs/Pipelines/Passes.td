@@ -295,7 +295,10 @@ def SplitReductions : Pass<"gs-split-reductions"> {
     two compute the same bits. Contractions and convolutions are left to
     their kernels, but not a sum of an elementwise product (its inputs all
     read through one indexing map, as batch normalization's backward sum
-    of dy * x-hat per channel), which no GEMM kernel computes. A reduction of whole tensors into scalars whose
+    of dy * x-hat per channel), which no GEMM kernel computes, nor a
+    grouped convolution (`linalg.conv_2d_ngchw_gfchw`) of too few filters a
+    group for a GEMM at dilation 1 (a depthwise layer's weight gradient),
+    which is generalized first. A reduction of whole tensors into scalars whose
     innermost loops would make too few lanes (a 3x3 convolution weight of
     512 input channels: 9 lanes, as 9 x 512 exceeds `max-lanes`; a single
     loop: none) reads its inputs as (points / lanes) x lanes matrices
