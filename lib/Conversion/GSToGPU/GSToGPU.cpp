@@ -85,6 +85,31 @@ bool swapsFirstTwo(ArrayRef<int64_t> permutation) {
   return true;
 }
 
+/// A tensor the autodiff regroups: reshaped (split), transposed, reshaped
+/// back to its rank.
+struct Regrouping {
+  Value source;
+  /// The shape of the split, and the transpose's permutation of it.
+  ArrayRef<int64_t> splitShape, permutation;
+};
+
+/// `value` as a regrouping of a tensor of its rank, or nullopt.
+std::optional<Regrouping> matchRegrouping(Value value) {
+  auto merged = value.getDefiningOp<ReshapeOp>();
+  auto moved =
+      merged ? merged.getInput().getDefiningOp<TransposeOp>() : TransposeOp();
+  auto split =
+      moved ? moved.getInput().getDefiningOp<ReshapeOp>() : ReshapeOp();
+  if (!split)
+    return std::nullopt;
+  Value source = split.getInput();
+  if (cast<RankedTensorType>(source.getType()).getRank() !=
+      cast<RankedTensorType>(value.getType()).getRank())
+    return std::nullopt;
+  return Regrouping{source, cast<RankedTensorType>(split.getType()).getShape(),
+                    moved.getPermutation()};
+}
+
 /// The weight M x C x K... that `weight`, the (G*M) x C/G x K... filters of
 /// a convolution of `groups` groups, rearranges so that every group has
 /// the same M filters, each group its own input channels of them (reshaped
@@ -92,19 +117,13 @@ bool swapsFirstTwo(ArrayRef<int64_t> permutation) {
 /// autodiff's weight gradient split over its images); null otherwise. The
 /// kernel reads it as it is.
 Value splitWeightSource(Value weight, int64_t groups) {
-  auto merged = weight.getDefiningOp<ReshapeOp>();
-  auto moved =
-      merged ? merged.getInput().getDefiningOp<TransposeOp>() : TransposeOp();
-  auto split =
-      moved ? moved.getInput().getDefiningOp<ReshapeOp>() : ReshapeOp();
-  if (!split)
+  std::optional<Regrouping> regrouping = matchRegrouping(weight);
+  if (!regrouping)
     return {};
-  Value source = split.getInput();
+  Value source = regrouping->source;
   auto sourceType = cast<RankedTensorType>(source.getType());
   auto weightType = cast<RankedTensorType>(weight.getType());
-  int64_t rank = weightType.getRank();
-  if (sourceType.getRank() != rank ||
-      sourceType.getDimSize(0) * groups != weightType.getDimSize(0))
+  if (sourceType.getDimSize(0) * groups != weightType.getDimSize(0))
     return {};
   ArrayRef<int64_t> kernel = weightType.getShape().drop_front(2);
   int64_t filters = sourceType.getDimSize(0);
@@ -113,9 +132,8 @@ Value splitWeightSource(Value weight, int64_t groups) {
   llvm::append_range(splitShape, kernel);
   if (sourceType.getShape().drop_front(2) != kernel ||
       sourceType.getDimSize(1) != groups * groupChannels ||
-      cast<RankedTensorType>(split.getType()).getShape() !=
-          ArrayRef<int64_t>(splitShape) ||
-      !swapsFirstTwo(moved.getPermutation()))
+      regrouping->splitShape != ArrayRef<int64_t>(splitShape) ||
+      !swapsFirstTwo(regrouping->permutation))
     return {};
   return source;
 }
@@ -139,18 +157,14 @@ Value channelsFirstSource(Value operand) {
 /// gradient of a grouped convolution); null otherwise. The kernel reads it
 /// as it lies.
 Value groupedChannelsFirstSource(Value operand, int64_t groups) {
-  auto merged = operand.getDefiningOp<ReshapeOp>();
-  auto moved =
-      merged ? merged.getInput().getDefiningOp<TransposeOp>() : TransposeOp();
-  auto split =
-      moved ? moved.getInput().getDefiningOp<ReshapeOp>() : ReshapeOp();
-  if (!split)
+  std::optional<Regrouping> regrouping = matchRegrouping(operand);
+  if (!regrouping)
     return {};
-  Value source = split.getInput();
+  Value source = regrouping->source;
   auto sourceType = cast<RankedTensorType>(source.getType());
   auto imagesType = cast<RankedTensorType>(operand.getType());
   int64_t rank = imagesType.getRank();
-  if (sourceType.getRank() != rank || rank < 3)
+  if (rank < 3)
     return {};
   ArrayRef<int64_t> spatial = imagesType.getShape().drop_front(2);
   int64_t images = sourceType.getDimSize(0);
@@ -163,9 +177,8 @@ Value groupedChannelsFirstSource(Value operand, int64_t groups) {
   if (sourceType.getShape().drop_front(2) != spatial ||
       sourceType.getDimSize(1) != groups * groupChannels ||
       imagesType.getDimSize(1) != groups * images ||
-      cast<RankedTensorType>(split.getType()).getShape() !=
-          ArrayRef<int64_t>(splitShape) ||
-      moved.getPermutation() != ArrayRef<int64_t>(permutation))
+      regrouping->splitShape != ArrayRef<int64_t>(splitShape) ||
+      regrouping->permutation != ArrayRef<int64_t>(permutation))
     return {};
   return source;
 }
