@@ -244,13 +244,7 @@ def conv_layout(conv, x, w, torch=None):
     if conv.get("channels_first"):
         x = x.swapaxes(0, 1) if torch is None else x.transpose(0, 1)
     if conv.get("grouped_channels_first"):
-        x_shape = check_conv.shapes(conv)[0]
-        _, split, _ = check_conv.grouped_source_shape(conv, x_shape)
-        perm = [2, 1, 0] + list(range(3, len(x_shape) + 1))
-        moved = x.reshape(split)
-        moved = moved.transpose(perm) if torch is None else \
-            moved.permute(*perm)
-        x = moved.reshape(x_shape)
+        x = check_conv.grouped_from_source(conv, x, check_conv.shapes(conv)[0])
     if conv.get("weight_channels_first"):
         w = w.swapaxes(0, 1) if torch is None else w.transpose(0, 1)
     return x, w

@@ -115,7 +115,7 @@ std::optional<SplitPlan> planSplit(linalg::GenericOp op, int64_t minPoints,
 /// dilations the forward strides), an output per filter offset summing
 /// every image and output position: split, a stride-1 layer's ran 2.5x
 /// faster on the CPU (28 x 28 images, 64 of them, 32 channels: 9.0 ms ->
-/// 3.6 ms) and the GPU gets a thread per lane instead of one per output;
+/// 3.6-3.9 ms) and the GPU gets a thread per lane instead of one per output;
 /// a stride-2 layer's, its lanes reading every other element, ran 2x
 /// slower on the CPU and is not split.
 bool isSplittableGroupedConvolution(linalg::Conv2DNgchwGfchwOp conv) {

@@ -135,10 +135,14 @@ def grouped_to_source(cfg, x):
 
 
 def grouped_from_source(cfg, source, x_shape):
-    """The N x C x D... input of the convolution that `source` lays out."""
+    """The N x C x D... input of the convolution that `source` (a NumPy
+    array or a PyTorch tensor) lays out."""
     _, split, _ = grouped_source_shape(cfg, x_shape)
     perm = [2, 1, 0] + list(range(3, len(x_shape) + 1))
-    return source.reshape(split).transpose(perm).reshape(x_shape)
+    moved = source.reshape(split)
+    moved = moved.permute(*perm) if hasattr(moved, "permute") else \
+        moved.transpose(perm)
+    return moved.reshape(x_shape)
 
 
 def make_arrays(cfg):
