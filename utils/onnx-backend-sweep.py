@@ -2,13 +2,17 @@
 """Runs GradScale over every ONNX backend test under the given directories.
 
 `--mode import` runs each `model.onnx` through `gs-opt` (import and
-verification only); `--mode run` compiles and runs each test with
-`gs-run --check`, comparing its outputs with the test's expected ones.
+verification only); `--mode compile` imports it and runs the passes that
+`--gs-opt-arg` names (a lowering: `--gs-opt-arg=--gs-lower-to-cuda`);
+`--mode run` compiles and runs each test with `gs-run --check` (and each
+`--gs-run-arg`: `--gs-run-arg=--target=cuda`), comparing its outputs with
+the test's expected ones.
 
 A test either succeeds, or fails with a clear error (exit status 1 and an
 `error:`/`gs-run:` line on stderr) naming what is unsupported; in run mode a
 compiled model whose outputs differ (exit status 2) is a wrong answer, and a
-model that imports but does not compile and run is unlowered. Anything else
+model that imports but does not compile (and, in run mode, run) is
+unlowered. Anything else
 (a crash, a hang, a failure without a message) is a bug.
 Tests whose expected outputs cannot be reproduced by any conforming
 implementation (random draws, a reference made with other attributes than
@@ -47,8 +51,10 @@ def import_command(args, test):
 def run(args, test):
     if args.mode == "import":
         command = import_command(args, test)
+    elif args.mode == "compile":
+        command = import_command(args, test) + args.gs_opt_arg
     else:
-        command = [args.gs_run, "--check", str(test)]
+        command = [args.gs_run, "--check", str(test)] + args.gs_run_arg
     try:
         proc = subprocess.run(command, capture_output=True, text=True,
                               timeout=args.timeout)
@@ -61,8 +67,8 @@ def run(args, test):
         return "wrong", proc.stderr.strip().splitlines()[-1]
     if proc.returncode != 1 or not message:
         return "crash", f"exit status {proc.returncode}: {proc.stderr[-300:]}"
-    # A model that imports must also compile and run.
-    if args.mode == "run" and subprocess.run(
+    # A model that imports must also compile (and run).
+    if args.mode != "import" and subprocess.run(
             import_command(args, test), capture_output=True,
             timeout=args.timeout).returncode == 0:
         return "unlowered", message
@@ -78,9 +84,15 @@ def reason_key(message):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--mode", choices=["import", "run"], required=True)
+    parser.add_argument("--mode", choices=["import", "compile", "run"],
+                        required=True)
     parser.add_argument("--gs-opt", default="gs-opt")
     parser.add_argument("--gs-run", default="gs-run")
+    parser.add_argument("--gs-opt-arg", action="append", default=[],
+                        help="--mode compile: a flag for gs-opt after the "
+                        "import's (a pass or pipeline)")
+    parser.add_argument("--gs-run-arg", action="append", default=[],
+                        help="--mode run: a flag for gs-run --check")
     parser.add_argument("--timeout", type=float, default=120)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--require", action="append", default=[],
@@ -91,6 +103,12 @@ def main():
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("roots", nargs="+", type=pathlib.Path)
     args = parser.parse_args()
+    if args.gs_opt_arg and args.mode != "compile":
+        parser.error("--gs-opt-arg is for --mode compile")
+    if args.mode == "compile" and not args.gs_opt_arg:
+        parser.error("--mode compile needs the passes to run (--gs-opt-arg)")
+    if args.gs_run_arg and args.mode != "run":
+        parser.error("--gs-run-arg is for --mode run")
 
     skips = []
     for spec in args.skip:
@@ -126,7 +144,8 @@ def main():
                     re.fullmatch(r, name) for r in args.require):
                 missing.append(f"{name}: {message}")
 
-    verb = "imported" if args.mode == "import" else "passed"
+    verb = {"import": "imported", "compile": "compiled",
+            "run": "passed"}[args.mode]
     print(f"{verb} {outcomes['passed']} of {len(tests)} tests; "
           f"{outcomes['rejected']} rejected with a clear error, "
           f"{outcomes['wrong']} wrong, {outcomes['unlowered']} unlowered, "
