@@ -9,8 +9,11 @@ weights; the losses must agree within 1e-3 relative (the kernels sum in
 the CPU's order; libdevice's exp and log and the backend's FMA
 contraction may move last bits, which training carries along), every
 scale each site chose must be the same, and so must the skipped steps.
-Then PERF lines: steps/s of the GPU executables under gs, FP16 without
-scaling and FP32 (`--timed` steps, batch copied from the host each step,
+The GPU run's steps are CUDA graphs from the second on (the runtime's
+default); the same run with every kernel launched one by one
+(GS_CUDA_GRAPHS=0) must train bit for bit as it does.
+Then PERF lines: steps/s of the GPU executables under gs (and without
+graphs), FP16 without scaling and FP32 (`--timed` steps, batch copied from the host each step,
 the loss read back each step), gs's cost over FP16 without scaling (the
 target: at most 1.05x), and PyTorch's same model with torch.autocast
 FP16 + GradScaler (SGD with momentum 0.9, the batch already on the GPU)
@@ -139,27 +142,35 @@ def nccl_environment(executable, root, manifest):
     return env, f"NCCL {nccl}, {mpi}"
 
 
-def compare_replica(model, plain, replica, plain_state, replica_state, how):
-    """A replica alone against the plain step: bit for bit."""
+def compare_bitwise(title, what, plain, other, plain_state, other_state,
+                    how=None):
+    """Two runs of the same steps: bit for bit."""
     problems = []
-    if plain["loss"]["value"] != replica["loss"]["value"]:
+    if plain["loss"]["value"] != other["loss"]["value"]:
         problems.append("the losses differ")
-    if site_scales(plain) != site_scales(replica):
-        problems.append(f"scales {site_scales(replica)} vs "
+    if site_scales(plain) != site_scales(other):
+        problems.append(f"scales {site_scales(other)} vs "
                         f"{site_scales(plain)}")
-    if plain["skipped_steps"] != replica["skipped_steps"]:
+    if plain["skipped_steps"] != other["skipped_steps"]:
         problems.append("the skipped steps differ")
-    a, b = np.load(plain_state), np.load(replica_state)
+    a, b = np.load(plain_state), np.load(other_state)
     names = sorted(n for n in a.files if not n.startswith("gs.trainer."))
     for name in names:
         if name not in b.files or not np.array_equal(a[name], b[name]):
             problems.append(f"{name} differs")
     print(("PASS" if not problems else "FAIL")
-          + f" train {model} nccl: one rank over NCCL vs the plain GPU "
-          f"executable, {len(plain['loss']['value'])} steps: losses, scales, "
-          f"skipped steps and {len(names)} parameters bit for bit ({how})"
+          + f" train {title}: {what}, {len(plain['loss']['value'])} steps: "
+          f"losses, scales, skipped steps and {len(names)} parameters bit "
+          "for bit" + (f" ({how})" if how else "")
           + "".join(f"\n    {p}" for p in problems))
     return not problems
+
+
+def graph_launches(calls):
+    """The CUDA graph launches per step a trainer's calls line counts."""
+    found = re.search(r"([0-9.]+) CUDA graph launches", calls[0] if calls
+                      else "")
+    return float(found.group(1)) if found else 0.0
 
 
 def torch_amp_rate(model, batch, steps):
@@ -218,13 +229,34 @@ def main():
             try:
                 cpu, _ = train(exes[(model, "gs", "cpu")], data, args.steps,
                                work, f"{model}-cpu")
+                graph_state = os.path.join(work, f"{model}-graphs.npz")
+                calls = []
                 gpu, _ = train(exes[(model, "gs", "cuda")], data, args.steps,
-                               work, f"{model}-gpu")
+                               work, f"{model}-gpu", calls,
+                               checkpoint=graph_state)
                 ok &= compare(model, cpu, gpu)
             except (RuntimeError, subprocess.TimeoutExpired) as e:
                 print(f"FAIL train {model} gs: {e}")
                 ok = False
                 continue
+            # The same steps with every kernel launched one by one.
+            no_graphs = dict(os.environ, GS_CUDA_GRAPHS="0")
+            if graph_launches(calls) == 0:
+                print(f"SKIP train {model} graphs: its steps ran no CUDA "
+                      "graph (kernels emulated on the host)")
+            else:
+                try:
+                    eager_state = os.path.join(work, f"{model}-eager.npz")
+                    eager, _ = train(exes[(model, "gs", "cuda")], data,
+                                     args.steps, work, f"{model}-eager",
+                                     env=no_graphs, checkpoint=eager_state)
+                    ok &= compare_bitwise(
+                        f"{model} graphs", "its steps as CUDA graphs vs "
+                        "their kernels launched one by one (GS_CUDA_GRAPHS=0)",
+                        eager, gpu, eager_state, graph_state)
+                except (RuntimeError, subprocess.TimeoutExpired) as e:
+                    print(f"FAIL train {model} graphs: {e}")
+                    ok = False
             rates = {}
             for scaling in ("gs", "none", "fp32"):
                 calls = []
@@ -239,6 +271,14 @@ def main():
                               "where the GPU is slower than the host)")
                 except (RuntimeError, subprocess.TimeoutExpired) as e:
                     print(f"FAIL train {model} {scaling} on the GPU: {e}")
+                    ok = False
+            if graph_launches(calls) > 0:
+                try:
+                    _, rates["gs-no-graphs"] = train(
+                        exes[(model, "gs", "cuda")], data, args.timed, work,
+                        f"{model}-gs-no-graphs-timed", env=no_graphs)
+                except (RuntimeError, subprocess.TimeoutExpired) as e:
+                    print(f"FAIL train {model} gs without graphs: {e}")
                     ok = False
             if model in wgmma and capability != (9, 0):
                 which = (f"this GPU is sm_{capability[0]}{capability[1]}"
@@ -269,6 +309,10 @@ def main():
             if "gs" in rates and "none" in rates:
                 print(f"PERF train {model}: gs step {rates['none'] / rates['gs']:.2f}x "
                       "the FP16 step without scaling (target <= 1.05x)")
+            if "gs" in rates and "gs-no-graphs" in rates:
+                print(f"PERF train {model}: CUDA graphs "
+                      f"{rates['gs'] / rates['gs-no-graphs']:.2f}x the "
+                      "steps/s of kernels launched one by one")
             if "gs" in rates and "torch" in rates:
                 print(f"PERF train {model}: gs {rates['gs'] / rates['torch']:.2f}x "
                       "PyTorch AMP + GradScaler's steps/s (target > 1)")
@@ -285,8 +329,10 @@ def main():
                 replica, _ = train(path, data, args.steps, work,
                                    f"{model}-replica", env=env,
                                    checkpoint=replica_state)
-                ok &= compare_replica(model, plain, replica, plain_state,
-                                      replica_state, how)
+                ok &= compare_bitwise(
+                    f"{model} nccl", "one rank over NCCL vs the plain GPU "
+                    "executable", plain, replica, plain_state, replica_state,
+                    how)
             except (RuntimeError, subprocess.TimeoutExpired) as e:
                 print(f"FAIL train {model} nccl: {e}")
                 ok = False

@@ -78,6 +78,70 @@ struct RunBuffers {
 void *asPointer(CUdeviceptr pointer) {
   return reinterpret_cast<void *>(static_cast<uintptr_t>(pointer));
 }
+
+/// How an entry runs: its kernels queued one by one, or replayed as a CUDA
+/// graph. The first run queues them (loading the modules, filling the
+/// allocator's cache); the second is captured into a graph, which it and
+/// every later run launch. The graph owns the device buffers it
+/// addresses: the inputs and results (which every run uses, from the
+/// first), and the buffers the host code allocates and frees during the
+/// capture (DeviceAllocator::beginClaim). Without a graph: an entry whose
+/// first run launched no kernel (emulated kernels, which run on the host),
+/// a data-parallel replica's (its collectives), GS_CUDA_GRAPHS=0, a driver
+/// without graphs, and an entry whose capture failed (said once).
+struct EntryRuns {
+  int64_t runs = 0;
+  bool eager = false;
+  /// The inputs, then the results, where the graph reads and writes them.
+  std::vector<CUdeviceptr> buffers;
+  std::vector<CUdeviceptr> claimed;
+  cuda::CUgraphExec graph = nullptr;
+};
+
+std::map<const gs_entry_info *, EntryRuns> &entryRuns() {
+  static auto *runs = new std::map<const gs_entry_info *, EntryRuns>();
+  return *runs;
+}
+
+bool graphsWanted(const gs_model_info &model, const cuda::Device &gpu) {
+  const char *setting = std::getenv("GS_CUDA_GRAPHS");
+  return gpu.hasGraphs() && !model.distributed &&
+         !(setting && std::strcmp(setting, "0") == 0);
+}
+
+/// Captures `entry`'s run on `descriptors` into `runs.graph`: null (and
+/// the entry eager) with a note on stderr where the capture fails.
+std::string captureGraph(cuda::Device &gpu, const gs_entry_info &entry,
+                         std::vector<std::vector<int64_t>> &descriptors,
+                         EntryRuns &runs) {
+  if (std::string error = gpu.beginCapture(); !error.empty())
+    return error;
+  std::string failure;
+  gpu.allocator().beginClaim();
+  cuda::setRuntimeAPIErrorSink(&failure);
+  callPacked(entry, descriptors);
+  cuda::setRuntimeAPIErrorSink(nullptr);
+  std::string captured = gpu.endCapture(runs.graph);
+  std::string claim = gpu.allocator().endClaim(runs.claimed);
+  for (const std::string &error : {claim, captured})
+    if (failure.empty())
+      failure = error;
+  if (failure.empty())
+    return {};
+  std::fprintf(stderr,
+               "GradScale GPU runtime: note: '%s' runs without a CUDA graph: "
+               "%s\n",
+               entry.name, failure.c_str());
+  runs.eager = true;
+  if (runs.graph)
+    (void)gpu.destroyGraph(runs.graph);
+  runs.graph = nullptr;
+  for (CUdeviceptr pointer : runs.claimed)
+    if (std::string error = gpu.allocator().deallocate(pointer); !error.empty())
+      return error;
+  runs.claimed.clear();
+  return {};
+}
 } // namespace
 
 bool mlir::gs::runtime::runsOnDevice(const gs_model_info &model) {
@@ -118,7 +182,10 @@ std::string mlir::gs::runtime::queueOnDevice(
     descriptors.push_back(
         memrefDescriptor(asPointer(copy.pointer), shapeOf(param.tensor)));
   }
-  // Freed after the copies are queued: the stream reuses them after those.
+  EntryRuns &runs = entryRuns()[&entry];
+  bool graphs = !runs.eager && graphsWanted(model, *gpu);
+  // A graph's buffers stay; the others are freed after the copies are
+  // queued (the stream reuses them after those).
   RunBuffers buffers(*gpu);
   std::vector<CUdeviceptr> resultPointers;
   for (int32_t i = 0; i < entry.num_inputs + entry.num_results; ++i) {
@@ -126,9 +193,17 @@ std::string mlir::gs::runtime::queueOnDevice(
     const gs_tensor_info &info =
         input ? entry.inputs[i] : entry.results[i - entry.num_inputs];
     CUdeviceptr pointer = 0;
-    if (std::string error = buffers.allocate(byteSize(info), pointer);
-        !error.empty())
+    if (graphs && static_cast<size_t>(i) < runs.buffers.size()) {
+      pointer = runs.buffers[i];
+    } else if (std::string error =
+                   graphs ? gpu->allocator().allocate(
+                                std::max<size_t>(byteSize(info), 1), pointer)
+                          : buffers.allocate(byteSize(info), pointer);
+               !error.empty()) {
       return std::string(entry.name) + " '" + info.name + "': " + error;
+    } else if (graphs) {
+      runs.buffers.push_back(pointer);
+    }
     if (input) {
       if (std::string error =
               gpu->copyToDevice(pointer, inputs[i], byteSize(info));
@@ -139,7 +214,26 @@ std::string mlir::gs::runtime::queueOnDevice(
     }
     descriptors.push_back(memrefDescriptor(asPointer(pointer), shapeOf(info)));
   }
-  callPacked(entry, descriptors);
+  if (graphs && !runs.graph && runs.runs > 0)
+    if (std::string error = captureGraph(*gpu, entry, descriptors, runs);
+        !error.empty())
+      return error;
+  if (runs.graph) {
+    if (std::string error = gpu->launchGraph(runs.graph); !error.empty())
+      return error;
+  } else {
+    int64_t launched = gpu->callCounts().launches;
+    callPacked(entry, descriptors);
+    if (gpu->callCounts().launches == launched)
+      runs.eager = true;
+  }
+  ++runs.runs;
+  if (runs.eager) {
+    // Freed with this run's others.
+    buffers.pointers.insert(buffers.pointers.end(), runs.buffers.begin(),
+                            runs.buffers.end());
+    runs.buffers.clear();
+  }
   for (int32_t i = 0; i < entry.num_results; ++i)
     if (std::string error = gpu->copyToHost(results[i], resultPointers[i],
                                             byteSize(entry.results[i]));
@@ -256,5 +350,6 @@ DeviceCalls mlir::gs::runtime::deviceCalls() {
   if (!cuda::processDevice(gpu).empty() || !gpu)
     return {};
   const cuda::CallCounts &counts = gpu->callCounts();
-  return {counts.launches, counts.copies, counts.hostSynchronizations};
+  return {counts.launches, counts.graphLaunches, counts.graphKernels,
+          counts.copies, counts.hostSynchronizations};
 }

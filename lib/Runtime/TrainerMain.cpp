@@ -1353,9 +1353,12 @@ int main(int argc, char **argv) {
     const DeviceCalls &end = afterLastStep;
     double steps = static_cast<double>(total - start - 1);
     std::printf(
-        "GPU calls per step after the first: %.1f kernel launches, "
-        "%.1f copies, %.1f host synchronizations\n",
+        "GPU calls per step after the first: %.1f kernel launches, %.1f "
+        "CUDA graph launches (%.1f kernels), %.1f copies, %.1f host "
+        "synchronizations\n",
         (end.launches - afterFirstStep.launches) / steps,
+        (end.graphLaunches - afterFirstStep.graphLaunches) / steps,
+        (end.graphKernels - afterFirstStep.graphKernels) / steps,
         (end.copies - afterFirstStep.copies) / steps,
         (end.hostSynchronizations - afterFirstStep.hostSynchronizations) /
             steps);

@@ -1,9 +1,9 @@
 //===- CudaRuntimeTest.cpp - The GPU runtime's host-side logic ------------===//
 //
 // The caching allocator on a host-memory backend that counts its calls and
-// can run out, the choice of kernel image per GPU architecture, and on the
-// stand-in driver the mgpu* calls, the host waits a device counts, and
-// events asked about without waiting.
+// can run out (its claims too), the choice of kernel image per GPU
+// architecture, and on the stand-in driver the mgpu* calls, the host waits
+// a device counts, events asked about without waiting, and CUDA graphs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -146,6 +146,55 @@ TEST(DeviceAllocator, GivesEveryBlockBackWhenDestroyed) {
   }
   EXPECT_EQ(device.used, 0u);
   EXPECT_TRUE(device.blocks.empty());
+}
+
+TEST(DeviceAllocator, ClaimsEveryBlockAllocatedDuringAClaim) {
+  FakeDeviceMemory device;
+  DeviceAllocator allocator(device.backend());
+  CUdeviceptr before = 0, temporary = 0, reused = 0, kept = 0, last = 0;
+  ASSERT_EQ(allocator.allocate(1000, before), "");
+  ASSERT_EQ(allocator.deallocate(before), "");
+  allocator.beginClaim();
+  // Blocks cached before the claim and blocks freed during it are reused.
+  ASSERT_EQ(allocator.allocate(1000, temporary), "");
+  EXPECT_EQ(temporary, before);
+  ASSERT_EQ(allocator.deallocate(temporary), "");
+  ASSERT_EQ(allocator.allocate(1000, reused), "");
+  EXPECT_EQ(reused, temporary);
+  ASSERT_EQ(allocator.allocate(5000, kept), "");
+  ASSERT_EQ(allocator.deallocate(kept), "");
+  ASSERT_EQ(allocator.deallocate(reused), "");
+  std::vector<CUdeviceptr> claimed;
+  ASSERT_EQ(allocator.endClaim(claimed), "");
+  EXPECT_EQ(claimed.size(), 2u);
+  EXPECT_EQ(allocator.stats().cached, 0u);
+  EXPECT_EQ(allocator.stats().inUse, 1024u + 5120u);
+  // Claimed blocks are handed out: nothing else gets them...
+  ASSERT_EQ(allocator.allocate(5000, last), "");
+  EXPECT_NE(last, kept);
+  // ...until the claimant gives them back.
+  for (CUdeviceptr pointer : claimed)
+    ASSERT_EQ(allocator.deallocate(pointer), "");
+  EXPECT_EQ(allocator.stats().cached, 1024u + 5120u);
+  ASSERT_EQ(allocator.deallocate(last), "");
+}
+
+TEST(DeviceAllocator, AClaimFailsWhereABlockWentBackToTheDevice) {
+  FakeDeviceMemory device;
+  device.capacity = 3000;
+  DeviceAllocator allocator(device.backend());
+  allocator.beginClaim();
+  CUdeviceptr small = 0, large = 0;
+  ASSERT_EQ(allocator.allocate(1024, small), "");
+  ASSERT_EQ(allocator.deallocate(small), "");
+  // The device is full: the cache, the claimed block in it, goes back.
+  ASSERT_EQ(allocator.allocate(2048, large), "");
+  std::vector<CUdeviceptr> claimed;
+  std::string error = allocator.endClaim(claimed);
+  EXPECT_NE(error.find("1 GPU memory blocks the claim held went back"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(claimed, std::vector<CUdeviceptr>{large});
 }
 
 TEST(KernelImages, ParsesArchitectures) {
@@ -305,4 +354,120 @@ TEST(Device, AsksWhetherAnEventIsReachedWithoutWaiting) {
   ASSERT_EQ(unsetenv("GS_FAKE_CUDA_PENDING_EVENTS"), 0);
   EXPECT_EQ(gpu->destroyEvent(first), "");
   EXPECT_EQ(gpu->destroyEvent(second), "");
+}
+
+TEST(Device, CapturesKernelsIntoAGraphThatReplaysThem) {
+  ASSERT_EQ(setenv("GS_LIBCUDA", GS_FAKE_LIBCUDA, /*overwrite=*/1), 0);
+  Device *gpu = nullptr;
+  ASSERT_EQ(processDevice(gpu), "");
+  ASSERT_TRUE(gpu->hasGraphs());
+  char ptx[] = ".version 7.0\n.target sm_80\n.address_size 64\n"
+               ".visible .entry gs_axpy()\n{\n  ret;\n}\n";
+  void *module = mgpuModuleLoadJIT(ptx, 2);
+  CUfunction axpy = mgpuModuleGetFunction(module, "gs_axpy");
+  constexpr unsigned kCount = 300;
+  std::vector<float> x(kCount), y(kCount), result(kCount);
+  for (unsigned i = 0; i < kCount; ++i) {
+    x[i] = 0.25f * i;
+    y[i] = 1.0f / (i + 3);
+  }
+  size_t bytes = kCount * sizeof(float);
+  CUdeviceptr deviceX = 0, deviceY = 0;
+  ASSERT_EQ(gpu->allocator().allocate(bytes, deviceX), "");
+  ASSERT_EQ(gpu->allocator().allocate(bytes, deviceY), "");
+  ASSERT_EQ(gpu->copyToDevice(deviceX, x.data(), bytes), "");
+  ASSERT_EQ(gpu->copyToDevice(deviceY, y.data(), bytes), "");
+  float a = 1.5f;
+  unsigned n = kCount;
+  void *arguments[] = {&deviceY, &deviceX, &a, &n};
+  unsigned grid[3] = {3, 1, 1}, block[3] = {128, 1, 1};
+
+  CallCounts before = gpu->callCounts();
+  ASSERT_EQ(gpu->beginCapture(), "");
+  EXPECT_TRUE(gpu->capturing());
+  ASSERT_EQ(gpu->launch(axpy, "gs_axpy", grid, block, 0, arguments), "");
+  ASSERT_EQ(gpu->launch(axpy, "gs_axpy", grid, block, 0, arguments), "");
+  CUgraphExec graph = nullptr;
+  ASSERT_EQ(gpu->endCapture(graph), "");
+  // The graph holds the arguments' values at the capture.
+  a = 100.0f;
+  ASSERT_NE(graph, nullptr);
+  EXPECT_FALSE(gpu->capturing());
+  // Captured, not run.
+  ASSERT_EQ(gpu->copyToHost(result.data(), deviceY, bytes), "");
+  ASSERT_EQ(gpu->synchronize(), "");
+  EXPECT_EQ(result, y);
+
+  for (int launch = 0; launch < 3; ++launch)
+    ASSERT_EQ(gpu->launchGraph(graph), "");
+  ASSERT_EQ(gpu->copyToHost(result.data(), deviceY, bytes), "");
+  ASSERT_EQ(gpu->synchronize(), "");
+  for (unsigned i = 0; i < kCount; ++i) {
+    float expected = y[i];
+    for (int step = 0; step < 6; ++step)
+      expected = std::fmaf(1.5f, x[i], expected);
+    ASSERT_EQ(result[i], expected) << i;
+  }
+  CallCounts after = gpu->callCounts();
+  EXPECT_EQ(after.launches, before.launches);
+  EXPECT_EQ(after.graphLaunches, before.graphLaunches + 3);
+  EXPECT_EQ(after.graphKernels, before.graphKernels + 6);
+  EXPECT_EQ(gpu->destroyGraph(graph), "");
+  EXPECT_EQ(gpu->launchGraph(graph),
+            "launching a CUDA graph this device did not instantiate");
+  EXPECT_EQ(gpu->allocator().deallocate(deviceX), "");
+  EXPECT_EQ(gpu->allocator().deallocate(deviceY), "");
+  mgpuModuleUnload(module);
+}
+
+TEST(Device, AWaitDuringACaptureSpoilsItAndNothingElse) {
+  ASSERT_EQ(setenv("GS_LIBCUDA", GS_FAKE_LIBCUDA, /*overwrite=*/1), 0);
+  Device *gpu = nullptr;
+  ASSERT_EQ(processDevice(gpu), "");
+  ASSERT_EQ(gpu->beginCapture(), "");
+  EXPECT_EQ(gpu->beginCapture(),
+            "a CUDA graph capture began while another is under way");
+  EXPECT_NE(gpu->synchronize().find("CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"),
+            std::string::npos);
+  CUgraphExec graph = nullptr;
+  std::string error = gpu->endCapture(graph);
+  EXPECT_NE(error.find("capturing a CUDA graph: "
+                       "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(graph, nullptr);
+  EXPECT_FALSE(gpu->capturing());
+  EXPECT_EQ(gpu->synchronize(), "");
+  EXPECT_EQ(gpu->endCapture(graph),
+            "a CUDA graph capture ended that never began");
+}
+
+// What the train steps' graph tests rely on: the stand-in driver fails a
+// replayed launch whose argument addresses memory freed since the capture.
+TEST(Device, AGraphAddressingFreedMemoryFailsOnTheStandIn) {
+  ASSERT_EQ(setenv("GS_LIBCUDA", GS_FAKE_LIBCUDA, /*overwrite=*/1), 0);
+  ASSERT_EQ(setenv("GS_FAKE_CUDA_ANY_KERNEL", "1", 1), 0);
+  Device *gpu = nullptr;
+  ASSERT_EQ(processDevice(gpu), "");
+  char ptx[] = ".version 7.0\n.target sm_80\n.address_size 64\n"
+               ".visible .entry gs_reader(.param .u64 gs_reader_param_0)\n"
+               "{\n  ret;\n}\n";
+  void *module = mgpuModuleLoadJIT(ptx, 2);
+  CUfunction reader = mgpuModuleGetFunction(module, "gs_reader");
+  CUdeviceptr buffer = 0;
+  ASSERT_EQ(gpu->allocator().allocate(4096, buffer), "");
+  void *arguments[] = {&buffer};
+  unsigned grid[3] = {1, 1, 1}, block[3] = {32, 1, 1};
+  ASSERT_EQ(gpu->beginCapture(), "");
+  ASSERT_EQ(gpu->launch(reader, "gs_reader", grid, block, 0, arguments), "");
+  CUgraphExec graph = nullptr;
+  ASSERT_EQ(gpu->endCapture(graph), "");
+  ASSERT_EQ(gpu->launchGraph(graph), "");
+  ASSERT_EQ(gpu->allocator().deallocate(buffer), "");
+  ASSERT_EQ(gpu->allocator().releaseCached(), "");
+  EXPECT_NE(gpu->launchGraph(graph).find("CUDA_ERROR_ILLEGAL_ADDRESS"),
+            std::string::npos);
+  EXPECT_EQ(gpu->destroyGraph(graph), "");
+  ASSERT_EQ(unsetenv("GS_FAKE_CUDA_ANY_KERNEL"), 0);
+  mgpuModuleUnload(module);
 }

@@ -13,7 +13,8 @@
 // and results in page-locked host memory (allocatePageLocked) the host
 // queues a run and goes on, and learns from a DeviceMarker recorded after
 // it when its results are there (RunQueue.h builds a trainer's pipeline of
-// steps on it).
+// steps on it). From an entry's second run on, its kernels run as one CUDA
+// graph (DeviceModel.cpp, EntryRuns; GS_CUDA_GRAPHS=0 turns graphs off).
 //
 //===----------------------------------------------------------------------===//
 
@@ -97,7 +98,9 @@ void hostCopyWritten(const gs_param_info &param);
 /// The driver calls the GPU has been sent so far (all zero where none is
 /// open): a step's count is a difference over it.
 struct DeviceCalls {
-  int64_t launches = 0, copies = 0, hostSynchronizations = 0;
+  /// Kernels launched one by one; CUDA graphs launched and their kernels.
+  int64_t launches = 0, graphLaunches = 0, graphKernels = 0;
+  int64_t copies = 0, hostSynchronizations = 0;
 };
 DeviceCalls deviceCalls();
 

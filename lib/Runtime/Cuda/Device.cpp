@@ -142,6 +142,8 @@ Device::~Device() {
     (void)driver.streamSynchronize(queue);
   for (CUstream side : sideStreams)
     (void)driver.streamSynchronize(side);
+  for (const auto &[graph, kernels] : graphs)
+    (void)driver.graphExecDestroy(graph);
   memory.reset();
   for (const auto &[address, bytes] : hostBlocks)
     (void)driver.memFreeHost(reinterpret_cast<void *>(address));
@@ -242,7 +244,7 @@ std::string Device::launch(CUfunction function, const std::string &name,
       allowed = sharedBytes;
     }
   }
-  ++counts.launches;
+  ++(capturing() ? capturedKernels : counts.launches);
   return check(driver.launchKernel(function, grid[0], grid[1], grid[2],
                                    block[0], block[1], block[2], sharedBytes,
                                    queue, arguments, nullptr),
@@ -307,6 +309,59 @@ std::string Device::copy(void *to, const void *from, size_t bytes) {
 std::string Device::synchronize() {
   ++counts.hostSynchronizations;
   return check(driver.streamSynchronize(queue), "running the GPU's work");
+}
+
+std::string Device::beginCapture() {
+  if (!hasGraphs())
+    return "this NVIDIA driver has no CUDA graphs";
+  if (capturing())
+    return "a CUDA graph capture began while another is under way";
+  if (std::string error =
+          check(driver.streamBeginCapture(queue, kStreamCaptureModeRelaxed),
+                "beginning a CUDA graph capture");
+      !error.empty())
+    return error;
+  capturedKernels = 0;
+  return {};
+}
+
+std::string Device::endCapture(CUgraphExec &exec) {
+  exec = nullptr;
+  if (!capturing())
+    return "a CUDA graph capture ended that never began";
+  int64_t kernels = capturedKernels;
+  capturedKernels = -1;
+  CUgraph graph = nullptr;
+  if (std::string error = check(driver.streamEndCapture(queue, &graph),
+                                "capturing a CUDA graph");
+      !error.empty()) {
+    if (graph)
+      (void)driver.graphDestroy(graph);
+    return error;
+  }
+  std::string error = check(driver.graphInstantiate(&exec, graph, 0),
+                            "instantiating a CUDA graph");
+  (void)driver.graphDestroy(graph);
+  if (error.empty())
+    graphs[exec] = kernels;
+  else
+    exec = nullptr;
+  return error;
+}
+
+std::string Device::launchGraph(CUgraphExec graph) {
+  auto found = graphs.find(graph);
+  if (found == graphs.end())
+    return "launching a CUDA graph this device did not instantiate";
+  ++counts.graphLaunches;
+  counts.graphKernels += found->second;
+  return check(driver.graphLaunch(graph, queue), "launching a CUDA graph");
+}
+
+std::string Device::destroyGraph(CUgraphExec graph) {
+  if (!graphs.erase(graph))
+    return "destroying a CUDA graph this device did not instantiate";
+  return check(driver.graphExecDestroy(graph), "destroying a CUDA graph");
 }
 
 std::string Device::createEvent(CUevent &event) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
 
 using namespace mlir::gs::runtime::cuda;
 
@@ -69,6 +70,8 @@ std::string DeviceAllocator::allocate(size_t bytes, CUdeviceptr &pointer) {
     ++statistics.backendAllocations;
   }
   liveBlocks.emplace(pointer, size);
+  if (claiming)
+    claimed.push_back(pointer);
   statistics.inUse += size;
   statistics.peakInUse = std::max(statistics.peakInUse, statistics.inUse);
   return {};
@@ -102,4 +105,43 @@ std::string DeviceAllocator::releaseCached() {
   }
   freeBlocks.clear();
   return firstError;
+}
+
+void DeviceAllocator::beginClaim() {
+  claiming = true;
+  claimed.clear();
+}
+
+std::string DeviceAllocator::endClaim(std::vector<CUdeviceptr> &blocks) {
+  claiming = false;
+  std::set<CUdeviceptr> unique(claimed.begin(), claimed.end());
+  claimed.clear();
+  blocks.clear();
+  size_t released = 0;
+  for (CUdeviceptr pointer : unique) {
+    bool handedOut = liveBlocks.count(pointer);
+    // Deallocated since: out of the cache, handed out again.
+    for (auto &[size, cached] : freeBlocks) {
+      if (handedOut)
+        break;
+      auto found = std::find(cached.begin(), cached.end(), pointer);
+      if (found == cached.end())
+        continue;
+      cached.erase(found);
+      liveBlocks.emplace(pointer, size);
+      statistics.cached -= size;
+      statistics.inUse += size;
+      statistics.peakInUse = std::max(statistics.peakInUse, statistics.inUse);
+      handedOut = true;
+    }
+    if (handedOut)
+      blocks.push_back(pointer);
+    else
+      ++released;
+  }
+  if (released)
+    return std::to_string(released) +
+           " GPU memory blocks the claim held went back to the driver "
+           "(memory ran out)";
+  return {};
 }

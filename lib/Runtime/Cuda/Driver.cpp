@@ -106,6 +106,23 @@ static OpenedDriver open() {
       return driver;
     }
   }
+  // Optional: without them, every run queues its kernels one by one.
+  const EntryPoint graphEntryPoints[] = {
+      {reinterpret_cast<void **>(&api.streamBeginCapture),
+       "cuStreamBeginCapture_v2"},
+      {reinterpret_cast<void **>(&api.streamEndCapture), "cuStreamEndCapture"},
+      {reinterpret_cast<void **>(&api.graphInstantiate),
+       "cuGraphInstantiateWithFlags"},
+      {reinterpret_cast<void **>(&api.graphLaunch), "cuGraphLaunch"},
+      {reinterpret_cast<void **>(&api.graphExecDestroy), "cuGraphExecDestroy"},
+      {reinterpret_cast<void **>(&api.graphDestroy), "cuGraphDestroy"},
+  };
+  bool graphs = true;
+  for (const EntryPoint &entry : graphEntryPoints)
+    graphs = (*entry.slot = dlsym(handle, entry.name)) && graphs;
+  if (!graphs)
+    for (const EntryPoint &entry : graphEntryPoints)
+      *entry.slot = nullptr;
   if (CUresult result = api.init(0); result != kSuccess)
     driver.error = explainInitFailure(api, result, library);
   // The library stays open for the process.

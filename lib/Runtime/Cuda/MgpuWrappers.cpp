@@ -14,7 +14,9 @@
 // starts, and can say there is no GPU, where there is none. The signatures
 // are those MLIR 22 emits; test/Integration/GPU/mgpu-abi.test checks that
 // every call it emits is defined here. The API has no error results: a
-// failure prints what failed and exits with status 1. The device and
+// failure prints what failed and exits with status 1 (a driver error
+// during a CUDA graph capture is kept for the runtime instead, which runs
+// the function again without one: setRuntimeAPIErrorSink). The device and
 // modules live until the process ends (MLIR unloads modules from global
 // destructors).
 //
@@ -47,6 +49,8 @@ struct MgpuState {
 } // namespace
 
 static int defaultOrdinal = -1;
+/// Where the driver's errors go instead of ending the process, while set.
+static std::string *errorSink = nullptr;
 
 [[noreturn]] static void fail(const std::string &message) {
   std::fprintf(stderr, "GradScale GPU runtime: error: %s\n", message.c_str());
@@ -54,8 +58,16 @@ static int defaultOrdinal = -1;
 }
 
 static void check(const std::string &error) {
-  if (!error.empty())
+  if (error.empty())
+    return;
+  if (!errorSink)
     fail(error);
+  if (errorSink->empty())
+    *errorSink = error;
+}
+
+void mlir::gs::runtime::cuda::setRuntimeAPIErrorSink(std::string *sink) {
+  errorSink = sink;
 }
 
 std::string mlir::gs::runtime::cuda::processDevice(Device *&device) {

@@ -15,6 +15,15 @@
 // Memory comes zeroed. Not a CUDA emulator: any other kernel fails with
 // CUDA_ERROR_NOT_FOUND.
 //
+// CUDA graphs: a stream between cuStreamBeginCapture and cuStreamEndCapture
+// records its launches and copies (their arguments' bytes as they were)
+// instead of running them, and cuGraphLaunch runs them again in order;
+// synchronizing a capturing stream invalidates its capture, as on the
+// driver. GS_FAKE_CUDA_CAPTURE_FAILS=1: every launch during a capture is
+// unsupported (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED). Any launch of any
+// kernel, captured or not, fails with CUDA_ERROR_ILLEGAL_ADDRESS if an
+// argument addresses device memory that is no longer allocated.
+//
 //===----------------------------------------------------------------------===//
 
 #include <algorithm>
@@ -32,7 +41,9 @@ namespace {
 using Result = int;
 using DevicePointer = unsigned long long;
 constexpr Result kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2,
-                 kInvalidPtx = 218, kNotFound = 500, kNotReady = 600;
+                 kInvalidPtx = 218, kNotFound = 500, kNotReady = 600,
+                 kIllegalAddress = 700, kCaptureUnsupported = 900,
+                 kCaptureInvalidated = 901;
 
 struct Event {
   std::chrono::steady_clock::time_point time;
@@ -49,9 +60,30 @@ bool pendingEvents() {
   return text && std::strcmp(text, "1") == 0;
 }
 
+/// What a graph replays: a launch (its arguments' bytes) or a copy.
+struct Operation {
+  void *function = nullptr;
+  unsigned grid[3] = {}, block[3] = {};
+  std::vector<std::vector<unsigned char>> arguments;
+  void *to = nullptr;
+  const void *from = nullptr;
+  size_t bytes = 0;
+};
+struct Graph {
+  std::vector<Operation> operations;
+};
+
 /// Each stream its own, so that a library checking which stream it is
-/// given (the stand-in NCCL) tells them apart.
-struct Stream {};
+/// given (the stand-in NCCL) tells them apart; a capturing one records.
+struct Stream {
+  bool capturing = false, invalidated = false;
+  std::vector<Operation> captured;
+};
+
+Stream *capturingStream(void *stream) {
+  auto *s = static_cast<Stream *>(stream);
+  return s && s->capturing ? s : nullptr;
+}
 
 size_t capacity() {
   const char *text = std::getenv("GS_FAKE_CUDA_MEMORY");
@@ -123,6 +155,24 @@ std::set<void *> &hostBlocks() {
 }
 size_t used = 0;
 int functionToken, contextToken;
+/// The span of every block cuMemAlloc has handed out.
+DevicePointer lowest = ~0ull, highest = 0;
+
+/// Whether `value` lies where blocks have been but none is now.
+bool addressesFreedMemory(DevicePointer value) {
+  if (value < lowest || value >= highest)
+    return false;
+  auto block = blocks().upper_bound(value);
+  if (block == blocks().begin())
+    return true;
+  --block;
+  return value - block->first >= std::max<size_t>(block->second, 1);
+}
+
+bool captureFails() {
+  const char *text = std::getenv("GS_FAKE_CUDA_CAPTURE_FAILS");
+  return text && std::strcmp(text, "1") == 0;
+}
 } // namespace
 
 #define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
@@ -148,6 +198,15 @@ FAKE_EXPORT Result cuGetErrorName(Result result, const char **name) {
     return kSuccess;
   case kNotReady:
     *name = "CUDA_ERROR_NOT_READY";
+    return kSuccess;
+  case kIllegalAddress:
+    *name = "CUDA_ERROR_ILLEGAL_ADDRESS";
+    return kSuccess;
+  case kCaptureUnsupported:
+    *name = "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED";
+    return kSuccess;
+  case kCaptureInvalidated:
+    *name = "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED";
     return kSuccess;
   default:
     *name = nullptr;
@@ -197,7 +256,11 @@ FAKE_EXPORT Result cuStreamDestroy_v2(void *stream) {
   delete static_cast<Stream *>(stream);
   return kSuccess;
 }
-FAKE_EXPORT Result cuStreamSynchronize(void *) {
+FAKE_EXPORT Result cuStreamSynchronize(void *stream) {
+  if (Stream *capturing = capturingStream(stream)) {
+    capturing->invalidated = true;
+    return kCaptureUnsupported;
+  }
   waitedRecord = lastRecord;
   return kSuccess;
 }
@@ -206,6 +269,8 @@ FAKE_EXPORT Result cuMemAlloc_v2(DevicePointer *pointer, size_t bytes) {
     return kOutOfMemory;
   *pointer = reinterpret_cast<DevicePointer>(std::calloc(bytes ? bytes : 1, 1));
   blocks()[*pointer] = bytes;
+  lowest = std::min(lowest, *pointer);
+  highest = std::max<DevicePointer>(highest, *pointer + (bytes ? bytes : 1));
   used += bytes;
   return kSuccess;
 }
@@ -233,21 +298,31 @@ FAKE_EXPORT Result cuMemFreeHost(void *pointer) {
   std::free(pointer);
   return kSuccess;
 }
-FAKE_EXPORT Result cuMemcpyHtoDAsync_v2(DevicePointer to, const void *from,
-                                        size_t bytes, void *) {
-  std::memcpy(reinterpret_cast<void *>(to), from, bytes);
+/// A copy, run or, on a capturing stream, recorded.
+static Result copy(void *to, const void *from, size_t bytes, void *stream) {
+  if (Stream *capturing = capturingStream(stream)) {
+    Operation copy;
+    copy.to = to;
+    copy.from = from;
+    copy.bytes = bytes;
+    capturing->captured.push_back(std::move(copy));
+    return kSuccess;
+  }
+  std::memcpy(to, from, bytes);
   return kSuccess;
+}
+FAKE_EXPORT Result cuMemcpyHtoDAsync_v2(DevicePointer to, const void *from,
+                                        size_t bytes, void *stream) {
+  return copy(reinterpret_cast<void *>(to), from, bytes, stream);
 }
 FAKE_EXPORT Result cuMemcpyDtoHAsync_v2(void *to, DevicePointer from,
-                                        size_t bytes, void *) {
-  std::memcpy(to, reinterpret_cast<const void *>(from), bytes);
-  return kSuccess;
+                                        size_t bytes, void *stream) {
+  return copy(to, reinterpret_cast<const void *>(from), bytes, stream);
 }
 FAKE_EXPORT Result cuMemcpyAsync(DevicePointer to, DevicePointer from,
-                                 size_t bytes, void *) {
-  std::memcpy(reinterpret_cast<void *>(to),
-              reinterpret_cast<const void *>(from), bytes);
-  return kSuccess;
+                                 size_t bytes, void *stream) {
+  return copy(reinterpret_cast<void *>(to),
+              reinterpret_cast<const void *>(from), bytes, stream);
 }
 FAKE_EXPORT Result cuModuleLoadDataEx(void **module, const void *image,
                                       unsigned, int *, void **) {
@@ -282,18 +357,23 @@ FAKE_EXPORT Result cuModuleGetFunction(void **function, void *module,
   return kSuccess;
 }
 FAKE_EXPORT Result cuFuncSetAttribute(void *, int, int) { return kSuccess; }
-FAKE_EXPORT Result cuLaunchKernel(void *function, unsigned gridX, unsigned,
-                                  unsigned, unsigned blockX, unsigned, unsigned,
-                                  unsigned, void *, void **parameters,
-                                  void **) {
+/// Runs a launch: gs_axpy computes, any other kernel reads its arguments
+/// (and fails where one addresses freed device memory).
+static Result runKernel(void *function, unsigned gridX, unsigned blockX,
+                        void **parameters) {
   if (function != &functionToken) {
-    // Any other kernel: its arguments read, nothing computed.
     volatile unsigned char sum = 0;
-    for (size_t i = 0;
-         i < static_cast<Kernel *>(function)->parameterBytes.size(); ++i)
-      for (size_t b = 0; b < static_cast<Kernel *>(function)->parameterBytes[i];
-           ++b)
+    const std::vector<size_t> &bytes =
+        static_cast<Kernel *>(function)->parameterBytes;
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      for (size_t b = 0; b < bytes[i]; ++b)
         sum = sum + static_cast<unsigned char *>(parameters[i])[b];
+      DevicePointer value = 0;
+      if (bytes[i] == sizeof(value))
+        std::memcpy(&value, parameters[i], sizeof(value));
+      if (addressesFreedMemory(value))
+        return kIllegalAddress;
+    }
     return kSuccess;
   }
   // gs_axpy(y, x, a, n) over the threads launched.
@@ -306,6 +386,86 @@ FAKE_EXPORT Result cuLaunchKernel(void *function, unsigned gridX, unsigned,
   uint64_t threads = uint64_t(gridX) * blockX;
   for (uint64_t i = 0; i < n && i < threads; ++i)
     y[i] = std::fmaf(a, x[i], y[i]);
+  return kSuccess;
+}
+
+FAKE_EXPORT Result cuLaunchKernel(void *function, unsigned gridX,
+                                  unsigned gridY, unsigned gridZ,
+                                  unsigned blockX, unsigned blockY,
+                                  unsigned blockZ, unsigned, void *stream,
+                                  void **parameters, void **) {
+  Stream *capturing = capturingStream(stream);
+  if (!capturing)
+    return runKernel(function, gridX, blockX, parameters);
+  if (captureFails()) {
+    capturing->invalidated = true;
+    return kCaptureUnsupported;
+  }
+  Operation launch;
+  launch.function = function;
+  unsigned sizes[6] = {gridX, gridY, gridZ, blockX, blockY, blockZ};
+  std::copy(sizes, sizes + 3, launch.grid);
+  std::copy(sizes + 3, sizes + 6, launch.block);
+  std::vector<size_t> bytes = {8, 8, 4, 4};
+  if (function != &functionToken)
+    bytes = static_cast<Kernel *>(function)->parameterBytes;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    auto *first = static_cast<unsigned char *>(parameters[i]);
+    launch.arguments.emplace_back(first, first + bytes[i]);
+  }
+  capturing->captured.push_back(std::move(launch));
+  return kSuccess;
+}
+
+FAKE_EXPORT Result cuStreamBeginCapture_v2(void *stream, int) {
+  auto *s = static_cast<Stream *>(stream);
+  if (s->capturing)
+    return kInvalidValue;
+  *s = Stream();
+  s->capturing = true;
+  return kSuccess;
+}
+FAKE_EXPORT Result cuStreamEndCapture(void *stream, void **graph) {
+  auto *s = static_cast<Stream *>(stream);
+  *graph = nullptr;
+  if (!s->capturing)
+    return kInvalidValue;
+  bool invalidated = s->invalidated;
+  std::vector<Operation> operations = std::move(s->captured);
+  *s = Stream();
+  if (invalidated)
+    return kCaptureInvalidated;
+  *graph = new Graph{std::move(operations)};
+  return kSuccess;
+}
+FAKE_EXPORT Result cuGraphInstantiateWithFlags(void **exec, void *graph,
+                                               unsigned long long) {
+  *exec = new Graph(*static_cast<Graph *>(graph));
+  return kSuccess;
+}
+FAKE_EXPORT Result cuGraphLaunch(void *exec, void *stream) {
+  if (capturingStream(stream))
+    return kCaptureUnsupported;
+  for (Operation &operation : static_cast<Graph *>(exec)->operations) {
+    if (!operation.function) {
+      std::memcpy(operation.to, operation.from, operation.bytes);
+      continue;
+    }
+    std::vector<void *> parameters;
+    for (std::vector<unsigned char> &argument : operation.arguments)
+      parameters.push_back(argument.data());
+    if (Result result = runKernel(operation.function, operation.grid[0],
+                                  operation.block[0], parameters.data()))
+      return result;
+  }
+  return kSuccess;
+}
+FAKE_EXPORT Result cuGraphExecDestroy(void *exec) {
+  delete static_cast<Graph *>(exec);
+  return kSuccess;
+}
+FAKE_EXPORT Result cuGraphDestroy(void *graph) {
+  delete static_cast<Graph *>(graph);
   return kSuccess;
 }
 FAKE_EXPORT Result cuEventCreate(void **event, unsigned) {

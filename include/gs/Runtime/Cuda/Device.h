@@ -88,7 +88,11 @@ private:
 
 /// The driver calls a device has made, by what they cost the host.
 struct CallCounts {
+  /// Kernels launched one by one.
   int64_t launches = 0;
+  /// CUDA graphs launched, and the kernels they ran.
+  int64_t graphLaunches = 0;
+  int64_t graphKernels = 0;
   /// Calls that wait for the GPU: stream and event synchronization,
   /// cuMemAlloc and cuMemFree, cuMemHostAlloc and cuMemFreeHost, module
   /// loads, and copies between the device and pageable host memory (the
@@ -162,6 +166,18 @@ public:
   std::string recordEvent(CUevent event, CUstream stream);
   std::string streamWaitEvent(CUstream stream, CUevent event);
 
+  /// CUDA graphs: whether the driver has them. Between beginCapture and
+  /// endCapture, the work queued on the stream is recorded, not run (the
+  /// launches counted as the graph's kernels); endCapture instantiates it
+  /// (an error if a call during the capture could not be recorded), and
+  /// each launchGraph queues all of it with one call.
+  bool hasGraphs() const { return driver.streamBeginCapture != nullptr; }
+  std::string beginCapture();
+  bool capturing() const { return capturedKernels >= 0; }
+  std::string endCapture(CUgraphExec &graph);
+  std::string launchGraph(CUgraphExec graph);
+  std::string destroyGraph(CUgraphExec graph);
+
   /// What this device's calls have cost so far: a train step's count is
   /// the difference over it (the target is no host synchronization).
   const CallCounts &callCounts() const { return counts; }
@@ -189,6 +205,10 @@ private:
   bool pageLocked(const void *pointer, size_t bytes) const;
 
   std::vector<CUevent> events;
+  /// Kernels launched since beginCapture; -1 while not capturing.
+  int64_t capturedKernels = -1;
+  /// The instantiated graphs and the kernels each runs.
+  std::map<CUgraphExec, int64_t> graphs;
   std::vector<CUstream> sideStreams;
   /// allocateHost's blocks: their byte sizes by address.
   std::map<uintptr_t, size_t> hostBlocks;
@@ -203,6 +223,12 @@ std::string processDevice(Device *&device);
 /// The GPU processDevice opens, chosen before its first call (a rank's GPU
 /// among its machine's); GS_CUDA_DEVICE does not override it.
 void setProcessDeviceOrdinal(int ordinal);
+
+/// While `sink` is set, the driver errors of MLIR's GPU runtime API calls
+/// (MgpuWrappers.cpp) go to it (the first one) instead of ending the
+/// process: a CUDA graph capture that a call spoils is dropped, and the
+/// function it captured runs again without one. Null restores exiting.
+void setRuntimeAPIErrorSink(std::string *sink);
 
 /// The functions of MLIR's GPU runtime API (mgpu*) as GSCudaRuntime defines
 /// them (MgpuWrappers.cpp), for a JIT that links host code lowered for a

@@ -68,6 +68,16 @@ public:
   /// Returns the cached blocks to the backend.
   std::string releaseCached();
 
+  /// Claims: every block allocated between beginClaim and endClaim goes to
+  /// the caller, those deallocated in between too (until endClaim, later
+  /// allocations reuse them as any): endClaim takes them out of the cache
+  /// and sets `blocks` to them all, handed out, for the caller to
+  /// deallocate. A CUDA graph captured in between addresses them whenever
+  /// it runs. An error if one went back to the backend in between (out of
+  /// memory); `blocks` then holds the others.
+  void beginClaim();
+  std::string endClaim(std::vector<CUdeviceptr> &blocks);
+
   const Stats &stats() const { return statistics; }
 
 private:
@@ -77,6 +87,9 @@ private:
   std::map<size_t, std::vector<CUdeviceptr>> freeBlocks;
   /// Block handed out -> its size class.
   std::unordered_map<CUdeviceptr, size_t> liveBlocks;
+  /// The blocks allocated since beginClaim, while claiming.
+  bool claiming = false;
+  std::vector<CUdeviceptr> claimed;
 };
 
 } // namespace mlir::gs::runtime::cuda

@@ -26,6 +26,8 @@ using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
+using CUgraph = struct CUgraph_st *;
+using CUgraphExec = struct CUgraphExec_st *;
 
 /// The driver's result codes this runtime tells apart (cuda.h's values).
 enum : CUresult {
@@ -37,6 +39,8 @@ enum : CUresult {
   kErrorNoBinaryForGpu = 209,
   kErrorUnsupportedPtxVersion = 222,
   kErrorNotReady = 600,
+  kErrorStreamCaptureUnsupported = 900,
+  kErrorStreamCaptureInvalidated = 901,
 };
 
 /// cuDeviceGetAttribute's attributes and other enumerators used.
@@ -46,6 +50,7 @@ enum : int {
   kFuncAttributeMaxDynamicSharedBytes = 8,
   kStreamNonBlocking = 1,
   kEventDisableTiming = 2,
+  kStreamCaptureModeRelaxed = 2,
 };
 
 /// The resolved entry points.
@@ -97,6 +102,17 @@ struct DriverApi {
   /// kErrorNotReady before.
   CUresult (*eventQuery)(CUevent event);
   CUresult (*eventElapsedTime)(float *milliseconds, CUevent start, CUevent end);
+  /// CUDA graphs (CUDA 11.4 and later drivers; null where the driver has
+  /// none): work queued on a stream between the begin and end of a capture
+  /// is recorded into a graph instead of run, and an instantiated graph
+  /// replays it with one launch.
+  CUresult (*streamBeginCapture)(CUstream stream, int mode);
+  CUresult (*streamEndCapture)(CUstream stream, CUgraph *graph);
+  CUresult (*graphInstantiate)(CUgraphExec *exec, CUgraph graph,
+                               unsigned long long flags);
+  CUresult (*graphLaunch)(CUgraphExec exec, CUstream stream);
+  CUresult (*graphExecDestroy)(CUgraphExec exec);
+  CUresult (*graphDestroy)(CUgraph graph);
 };
 
 /// Opens the driver (once per process) and initializes it. On success sets
