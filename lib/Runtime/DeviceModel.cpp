@@ -114,18 +114,18 @@ bool graphsWanted(const gs_model_info &model, const cuda::Device &gpu) {
 std::string captureGraph(cuda::Device &gpu, const gs_entry_info &entry,
                          std::vector<std::vector<int64_t>> &descriptors,
                          EntryRuns &runs) {
-  if (std::string error = gpu.beginCapture(); !error.empty())
-    return error;
-  std::string failure;
-  gpu.allocator().beginClaim();
-  cuda::setRuntimeAPIErrorSink(&failure);
-  callPacked(entry, descriptors);
-  cuda::setRuntimeAPIErrorSink(nullptr);
-  std::string captured = gpu.endCapture(runs.graph);
-  std::string claim = gpu.allocator().endClaim(runs.claimed);
-  for (const std::string &error : {claim, captured})
-    if (failure.empty())
-      failure = error;
+  std::string failure = gpu.beginCapture();
+  if (failure.empty()) {
+    gpu.allocator().beginClaim();
+    cuda::setRuntimeAPIErrorSink(&failure);
+    callPacked(entry, descriptors);
+    cuda::setRuntimeAPIErrorSink(nullptr);
+    std::string captured = gpu.endCapture(runs.graph);
+    std::string claim = gpu.allocator().endClaim(runs.claimed);
+    for (const std::string &error : {claim, captured})
+      if (failure.empty())
+        failure = error;
+  }
   if (failure.empty())
     return {};
   std::fprintf(stderr,
