@@ -85,7 +85,8 @@ void *asPointer(CUdeviceptr pointer) {
 /// every later run launch. The graph owns the device buffers it
 /// addresses: the inputs and results (which every run uses, from the
 /// first), and the buffers the host code allocates and frees during the
-/// capture (DeviceAllocator::beginClaim). Without a graph: an entry whose
+/// capture (DeviceAllocator::beginClaim), until the device runs out of
+/// memory (releaseGraphs). Without a graph: an entry whose
 /// first run launched no kernel (emulated kernels, which run on the host),
 /// a data-parallel replica's (its collectives), GS_CUDA_GRAPHS=0, a driver
 /// without graphs, and an entry whose capture failed (said once).
@@ -107,6 +108,44 @@ bool graphsWanted(const gs_model_info &model, const cuda::Device &gpu) {
   const char *setting = std::getenv("GS_CUDA_GRAPHS");
   return gpu.hasGraphs() && !model.distributed &&
          !(setting && std::strcmp(setting, "0") == 0);
+}
+
+/// The entry queueOnDevice is running, if any.
+const gs_entry_info *runningEntry = nullptr;
+
+/// Out of GPU memory: every entry launches its kernels one by one from
+/// now on, and gives back (once the stream is done with them) its graph,
+/// the buffers the graph claimed, and its input and result buffers (the
+/// running entry's with its run's others). False where none held any.
+bool releaseGraphs(cuda::Device &gpu) {
+  bool synchronized = false;
+  for (auto &[entry, runs] : entryRuns()) {
+    runs.eager = true;
+    bool held = runs.graph || !runs.claimed.empty() ||
+                (entry != runningEntry && !runs.buffers.empty());
+    if (!held)
+      continue;
+    if (!synchronized && !gpu.synchronize().empty())
+      return false;
+    synchronized = true;
+    if (runs.graph)
+      (void)gpu.destroyGraph(runs.graph);
+    runs.graph = nullptr;
+    for (CUdeviceptr pointer : runs.claimed)
+      (void)gpu.allocator().deallocate(pointer);
+    runs.claimed.clear();
+    if (entry != runningEntry) {
+      for (CUdeviceptr pointer : runs.buffers)
+        (void)gpu.allocator().deallocate(pointer);
+      runs.buffers.clear();
+    }
+    std::fprintf(stderr,
+                 "GradScale GPU runtime: note: out of GPU memory: '%s' gives "
+                 "its CUDA graph's buffers back and launches its kernels one "
+                 "by one from now on\n",
+                 entry->name);
+  }
+  return synchronized;
 }
 
 /// Captures `entry`'s run on `descriptors` into `runs.graph`: null (and
@@ -182,8 +221,17 @@ std::string mlir::gs::runtime::queueOnDevice(
     descriptors.push_back(
         memrefDescriptor(asPointer(copy.pointer), shapeOf(param.tensor)));
   }
+  static bool reclaiming = false;
+  if (!reclaiming) {
+    gpu->allocator().setReclaim([gpu] { return releaseGraphs(*gpu); });
+    reclaiming = true;
+  }
   EntryRuns &runs = entryRuns()[&entry];
   bool graphs = !runs.eager && graphsWanted(model, *gpu);
+  struct Running {
+    explicit Running(const gs_entry_info &entry) { runningEntry = &entry; }
+    ~Running() { runningEntry = nullptr; }
+  } running(entry);
   // A graph's buffers stay; the others are freed after the copies are
   // queued (the stream reuses them after those).
   RunBuffers buffers(*gpu);
@@ -214,7 +262,8 @@ std::string mlir::gs::runtime::queueOnDevice(
     }
     descriptors.push_back(memrefDescriptor(asPointer(pointer), shapeOf(info)));
   }
-  if (graphs && !runs.graph && runs.runs > 0)
+  // (Out of memory on the way, it no longer wants one.)
+  if (graphs && !runs.eager && !runs.graph && runs.runs > 0)
     if (std::string error = captureGraph(*gpu, entry, descriptors, runs);
         !error.empty())
       return error;

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <map>
+#include <utility>
 #include <vector>
 
 using namespace mlir::gs::runtime::cuda;
@@ -179,7 +180,7 @@ TEST(DeviceAllocator, ClaimsEveryBlockAllocatedDuringAClaim) {
   ASSERT_EQ(allocator.deallocate(last), "");
 }
 
-TEST(DeviceAllocator, AClaimFailsWhereABlockWentBackToTheDevice) {
+TEST(DeviceAllocator, OutOfMemoryDuringAClaimKeepsTheClaimedBlocks) {
   FakeDeviceMemory device;
   device.capacity = 3000;
   DeviceAllocator allocator(device.backend());
@@ -187,14 +188,45 @@ TEST(DeviceAllocator, AClaimFailsWhereABlockWentBackToTheDevice) {
   CUdeviceptr small = 0, large = 0;
   ASSERT_EQ(allocator.allocate(1024, small), "");
   ASSERT_EQ(allocator.deallocate(small), "");
-  // The device is full: the cache, the claimed block in it, goes back.
-  ASSERT_EQ(allocator.allocate(2048, large), "");
+  // The cached block is the claim's: it stays, the allocation fails.
+  EXPECT_NE(allocator.allocate(2048, large).find("allocating 2048 bytes"),
+            std::string::npos);
+  EXPECT_EQ(device.releases, 0);
   std::vector<CUdeviceptr> claimed;
+  ASSERT_EQ(allocator.endClaim(claimed), "");
+  EXPECT_EQ(claimed, std::vector<CUdeviceptr>{small});
+  // A claimed block returned to the device anyway fails the claim.
+  allocator.beginClaim();
+  ASSERT_EQ(allocator.allocate(1024, large), "");
+  ASSERT_EQ(allocator.deallocate(large), "");
+  ASSERT_EQ(allocator.releaseCached(), "");
   std::string error = allocator.endClaim(claimed);
   EXPECT_NE(error.find("1 GPU memory blocks the claim held went back"),
             std::string::npos)
       << error;
-  EXPECT_EQ(claimed, std::vector<CUdeviceptr>{large});
+  EXPECT_TRUE(claimed.empty());
+}
+
+TEST(DeviceAllocator, OutOfMemoryAsksTheHoldersOfBlocksForThem) {
+  FakeDeviceMemory device;
+  device.capacity = 3000;
+  DeviceAllocator allocator(device.backend());
+  CUdeviceptr held = 0, large = 0;
+  ASSERT_EQ(allocator.allocate(2048, held), "");
+  int asked = 0;
+  allocator.setReclaim([&] {
+    ++asked;
+    return held && allocator.deallocate(std::exchange(held, 0)).empty();
+  });
+  ASSERT_EQ(allocator.allocate(2048, large), "");
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(device.used, 2048u);
+  // Nothing more to give back: the allocation fails.
+  CUdeviceptr more = 0;
+  EXPECT_NE(allocator.allocate(2048, more).find("allocating 2048 bytes"),
+            std::string::npos);
+  EXPECT_EQ(asked, 2);
+  ASSERT_EQ(allocator.deallocate(large), "");
 }
 
 TEST(KernelImages, ParsesArchitectures) {

@@ -142,7 +142,7 @@ Device::~Device() {
     (void)driver.streamSynchronize(queue);
   for (CUstream side : sideStreams)
     (void)driver.streamSynchronize(side);
-  for (const auto &[graph, kernels] : graphs)
+  for (const auto &[graph, recorded] : graphs)
     (void)driver.graphExecDestroy(graph);
   memory.reset();
   for (const auto &[address, bytes] : hostBlocks)
@@ -244,7 +244,7 @@ std::string Device::launch(CUfunction function, const std::string &name,
       allowed = sharedBytes;
     }
   }
-  ++(capturing() ? capturedKernels : counts.launches);
+  ++(capturing() ? captured.launches : counts.launches);
   return check(driver.launchKernel(function, grid[0], grid[1], grid[2],
                                    block[0], block[1], block[2], sharedBytes,
                                    queue, arguments, nullptr),
@@ -263,7 +263,7 @@ bool Device::pageLocked(const void *pointer, size_t bytes) const {
 
 std::string Device::copyToDevice(CUdeviceptr to, const void *from,
                                  size_t bytes) {
-  ++counts.copies;
+  ++(capturing() ? captured.copies : counts.copies);
   if (!pageLocked(from, bytes))
     ++counts.hostSynchronizations;
   return check(driver.memcpyHtoDAsync(to, from, bytes, queue),
@@ -271,7 +271,7 @@ std::string Device::copyToDevice(CUdeviceptr to, const void *from,
 }
 
 std::string Device::copyToHost(void *to, CUdeviceptr from, size_t bytes) {
-  ++counts.copies;
+  ++(capturing() ? captured.copies : counts.copies);
   if (!pageLocked(to, bytes))
     ++counts.hostSynchronizations;
   return check(driver.memcpyDtoHAsync(to, from, bytes, queue),
@@ -299,7 +299,7 @@ std::string Device::freeHost(void *pointer) {
 }
 
 std::string Device::copy(void *to, const void *from, size_t bytes) {
-  ++counts.copies;
+  ++(capturing() ? captured.copies : counts.copies);
   return check(driver.memcpyAsync(reinterpret_cast<CUdeviceptr>(to),
                                   reinterpret_cast<CUdeviceptr>(from), bytes,
                                   queue),
@@ -321,7 +321,8 @@ std::string Device::beginCapture() {
                 "beginning a CUDA graph capture");
       !error.empty())
     return error;
-  capturedKernels = 0;
+  captured = CallCounts();
+  capturingNow = true;
   return {};
 }
 
@@ -329,8 +330,8 @@ std::string Device::endCapture(CUgraphExec &exec) {
   exec = nullptr;
   if (!capturing())
     return "a CUDA graph capture ended that never began";
-  int64_t kernels = capturedKernels;
-  capturedKernels = -1;
+  CallCounts recorded = captured;
+  capturingNow = false;
   CUgraph graph = nullptr;
   if (std::string error = check(driver.streamEndCapture(queue, &graph),
                                 "capturing a CUDA graph");
@@ -343,7 +344,7 @@ std::string Device::endCapture(CUgraphExec &exec) {
                             "instantiating a CUDA graph");
   (void)driver.graphDestroy(graph);
   if (error.empty())
-    graphs[exec] = kernels;
+    graphs[exec] = recorded;
   else
     exec = nullptr;
   return error;
@@ -354,7 +355,8 @@ std::string Device::launchGraph(CUgraphExec graph) {
   if (found == graphs.end())
     return "launching a CUDA graph this device did not instantiate";
   ++counts.graphLaunches;
-  counts.graphKernels += found->second;
+  counts.graphKernels += found->second.launches;
+  counts.copies += found->second.copies;
   return check(driver.graphLaunch(graph, queue), "launching a CUDA graph");
 }
 

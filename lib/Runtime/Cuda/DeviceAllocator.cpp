@@ -55,7 +55,13 @@ std::string DeviceAllocator::allocate(size_t bytes, CUdeviceptr &pointer) {
     ++statistics.cacheHits;
   } else {
     CUresult result = backend.allocate(&pointer, size);
-    if (result == kErrorOutOfMemory && statistics.cached > 0) {
+    // A claim's blocks in the cache stay there (a capture addresses them).
+    if (result == kErrorOutOfMemory && !claiming && statistics.cached > 0) {
+      if (std::string error = releaseCached(); !error.empty())
+        return error;
+      result = backend.allocate(&pointer, size);
+    }
+    if (result == kErrorOutOfMemory && !claiming && reclaimer && reclaimer()) {
       if (std::string error = releaseCached(); !error.empty())
         return error;
       result = backend.allocate(&pointer, size);
@@ -141,7 +147,6 @@ std::string DeviceAllocator::endClaim(std::vector<CUdeviceptr> &blocks) {
   }
   if (released)
     return std::to_string(released) +
-           " GPU memory blocks the claim held went back to the driver "
-           "(memory ran out)";
+           " GPU memory blocks the claim held went back to the driver";
   return {};
 }

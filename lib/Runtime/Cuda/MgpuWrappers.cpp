@@ -156,6 +156,9 @@ CUfunction mgpuModuleGetFunction(void *module, const char *name) {
     check(image.kind == KernelImage::Kind::Ptx
               ? device().loadModule(lazy.images, lazy.loaded)
               : device().loadImage(image, lazy.loaded));
+    // Failed during a capture (the error kept): the launch fails too.
+    if (!lazy.loaded)
+      return nullptr;
   }
   CUfunction function = nullptr;
   check(lazy.loaded->function(name, function));

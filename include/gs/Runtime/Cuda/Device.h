@@ -90,7 +90,8 @@ private:
 struct CallCounts {
   /// Kernels launched one by one.
   int64_t launches = 0;
-  /// CUDA graphs launched, and the kernels they ran.
+  /// CUDA graphs launched, and the kernels they ran (their copies count
+  /// as copies).
   int64_t graphLaunches = 0;
   int64_t graphKernels = 0;
   /// Calls that wait for the GPU: stream and event synchronization,
@@ -167,13 +168,14 @@ public:
   std::string streamWaitEvent(CUstream stream, CUevent event);
 
   /// CUDA graphs: whether the driver has them. Between beginCapture and
-  /// endCapture, the work queued on the stream is recorded, not run (the
-  /// launches counted as the graph's kernels); endCapture instantiates it
+  /// endCapture, the work queued on the stream is recorded, not run (its
+  /// launches and copies counted when the graph runs); endCapture
+  /// instantiates it
   /// (an error if a call during the capture could not be recorded), and
   /// each launchGraph queues all of it with one call.
   bool hasGraphs() const { return driver.streamBeginCapture != nullptr; }
   std::string beginCapture();
-  bool capturing() const { return capturedKernels >= 0; }
+  bool capturing() const { return capturingNow; }
   std::string endCapture(CUgraphExec &graph);
   std::string launchGraph(CUgraphExec graph);
   std::string destroyGraph(CUgraphExec graph);
@@ -205,10 +207,11 @@ private:
   bool pageLocked(const void *pointer, size_t bytes) const;
 
   std::vector<CUevent> events;
-  /// Kernels launched since beginCapture; -1 while not capturing.
-  int64_t capturedKernels = -1;
-  /// The instantiated graphs and the kernels each runs.
-  std::map<CUgraphExec, int64_t> graphs;
+  /// While capturing, the launches and copies recorded so far.
+  bool capturingNow = false;
+  CallCounts captured;
+  /// The instantiated graphs and the launches and copies each replays.
+  std::map<CUgraphExec, CallCounts> graphs;
   std::vector<CUstream> sideStreams;
   /// allocateHost's blocks: their byte sizes by address.
   std::map<uintptr_t, size_t> hostBlocks;

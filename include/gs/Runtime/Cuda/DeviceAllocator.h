@@ -6,7 +6,8 @@
 // allocation reaches the driver. Sizes round up to a class (512 bytes at
 // least, then four classes per power of two: at most 25% over); when the
 // driver is out of memory the cached blocks are returned and the
-// allocation tried once more. A freed block is reused in stream order:
+// allocation tried once more (after the holders of other blocks give them
+// back: setReclaim). A freed block is reused in stream order:
 // work queued before it was freed finishes before work queued after its
 // reuse, which holds with the one stream a Device queues everything on.
 //
@@ -73,10 +74,18 @@ public:
   /// allocations reuse them as any): endClaim takes them out of the cache
   /// and sets `blocks` to them all, handed out, for the caller to
   /// deallocate. A CUDA graph captured in between addresses them whenever
-  /// it runs. An error if one went back to the backend in between (out of
-  /// memory); `blocks` then holds the others.
+  /// it runs. Out of memory during a claim, the cache is not returned:
+  /// the allocation fails.
   void beginClaim();
   std::string endClaim(std::vector<CUdeviceptr> &blocks);
+
+  /// Out of memory with the cache returned (and not claiming), `reclaim`
+  /// may deallocate blocks held elsewhere (CUDA graphs' buffers), whatever
+  /// the stream has queued on them done, and return true: the cache is
+  /// returned and the allocation tried again.
+  void setReclaim(std::function<bool()> reclaim) {
+    reclaimer = std::move(reclaim);
+  }
 
   const Stats &stats() const { return statistics; }
 
@@ -90,6 +99,7 @@ private:
   /// The blocks allocated since beginClaim, while claiming.
   bool claiming = false;
   std::vector<CUdeviceptr> claimed;
+  std::function<bool()> reclaimer;
 };
 
 } // namespace mlir::gs::runtime::cuda
