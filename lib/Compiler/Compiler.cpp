@@ -6,6 +6,7 @@
 #include "gs/Runtime/BufferCache.h"
 #include "gs/Runtime/Collectives.h"
 #include "gs/Runtime/Cuda/Device.h"
+#include "gs/Runtime/DeviceModel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -252,7 +253,12 @@ mlir::gs::runtimeFunctionSymbols(llvm::orc::MangleAndInterner &mangle) {
 }
 
 LoadedModel::LoadedModel() : linker(std::make_unique<Linker>()) {}
-LoadedModel::~LoadedModel() = default;
+LoadedModel::~LoadedModel() {
+  // Its tables go with the JIT; a model loaded later may take their
+  // addresses, by which the GPU runtime knows its models.
+  if (info && runtime::runsOnDevice(*info))
+    runtime::forgetDeviceModel(*info);
+}
 
 std::unique_ptr<LoadedModel> LoadedModel::load(const CompiledModel &compiled,
                                                std::string &error) {

@@ -394,6 +394,42 @@ void mlir::gs::runtime::hostCopyWritten(const gs_param_info &param) {
     found->second.newer = DeviceCopy::Newer::Host;
 }
 
+void mlir::gs::runtime::forgetDeviceModel(const gs_model_info &model) {
+  auto &runs = entryRuns();
+  auto &copies = deviceCopies();
+  bool held = false;
+  for (int32_t i = 0; i < model.num_entries; ++i)
+    held |= runs.count(&model.entries[i]) != 0;
+  for (int32_t i = 0; i < model.num_params; ++i)
+    held |= copies.count(&model.params[i]) != 0;
+  cuda::Device *gpu = nullptr;
+  // Held means the device is open.
+  if (!held || !cuda::processDevice(gpu).empty() || !gpu)
+    return;
+  // The stream may still use what goes back.
+  (void)gpu->synchronize();
+  for (int32_t i = 0; i < model.num_entries; ++i) {
+    auto found = runs.find(&model.entries[i]);
+    if (found == runs.end())
+      continue;
+    EntryRuns &entry = found->second;
+    if (entry.graph)
+      (void)gpu->destroyGraph(entry.graph);
+    for (const std::vector<CUdeviceptr> *blocks :
+         {&entry.claimed, &entry.buffers})
+      for (CUdeviceptr pointer : *blocks)
+        (void)gpu->allocator().deallocate(pointer);
+    runs.erase(found);
+  }
+  for (int32_t i = 0; i < model.num_params; ++i) {
+    auto found = copies.find(&model.params[i]);
+    if (found == copies.end())
+      continue;
+    (void)gpu->allocator().deallocate(found->second.pointer);
+    copies.erase(found);
+  }
+}
+
 DeviceCalls mlir::gs::runtime::deviceCalls() {
   cuda::Device *gpu = nullptr;
   if (!cuda::processDevice(gpu).empty() || !gpu)

@@ -8,12 +8,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "gs/Runtime/Cuda/Device.h"
+#include "gs/Runtime/DeviceModel.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <utility>
 #include <vector>
@@ -501,5 +503,105 @@ TEST(Device, AGraphAddressingFreedMemoryFailsOnTheStandIn) {
             std::string::npos);
   EXPECT_EQ(gpu->destroyGraph(graph), "");
   ASSERT_EQ(unsetenv("GS_FAKE_CUDA_ANY_KERNEL"), 0);
+  mgpuModuleUnload(module);
+}
+
+namespace {
+/// A GPU model's entry as compiled host code is, on the stand-in driver's
+/// one kernel: w += 0.5 * x through a temporary copy of x, then out = w.
+/// Arguments: w's descriptor (the parameter), x's, out's.
+constexpr int64_t kModelElements = 1000;
+CUfunction modelAxpy = nullptr;
+
+void axpyStep(void **arguments) {
+  auto pointer = [&](int i) {
+    return reinterpret_cast<void *>(static_cast<int64_t *>(arguments[i])[1]);
+  };
+  void *w = pointer(0), *x = pointer(1), *out = pointer(2);
+  CUstream stream = mgpuStreamCreate();
+  size_t bytes = kModelElements * sizeof(float);
+  void *temporary = mgpuMemAlloc(bytes, stream, false);
+  mgpuMemcpy(temporary, x, bytes, stream);
+  float a = 0.5f;
+  unsigned n = kModelElements;
+  void *kernelArguments[] = {&w, &temporary, &a, &n};
+  mgpuLaunchKernel(modelAxpy, 8, 1, 1, 128, 1, 1, 0, stream, kernelArguments,
+                   nullptr, 4);
+  mgpuMemcpy(out, w, bytes, stream);
+  mgpuMemFree(temporary, stream);
+}
+} // namespace
+
+TEST(DeviceModel, RunsAnEntryAsACudaGraphFromItsSecondRun) {
+  ASSERT_EQ(setenv("GS_LIBCUDA", GS_FAKE_LIBCUDA, /*overwrite=*/1), 0);
+  char ptx[] = ".version 7.0\n.target sm_80\n.address_size 64\n"
+               ".visible .entry gs_axpy()\n{\n  ret;\n}\n";
+  void *module = mgpuModuleLoadJIT(ptx, 2);
+  modelAxpy = mgpuModuleGetFunction(module, "gs_axpy");
+  static const int64_t shape[] = {kModelElements};
+  std::vector<float> weights(kModelElements, 1.0f);
+  gs_tensor_info tensor = {"w", GS_DTYPE_F32, 1, shape};
+  gs_param_info param = {
+      tensor, GS_PARAM_TRAINABLE, weights.data(), nullptr, "w", 0};
+  gs_tensor_info input = {"x", GS_DTYPE_F32, 1, shape};
+  gs_tensor_info result = {"out", GS_DTYPE_F32, 1, shape};
+  gs_entry_info entry = {
+      "step", reinterpret_cast<void *>(&axpyStep), 1, 1, &input, &result, -1};
+  gs_model_info model = {GS_MODEL_ABI_VERSION,
+                         1,
+                         1,
+                         "axpy",
+                         "none",
+                         &param,
+                         &entry,
+                         nullptr,
+                         0,
+                         GS_DEVICE_CUDA,
+                         nullptr};
+  Device *gpu = nullptr;
+  ASSERT_EQ(processDevice(gpu), "");
+
+  // Five runs on inputs 1 to 5; the reference in the host's FP32 fma.
+  std::vector<float> expected(weights), out(kModelElements);
+  auto run = [&](float value) {
+    std::vector<float> x(kModelElements);
+    for (int64_t i = 0; i < kModelElements; ++i) {
+      x[i] = value + 0.001f * i;
+      expected[i] = std::fmaf(0.5f, x[i], expected[i]);
+    }
+    const void *inputs[] = {x.data()};
+    void *results[] = {out.data()};
+    ASSERT_EQ(mlir::gs::runtime::runOnDevice(model, entry, inputs, results),
+              "");
+    ASSERT_EQ(out, expected) << "run with x = " << value;
+  };
+  CallCounts before = gpu->callCounts();
+  run(1.0f);
+  EXPECT_EQ(gpu->callCounts().launches, before.launches + 1);
+  EXPECT_EQ(gpu->callCounts().graphLaunches, before.graphLaunches);
+  for (float value : {2.0f, 3.0f, 4.0f, 5.0f})
+    run(value);
+  CallCounts after = gpu->callCounts();
+  EXPECT_EQ(after.launches, before.launches + 1);
+  EXPECT_EQ(after.graphLaunches, before.graphLaunches + 4);
+  EXPECT_EQ(after.graphKernels, before.graphKernels + 4);
+  // Each run: the input and the result, the parameter's first upload,
+  // and in the step (each graph launch too) two copies.
+  EXPECT_EQ(after.copies, before.copies + 1 + 5 * 4);
+  const void *host = mlir::gs::runtime::hostCopy(param);
+  EXPECT_EQ(std::memcmp(host, expected.data(), sizeof(float) * kModelElements),
+            0);
+
+  // Forgotten, the model's next run is a first run again.
+  mlir::gs::runtime::forgetDeviceModel(model);
+  run(6.0f);
+  EXPECT_EQ(gpu->callCounts().launches, after.launches + 1);
+  // Without graphs, the same numbers.
+  ASSERT_EQ(setenv("GS_CUDA_GRAPHS", "0", 1), 0);
+  run(7.0f);
+  run(8.0f);
+  EXPECT_EQ(gpu->callCounts().launches, after.launches + 3);
+  ASSERT_EQ(unsetenv("GS_CUDA_GRAPHS"), 0);
+  mlir::gs::runtime::forgetDeviceModel(model);
   mgpuModuleUnload(module);
 }

@@ -95,6 +95,12 @@ const void *hostCopy(const gs_param_info &param);
 /// gets it before the next run.
 void hostCopyWritten(const gs_param_info &param);
 
+/// Gives back what the runtime keeps on the device for `model` (its
+/// parameters' device copies, its entries' CUDA graphs and buffers), once
+/// the stream is done with them: for a model about to be unloaded, whose
+/// tables' addresses another may take. Nothing for a model never run.
+void forgetDeviceModel(const gs_model_info &model);
+
 /// The driver calls the GPU has been sent so far (all zero where none is
 /// open): a step's count is a difference over it.
 struct DeviceCalls {
