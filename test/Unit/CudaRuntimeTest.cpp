@@ -285,12 +285,21 @@ void mgpuMemFree(void *pointer, CUstream stream);
 void mgpuMemcpy(void *to, void *from, size_t bytes, CUstream stream);
 }
 
+namespace {
+/// Loads, as compiled host code does, a PTX module declaring the one
+/// kernel the stand-in driver computes (gs_axpy); returns that kernel.
+CUfunction loadAxpy(void *&module) {
+  static char ptx[] = ".version 7.0\n.target sm_80\n.address_size 64\n"
+                      ".visible .entry gs_axpy()\n{\n  ret;\n}\n";
+  module = mgpuModuleLoadJIT(ptx, 2);
+  return mgpuModuleGetFunction(module, "gs_axpy");
+}
+} // namespace
+
 TEST(MgpuWrappers, RunAKernelAsLoweredHostCodeDoes) {
   ASSERT_EQ(setenv("GS_LIBCUDA", GS_FAKE_LIBCUDA, /*overwrite=*/1), 0);
-  char ptx[] = ".version 7.0\n.target sm_80\n.address_size 64\n"
-               ".visible .entry gs_axpy()\n{\n  ret;\n}\n";
-  void *module = mgpuModuleLoadJIT(ptx, 2);
-  CUfunction axpy = mgpuModuleGetFunction(module, "gs_axpy");
+  void *module = nullptr;
+  CUfunction axpy = loadAxpy(module);
   CUstream stream = mgpuStreamCreate();
   constexpr unsigned kCount = 1000;
   std::vector<float> x(kCount), y(kCount), result(kCount);
@@ -395,10 +404,8 @@ TEST(Device, CapturesKernelsIntoAGraphThatReplaysThem) {
   Device *gpu = nullptr;
   ASSERT_EQ(processDevice(gpu), "");
   ASSERT_TRUE(gpu->hasGraphs());
-  char ptx[] = ".version 7.0\n.target sm_80\n.address_size 64\n"
-               ".visible .entry gs_axpy()\n{\n  ret;\n}\n";
-  void *module = mgpuModuleLoadJIT(ptx, 2);
-  CUfunction axpy = mgpuModuleGetFunction(module, "gs_axpy");
+  void *module = nullptr;
+  CUfunction axpy = loadAxpy(module);
   constexpr unsigned kCount = 300;
   std::vector<float> x(kCount), y(kCount), result(kCount);
   for (unsigned i = 0; i < kCount; ++i) {
@@ -534,10 +541,8 @@ void axpyStep(void **arguments) {
 
 TEST(DeviceModel, RunsAnEntryAsACudaGraphFromItsSecondRun) {
   ASSERT_EQ(setenv("GS_LIBCUDA", GS_FAKE_LIBCUDA, /*overwrite=*/1), 0);
-  char ptx[] = ".version 7.0\n.target sm_80\n.address_size 64\n"
-               ".visible .entry gs_axpy()\n{\n  ret;\n}\n";
-  void *module = mgpuModuleLoadJIT(ptx, 2);
-  modelAxpy = mgpuModuleGetFunction(module, "gs_axpy");
+  void *module = nullptr;
+  modelAxpy = loadAxpy(module);
   static const int64_t shape[] = {kModelElements};
   std::vector<float> weights(kModelElements, 1.0f);
   gs_tensor_info tensor = {"w", GS_DTYPE_F32, 1, shape};
