@@ -200,7 +200,8 @@ Flags parseFlags(int argc, char **argv, const gs_model_info &model) {
       std::printf(kUsage, program, program, model.name, model.scaling,
                   runsOnDevice(model)
                       ? "an NVIDIA GPU (GPU 0, or the one GS_CUDA_DEVICE "
-                        "names)"
+                        "names; each step one CUDA graph launch unless "
+                        "GS_CUDA_GRAPHS=0)"
                       : "the CPU");
       std::exit(0);
     } else if (name == "info") {
