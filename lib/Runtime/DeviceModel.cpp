@@ -110,6 +110,20 @@ bool graphsWanted(const gs_model_info &model, const cuda::Device &gpu) {
          !(setting && std::strcmp(setting, "0") == 0);
 }
 
+/// Destroys `runs`' graph and gives back the buffers it claimed; the
+/// first error.
+std::string dropGraph(cuda::Device &gpu, EntryRuns &runs) {
+  std::string error;
+  if (runs.graph)
+    error = gpu.destroyGraph(runs.graph);
+  runs.graph = nullptr;
+  for (CUdeviceptr pointer : runs.claimed)
+    if (std::string freed = gpu.allocator().deallocate(pointer); error.empty())
+      error = freed;
+  runs.claimed.clear();
+  return error;
+}
+
 /// The entry queueOnDevice is running, if any.
 const gs_entry_info *runningEntry = nullptr;
 
@@ -128,12 +142,7 @@ bool releaseGraphs(cuda::Device &gpu) {
     if (!synchronized && !gpu.synchronize().empty())
       return false;
     synchronized = true;
-    if (runs.graph)
-      (void)gpu.destroyGraph(runs.graph);
-    runs.graph = nullptr;
-    for (CUdeviceptr pointer : runs.claimed)
-      (void)gpu.allocator().deallocate(pointer);
-    runs.claimed.clear();
+    (void)dropGraph(gpu, runs);
     if (entry != runningEntry) {
       for (CUdeviceptr pointer : runs.buffers)
         (void)gpu.allocator().deallocate(pointer);
@@ -172,14 +181,7 @@ std::string captureGraph(cuda::Device &gpu, const gs_entry_info &entry,
                "%s\n",
                entry.name, failure.c_str());
   runs.eager = true;
-  if (runs.graph)
-    (void)gpu.destroyGraph(runs.graph);
-  runs.graph = nullptr;
-  for (CUdeviceptr pointer : runs.claimed)
-    if (std::string error = gpu.allocator().deallocate(pointer); !error.empty())
-      return error;
-  runs.claimed.clear();
-  return {};
+  return dropGraph(gpu, runs);
 }
 } // namespace
 
@@ -412,13 +414,9 @@ void mlir::gs::runtime::forgetDeviceModel(const gs_model_info &model) {
     auto found = runs.find(&model.entries[i]);
     if (found == runs.end())
       continue;
-    EntryRuns &entry = found->second;
-    if (entry.graph)
-      (void)gpu->destroyGraph(entry.graph);
-    for (const std::vector<CUdeviceptr> *blocks :
-         {&entry.claimed, &entry.buffers})
-      for (CUdeviceptr pointer : *blocks)
-        (void)gpu->allocator().deallocate(pointer);
+    (void)dropGraph(*gpu, found->second);
+    for (CUdeviceptr pointer : found->second.buffers)
+      (void)gpu->allocator().deallocate(pointer);
     runs.erase(found);
   }
   for (int32_t i = 0; i < model.num_params; ++i) {

@@ -77,11 +77,11 @@ static int graphSelfTest(Device &device, Module &module, void **arguments,
                          const unsigned grid[3], const unsigned block[3],
                          float a, const std::vector<float> &hostX,
                          CUdeviceptr y) {
-  std::vector<float> before(hostX.size());
   if (!device.hasGraphs()) {
     std::printf("SKIP runtime self-test: this driver has no CUDA graphs\n");
     return 0;
   }
+  std::vector<float> before(hostX.size());
   size_t bytes = before.size() * sizeof(float);
   if (std::string error = device.copyToHost(before.data(), y, bytes);
       !error.empty())

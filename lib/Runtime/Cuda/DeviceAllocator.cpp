@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <set>
 
 using namespace mlir::gs::runtime::cuda;
 
@@ -77,7 +76,7 @@ std::string DeviceAllocator::allocate(size_t bytes, CUdeviceptr &pointer) {
   }
   liveBlocks.emplace(pointer, size);
   if (claiming)
-    claimed.push_back(pointer);
+    claimed[pointer] = size;
   statistics.inUse += size;
   statistics.peakInUse = std::max(statistics.peakInUse, statistics.inUse);
   return {};
@@ -118,33 +117,32 @@ void DeviceAllocator::beginClaim() {
   claimed.clear();
 }
 
+bool DeviceAllocator::takeCached(CUdeviceptr pointer, size_t size) {
+  auto cached = freeBlocks.find(size);
+  if (cached == freeBlocks.end())
+    return false;
+  auto found = std::find(cached->second.begin(), cached->second.end(), pointer);
+  if (found == cached->second.end())
+    return false;
+  cached->second.erase(found);
+  liveBlocks.emplace(pointer, size);
+  statistics.cached -= size;
+  statistics.inUse += size;
+  statistics.peakInUse = std::max(statistics.peakInUse, statistics.inUse);
+  return true;
+}
+
 std::string DeviceAllocator::endClaim(std::vector<CUdeviceptr> &blocks) {
   claiming = false;
-  std::set<CUdeviceptr> unique(claimed.begin(), claimed.end());
-  claimed.clear();
   blocks.clear();
   size_t released = 0;
-  for (CUdeviceptr pointer : unique) {
-    bool handedOut = liveBlocks.count(pointer);
-    // Deallocated since: out of the cache, handed out again.
-    for (auto &[size, cached] : freeBlocks) {
-      if (handedOut)
-        break;
-      auto found = std::find(cached.begin(), cached.end(), pointer);
-      if (found == cached.end())
-        continue;
-      cached.erase(found);
-      liveBlocks.emplace(pointer, size);
-      statistics.cached -= size;
-      statistics.inUse += size;
-      statistics.peakInUse = std::max(statistics.peakInUse, statistics.inUse);
-      handedOut = true;
-    }
-    if (handedOut)
+  // Those deallocated since come out of the cache, handed out again.
+  for (auto [pointer, size] : claimed)
+    if (liveBlocks.count(pointer) || takeCached(pointer, size))
       blocks.push_back(pointer);
     else
       ++released;
-  }
+  claimed.clear();
   if (released)
     return std::to_string(released) +
            " GPU memory blocks the claim held went back to the driver";

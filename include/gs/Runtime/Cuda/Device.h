@@ -170,9 +170,8 @@ public:
   /// CUDA graphs: whether the driver has them. Between beginCapture and
   /// endCapture, the work queued on the stream is recorded, not run (its
   /// launches and copies counted when the graph runs); endCapture
-  /// instantiates it
-  /// (an error if a call during the capture could not be recorded), and
-  /// each launchGraph queues all of it with one call.
+  /// instantiates it (an error if a call during the capture could not be
+  /// recorded), and each launchGraph queues all of it with one call.
   bool hasGraphs() const { return driver.streamBeginCapture != nullptr; }
   std::string beginCapture();
   bool capturing() const { return capturingNow; }

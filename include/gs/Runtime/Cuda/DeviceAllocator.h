@@ -90,15 +90,20 @@ public:
   const Stats &stats() const { return statistics; }
 
 private:
+  /// Takes `pointer`, a block of class `size`, out of the cache and hands
+  /// it out; false where the cache does not hold it.
+  bool takeCached(CUdeviceptr pointer, size_t size);
+
   Backend backend;
   Stats statistics;
   /// Size class -> the freed blocks of that class.
   std::map<size_t, std::vector<CUdeviceptr>> freeBlocks;
   /// Block handed out -> its size class.
   std::unordered_map<CUdeviceptr, size_t> liveBlocks;
-  /// The blocks allocated since beginClaim, while claiming.
+  /// The blocks allocated since beginClaim, while claiming: their size
+  /// classes.
   bool claiming = false;
-  std::vector<CUdeviceptr> claimed;
+  std::map<CUdeviceptr, size_t> claimed;
   std::function<bool()> reclaimer;
 };
 
