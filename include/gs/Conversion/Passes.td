@@ -217,8 +217,12 @@ def EmulateGPU : Pass<"gs-emulate-gpu", "::mlir::ModuleOp"> {
     buffers for the values that cross them; nvgpu.mma.sync (m16n8k16, f16 x
     f16 -> f32), nvgpu.ldmatrix and gpu.shuffle as loops over the 32 lanes
     of each warp that gather and scatter registers by the fragment layouts
-    of the PTX ISA; cp.async as a synchronous copy. mma.sync accumulates
-    with one f32 fma per product in k order.
+    of the PTX ISA. mma.sync accumulates with one f32 fma per product in k
+    order. cp.async completes as late as the PTX ISA lets it: its
+    destination holds NaN (integers: all ones) until a
+    cp.async.wait_group of the issuing thread retires its group, so a
+    kernel that reads a tile before it waits for it computes NaN here
+    (`defer-async-copies=false`: each copy completes where it is issued).
 
     Barriers and warp-level operations must be reached by every thread of
     the block (nested only in scf.for loops with uniform bounds and in
@@ -227,6 +231,11 @@ def EmulateGPU : Pass<"gs-emulate-gpu", "::mlir::ModuleOp"> {
     one-dimensional with constant sizes. Memory barriers
     (nvvm.memory.barrier) are no-ops, as the blocks run one at a time.
   }];
+  let options = [
+    Option<"deferAsyncCopies", "defer-async-copies", "bool", "true",
+           "Complete each cp.async at the wait that retires its group, its "
+           "destination NaN until then (false: where it is issued)">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",

@@ -7,8 +7,9 @@
 // block's threads, a value a thread carries from one phase to another goes
 // through a per-thread buffer, and each warp-level operation becomes a loop
 // over the 32 lanes that gathers their registers with the fragment layouts
-// (FragmentLayout.h) and computes what the PTX ISA defines. cp.async is a
-// synchronous copy. wgmma.mma_async runs likewise over the 128 threads of
+// (FragmentLayout.h) and computes what the PTX ISA defines. cp.async
+// completes as late as its waits let it (EmulateAsyncCopies.h).
+// wgmma.mma_async runs likewise over the 128 threads of
 // each warpgroup, reading its operands from shared memory through its
 // matrix descriptors as the ISA's canonical layouts place them; wgmma's
 // fence, commit and wait are no-ops here.
@@ -29,6 +30,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "gs/Conversion/GSToGPU/EmulateAsyncCopies.h"
 #include "gs/Conversion/GSToGPU/FragmentLayout.h"
 #include "gs/Conversion/GSToGPU/KernelParts.h"
 #include "gs/Conversion/GSToGPU/LastBlock.h"
@@ -139,7 +141,8 @@ bool isHoistable(Operation *op) {
 
 class LaunchEmulator {
 public:
-  LaunchEmulator(gpu::LaunchOp launch) : launch(launch), b(launch) {}
+  LaunchEmulator(gpu::LaunchOp launch, bool deferAsyncCopies)
+      : launch(launch), b(launch), deferAsyncCopies(deferAsyncCopies) {}
 
   LogicalResult run();
 
@@ -154,7 +157,6 @@ private:
   /// views of its group's channels) into blockUniformOps, computed once per
   /// block before its phases.
   void hoistBlockUniformValues();
-  void lowerAsyncCopies();
   LogicalResult demoteLoopCarriedValues(scf::ForOp loop);
   /// Demotes the loop-carried values of the loops with warp-level
   /// operations in `block` and in its block-uniform scf.ifs.
@@ -205,6 +207,7 @@ private:
 
   gpu::LaunchOp launch;
   OpBuilder b;
+  bool deferAsyncCopies;
   int64_t numThreads = 0;
   int64_t grid[3] = {1, 1, 1};
   DenseMap<Value, Value> buffers;
@@ -337,67 +340,6 @@ void LaunchEmulator::hoistBlockUniformValues() {
   for (Operation *op : hoisted) {
     op->remove();
     blockUniformOps.push_back(op);
-  }
-}
-
-/// cp.async copies `dstElements` elements, those past `srcElements`
-/// zero-filled; here it completes at once, and its groups and waits are
-/// no-ops, as are wgmma's fences, commits and waits (each wgmma completes
-/// as it is emulated), proxy fences and memory barriers (one memory, one
-/// proxy, one block at a time here).
-void LaunchEmulator::lowerAsyncCopies() {
-  SmallVector<Operation *> orderings;
-  SmallVector<nvgpu::DeviceAsyncCopyOp> copies;
-  launch.getBody().walk([&](Operation *op) {
-    if (isa<nvgpu::DeviceAsyncWaitOp, NVVM::WgmmaFenceAlignedOp,
-            NVVM::WgmmaGroupSyncAlignedOp, NVVM::WgmmaWaitGroupSyncOp,
-            NVVM::FenceProxyOp, NVVM::MembarOp>(op))
-      orderings.push_back(op);
-    else if (auto copy = dyn_cast<nvgpu::DeviceAsyncCopyOp>(op))
-      copies.push_back(copy);
-  });
-  // The waits first: they use the groups' tokens.
-  for (Operation *op : orderings)
-    op->erase();
-  SmallVector<nvgpu::DeviceAsyncCreateGroupOp> groups;
-  launch.getBody().walk(
-      [&](nvgpu::DeviceAsyncCreateGroupOp group) { groups.push_back(group); });
-  for (auto group : groups)
-    group.erase();
-  for (auto copy : copies) {
-    OpBuilder cb(copy);
-    Location l = copy.getLoc();
-    int64_t count = copy.getDstElements().getZExtValue();
-    Value total = arith::ConstantIndexOp::create(cb, l, count);
-    Value sourceCount = copy.getSrcElements() ? copy.getSrcElements() : total;
-    Type element = copy.getDst().getType().getElementType();
-    Value zero = arith::ConstantOp::create(cb, l, cb.getZeroAttr(element));
-    Value lower = arith::ConstantIndexOp::create(cb, l, 0);
-    Value step = arith::ConstantIndexOp::create(cb, l, 1);
-    scf::ForOp::create(
-        cb, l, lower, total, step, ValueRange{},
-        [&](OpBuilder &nb, Location nl, Value e, ValueRange) {
-          Value read = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ult,
-                                             e, sourceCount);
-          auto value = scf::IfOp::create(
-              nb, nl, read,
-              [&](OpBuilder &tb, Location tl) {
-                SmallVector<Value> at(copy.getSrcIndices());
-                at.back() = arith::AddIOp::create(tb, tl, at.back(), e);
-                Value loaded =
-                    memref::LoadOp::create(tb, tl, copy.getSrc(), at);
-                scf::YieldOp::create(tb, tl, loaded);
-              },
-              [&](OpBuilder &eb, Location el) {
-                scf::YieldOp::create(eb, el, zero);
-              });
-          SmallVector<Value> at(copy.getDstIndices());
-          at.back() = arith::AddIOp::create(nb, nl, at.back(), e);
-          memref::StoreOp::create(nb, nl, value.getResult(0), copy.getDst(),
-                                  at);
-          scf::YieldOp::create(nb, nl);
-        });
-    copy.erase();
   }
 }
 
@@ -1183,7 +1125,9 @@ LogicalResult LaunchEmulator::run() {
   layOutSharedMemory();
   hoistUniformValues();
   hoistBlockUniformValues();
-  lowerAsyncCopies();
+  if (failed(emulateAsyncCopies(launch, numThreads, sharedMemory,
+                                deferAsyncCopies)))
+    return failure();
 
   // Thread ids as ops, which each phase replaces by its own.
   Block &body = launch.getBody().front();
@@ -1268,11 +1212,13 @@ LogicalResult LaunchEmulator::run() {
 
 namespace {
 struct EmulateGPUPass : gs::impl::EmulateGPUBase<EmulateGPUPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     SmallVector<gpu::LaunchOp> launches;
     getOperation()->walk([&](gpu::LaunchOp op) { launches.push_back(op); });
     for (gpu::LaunchOp launch : launches)
-      if (failed(LaunchEmulator(launch).run()))
+      if (failed(LaunchEmulator(launch, deferAsyncCopies).run()))
         return signalPassFailure();
   }
 };

@@ -160,3 +160,28 @@ func.func @dynamic_shared(%bytes: i32) {
   }
   return
 }
+
+// -----
+
+// A deferred copy lands at the byte its destination's layout puts it at,
+// which a view at a dynamic offset does not say.
+func.func @destination_at_dynamic_offset(%src: memref<64xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1)
+             workgroup(%smem : memref<2x64xf16, #gpu.address_space<workgroup>>) {
+    %at = arith.muli %tx, %c2 : index
+    scf.for %i = %c0 to %c2 step %c1 {
+      %row = memref.subview %smem[%i, 0] [1, 64] [1, 1] : memref<2x64xf16, #gpu.address_space<workgroup>> to memref<64xf16, strided<[1], offset: ?>, #gpu.address_space<workgroup>>
+      // expected-error @+1 {{'nvgpu.device_async_copy' op is emulated deferred only into a destination of static strides and offset (gs-emulate-gpu{defer-async-copies=false} completes it where it is issued)}}
+      %token = nvgpu.device_async_copy %src[%at], %row[%at], 2 : memref<64xf16> to memref<64xf16, strided<[1], offset: ?>, #gpu.address_space<workgroup>>
+    }
+    %group = nvgpu.device_async_create_group
+    nvgpu.device_async_wait %group
+    gpu.terminator
+  }
+  return
+}

@@ -1,0 +1,201 @@
+// gs-emulate-gpu's cp.async completes as late as the PTX ISA lets it: a
+// 3-stage pipeline that waits for all but the newest group (as the GEMM
+// kernels do) reads every tile; one that waits for all but the newest two
+// reads tiles still in flight, NaN here; completing each copy where it is
+// issued (defer-async-copies=false) hides that. A thread with more copies
+// pending than its queue holds (80 of 4 bytes) lands its oldest early.
+// RUN: rm -rf %t && mkdir -p %t/deferred %t/immediate
+// RUN: gs-opt %s --gs-emulate-gpu -o %t/deferred.mlir
+// RUN: gs-run %t/deferred.mlir --entry=pipelines --output-dir=%t/deferred
+// RUN: gs-opt %s --gs-emulate-gpu=defer-async-copies=false -o %t/immediate.mlir
+// RUN: gs-run %t/immediate.mlir --entry=pipelines --output-dir=%t/immediate
+// RUN: %onnx_python -c "import numpy as np; \
+// RUN:   d = [np.load('%t/deferred/output_%%d.npy' %% i) for i in range(3)]; \
+// RUN:   i = [np.load('%t/immediate/output_%%d.npy' %% i) for i in range(3)]; \
+// RUN:   t = np.arange(64); j = (4 * t + 5) %% 256; \
+// RUN:   want = sum(k * 256 + j for k in range(4)).astype(np.float32); \
+// RUN:   u = np.arange(32); c = np.arange(80)[:, None] * 32 + (u + 1) %% 32; \
+// RUN:   many = ((2 * c) %% 1024 + (2 * c + 1) %% 1024).sum(0).astype(np.float32); \
+// RUN:   assert (d[0] == want).all(), d[0] - want; \
+// RUN:   assert np.isnan(d[1]).all(), d[1]; \
+// RUN:   assert (i[0] == want).all() and (i[1] == want).all(), (i[0], i[1]); \
+// RUN:   assert (d[2] == many).all() and (i[2] == many).all(), (d[2] - many, i[2] - many); \
+// RUN:   print('PASS')" | FileCheck %s
+// CHECK: PASS
+
+!smem = memref<3x256xf16, #gpu.address_space<workgroup>>
+
+// Tile k of src is row k; each thread copies 4 halves of it and reads the
+// 6th from its own chunk's start, another thread's.
+func.func @wait_all_but_newest(%src: memref<4x256xf16>, %out: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
+  %zero = arith.constant 0.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
+             workgroup(%smem : !smem) {
+    %t = gpu.thread_id x
+    %col = arith.muli %t, %c4 : index
+    %t0 = nvgpu.device_async_copy %src[%c0, %col], %smem[%c0, %col], 4 : memref<4x256xf16> to !smem
+    %g0 = nvgpu.device_async_create_group %t0
+    %t1 = nvgpu.device_async_copy %src[%c1, %col], %smem[%c1, %col], 4 : memref<4x256xf16> to !smem
+    %g1 = nvgpu.device_async_create_group %t1
+    %sum = scf.for %k = %c0 to %c4 step %c1 iter_args(%acc = %zero) -> (f32) {
+      nvgpu.device_async_wait %g1 {numGroups = 1 : i32}
+      gpu.barrier
+      %slot = arith.remui %k, %c3 : index
+      %j0 = arith.addi %col, %c5 : index
+      %j = arith.remui %j0, %c256 : index
+      %x = memref.load %smem[%slot, %j] : !smem
+      %xf = arith.extf %x : f16 to f32
+      %next_acc = arith.addf %acc, %xf : f32
+      gpu.barrier
+      // Tile k + 2 into the slot tile k - 1 used; past the last, zeros.
+      %ahead = arith.addi %k, %c2 : index
+      %next = arith.remui %ahead, %c3 : index
+      %inside = arith.cmpi ult, %ahead, %c4 : index
+      %count = arith.select %inside, %c4, %c0 : index
+      %row = arith.minui %ahead, %c3 : index
+      %tn = nvgpu.device_async_copy %src[%row, %col], %smem[%next, %col], 4, %count : memref<4x256xf16> to !smem
+      %gn = nvgpu.device_async_create_group %tn
+      scf.yield %next_acc : f32
+    }
+    nvgpu.device_async_wait %g1 {numGroups = 0 : i32}
+    memref.store %sum, %out[%t] : memref<64xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// The same pipeline waiting for all but the newest two groups: tile k may
+// still be in flight when it is read.
+func.func @wait_all_but_newest_two(%src: memref<4x256xf16>, %out: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
+  %zero = arith.constant 0.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
+             workgroup(%smem : !smem) {
+    %t = gpu.thread_id x
+    %col = arith.muli %t, %c4 : index
+    %t0 = nvgpu.device_async_copy %src[%c0, %col], %smem[%c0, %col], 4 : memref<4x256xf16> to !smem
+    %g0 = nvgpu.device_async_create_group %t0
+    %t1 = nvgpu.device_async_copy %src[%c1, %col], %smem[%c1, %col], 4 : memref<4x256xf16> to !smem
+    %g1 = nvgpu.device_async_create_group %t1
+    %sum = scf.for %k = %c0 to %c4 step %c1 iter_args(%acc = %zero) -> (f32) {
+      nvgpu.device_async_wait %g1 {numGroups = 2 : i32}
+      gpu.barrier
+      %slot = arith.remui %k, %c3 : index
+      %j0 = arith.addi %col, %c5 : index
+      %j = arith.remui %j0, %c256 : index
+      %x = memref.load %smem[%slot, %j] : !smem
+      %xf = arith.extf %x : f16 to f32
+      %next_acc = arith.addf %acc, %xf : f32
+      gpu.barrier
+      %ahead = arith.addi %k, %c2 : index
+      %next = arith.remui %ahead, %c3 : index
+      %inside = arith.cmpi ult, %ahead, %c4 : index
+      %count = arith.select %inside, %c4, %c0 : index
+      %row = arith.minui %ahead, %c3 : index
+      %tn = nvgpu.device_async_copy %src[%row, %col], %smem[%next, %col], 4, %count : memref<4x256xf16> to !smem
+      %gn = nvgpu.device_async_create_group %tn
+      scf.yield %next_acc : f32
+    }
+    nvgpu.device_async_wait %g1 {numGroups = 0 : i32}
+    memref.store %sum, %out[%t] : memref<64xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// Each of 32 threads issues 80 copies of 2 halves (chunk i * 32 + t) in one
+// group, then sums the next thread's.
+func.func @many_pending(%src: memref<5120xf16>, %out: memref<32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c32 = arith.constant 32 : index
+  %c80 = arith.constant 80 : index
+  %zero = arith.constant 0.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1)
+             workgroup(%smem : memref<5120xf16, #gpu.address_space<workgroup>>) {
+    %t = gpu.thread_id x
+    %last = scf.for %i = %c0 to %c80 step %c1 iter_args(%unused = %zero) -> (f32) {
+      %row = arith.muli %i, %c32 : index
+      %chunk = arith.addi %row, %t : index
+      %at = arith.muli %chunk, %c2 : index
+      %token = nvgpu.device_async_copy %src[%at], %smem[%at], 2 : memref<5120xf16> to memref<5120xf16, #gpu.address_space<workgroup>>
+      scf.yield %unused : f32
+    }
+    %group = nvgpu.device_async_create_group
+    nvgpu.device_async_wait %group {numGroups = 0 : i32}
+    gpu.barrier
+    %t1 = arith.addi %t, %c1 : index
+    %other = arith.remui %t1, %c32 : index
+    %sum = scf.for %i = %c0 to %c80 step %c1 iter_args(%acc = %last) -> (f32) {
+      %row = arith.muli %i, %c32 : index
+      %chunk = arith.addi %row, %other : index
+      %at = arith.muli %chunk, %c2 : index
+      %at1 = arith.addi %at, %c1 : index
+      %x = memref.load %smem[%at] : memref<5120xf16, #gpu.address_space<workgroup>>
+      %y = memref.load %smem[%at1] : memref<5120xf16, #gpu.address_space<workgroup>>
+      %xf = arith.extf %x : f16 to f32
+      %yf = arith.extf %y : f16 to f32
+      %s = arith.addf %xf, %yf : f32
+      %a = arith.addf %acc, %s : f32
+      scf.yield %a : f32
+    }
+    memref.store %sum, %out[%t] : memref<32xf32>
+    gpu.terminator
+  }
+  return
+}
+
+func.func @pipelines() -> (tensor<64xf32>, tensor<64xf32>, tensor<32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c256 = arith.constant 256 : index
+  %c1024 = arith.constant 1024 : index
+  %c5120 = arith.constant 5120 : index
+  %tiles = memref.alloc() : memref<4x256xf16>
+  scf.for %k = %c0 to %c4 step %c1 {
+    scf.for %j = %c0 to %c256 step %c1 {
+      %base = arith.muli %k, %c256 : index
+      %v = arith.addi %base, %j : index
+      %vi = arith.index_cast %v : index to i32
+      %vf = arith.sitofp %vi : i32 to f16
+      memref.store %vf, %tiles[%k, %j] : memref<4x256xf16>
+    }
+  }
+  %flat = memref.alloc() : memref<5120xf16>
+  scf.for %j = %c0 to %c5120 step %c1 {
+    %v = arith.remui %j, %c1024 : index
+    %vi = arith.index_cast %v : index to i32
+    %vf = arith.sitofp %vi : i32 to f16
+    memref.store %vf, %flat[%j] : memref<5120xf16>
+  }
+  %right = memref.alloc() : memref<64xf32>
+  %early = memref.alloc() : memref<64xf32>
+  %many = memref.alloc() : memref<32xf32>
+  call @wait_all_but_newest(%tiles, %right) : (memref<4x256xf16>, memref<64xf32>) -> ()
+  call @wait_all_but_newest_two(%tiles, %early) : (memref<4x256xf16>, memref<64xf32>) -> ()
+  call @many_pending(%flat, %many) : (memref<5120xf16>, memref<32xf32>) -> ()
+  %0 = bufferization.to_tensor %right restrict : memref<64xf32> to tensor<64xf32>
+  %1 = bufferization.to_tensor %early restrict : memref<64xf32> to tensor<64xf32>
+  %2 = bufferization.to_tensor %many restrict : memref<32xf32> to tensor<32xf32>
+  return %0, %1, %2 : tensor<64xf32>, tensor<64xf32>, tensor<32xf32>
+}
