@@ -218,11 +218,12 @@ def EmulateGPU : Pass<"gs-emulate-gpu", "::mlir::ModuleOp"> {
     f16 -> f32), nvgpu.ldmatrix and gpu.shuffle as loops over the 32 lanes
     of each warp that gather and scatter registers by the fragment layouts
     of the PTX ISA. mma.sync accumulates with one f32 fma per product in k
-    order. cp.async completes as late as the PTX ISA lets it: its
-    destination holds NaN (integers: all ones) until a
-    cp.async.wait_group of the issuing thread retires its group, so a
-    kernel that reads a tile before it waits for it computes NaN here
-    (`defer-async-copies=false`: each copy completes where it is issued).
+    order. cp.async and wgmma.mma_async complete as late as the PTX ISA
+    lets them: a copy's destination holds NaN (integers: all ones) until a
+    cp.async.wait_group of the issuing thread retires its group, and a
+    wgmma reads shared memory at the wgmma.wait_group that retires it, so
+    a kernel that does not wait long enough computes NaN here
+    (`defer-async=false`: each completes where it is issued).
 
     Barriers and warp-level operations must be reached by every thread of
     the block (nested only in scf.for loops with uniform bounds and in
@@ -232,9 +233,10 @@ def EmulateGPU : Pass<"gs-emulate-gpu", "::mlir::ModuleOp"> {
     (nvvm.memory.barrier) are no-ops, as the blocks run one at a time.
   }];
   let options = [
-    Option<"deferAsyncCopies", "defer-async-copies", "bool", "true",
-           "Complete each cp.async at the wait that retires its group, its "
-           "destination NaN until then (false: where it is issued)">
+    Option<"deferAsync", "defer-async", "bool", "true",
+           "Complete each cp.async and wgmma.mma_async at the wait that "
+           "retires its group, a copy's destination NaN until then (false: "
+           "where it is issued)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",

@@ -8,7 +8,7 @@
 // through a per-thread buffer, and each warp-level operation becomes a loop
 // over the 32 lanes that gathers their registers with the fragment layouts
 // (FragmentLayout.h) and computes what the PTX ISA defines. cp.async
-// completes as late as its waits let it (EmulateAsyncCopies.h).
+// completes as late as its waits let it (EmulateAsyncOps.h).
 // wgmma.mma_async runs likewise over the 128 threads of
 // each warpgroup, reading its operands from shared memory through its
 // matrix descriptors as the ISA's canonical layouts place them; wgmma's
@@ -30,7 +30,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "gs/Conversion/GSToGPU/EmulateAsyncCopies.h"
+#include "gs/Conversion/GSToGPU/EmulateAsyncOps.h"
 #include "gs/Conversion/GSToGPU/FragmentLayout.h"
 #include "gs/Conversion/GSToGPU/KernelParts.h"
 #include "gs/Conversion/GSToGPU/LastBlock.h"
@@ -141,8 +141,8 @@ bool isHoistable(Operation *op) {
 
 class LaunchEmulator {
 public:
-  LaunchEmulator(gpu::LaunchOp launch, bool deferAsyncCopies)
-      : launch(launch), b(launch), deferAsyncCopies(deferAsyncCopies) {}
+  LaunchEmulator(gpu::LaunchOp launch, bool deferAsync)
+      : launch(launch), b(launch), deferAsync(deferAsync) {}
 
   LogicalResult run();
 
@@ -207,7 +207,7 @@ private:
 
   gpu::LaunchOp launch;
   OpBuilder b;
-  bool deferAsyncCopies;
+  bool deferAsync;
   int64_t numThreads = 0;
   int64_t grid[3] = {1, 1, 1};
   DenseMap<Value, Value> buffers;
@@ -1125,8 +1125,8 @@ LogicalResult LaunchEmulator::run() {
   layOutSharedMemory();
   hoistUniformValues();
   hoistBlockUniformValues();
-  if (failed(emulateAsyncCopies(launch, numThreads, sharedMemory,
-                                deferAsyncCopies)))
+  if ((deferAsync && failed(deferWgmmas(launch))) ||
+      failed(emulateAsyncCopies(launch, numThreads, sharedMemory, deferAsync)))
     return failure();
 
   // Thread ids as ops, which each phase replaces by its own.
@@ -1218,7 +1218,7 @@ struct EmulateGPUPass : gs::impl::EmulateGPUBase<EmulateGPUPass> {
     SmallVector<gpu::LaunchOp> launches;
     getOperation()->walk([&](gpu::LaunchOp op) { launches.push_back(op); });
     for (gpu::LaunchOp launch : launches)
-      if (failed(LaunchEmulator(launch, deferAsyncCopies).run()))
+      if (failed(LaunchEmulator(launch, deferAsync).run()))
         return signalPassFailure();
   }
 };

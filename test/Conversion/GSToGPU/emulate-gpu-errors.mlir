@@ -176,11 +176,54 @@ func.func @destination_at_dynamic_offset(%src: memref<64xf16>) {
     %at = arith.muli %tx, %c2 : index
     scf.for %i = %c0 to %c2 step %c1 {
       %row = memref.subview %smem[%i, 0] [1, 64] [1, 1] : memref<2x64xf16, #gpu.address_space<workgroup>> to memref<64xf16, strided<[1], offset: ?>, #gpu.address_space<workgroup>>
-      // expected-error @+1 {{'nvgpu.device_async_copy' op is emulated deferred only into a destination of static strides and offset (gs-emulate-gpu{defer-async-copies=false} completes it where it is issued)}}
+      // expected-error @+1 {{'nvgpu.device_async_copy' op is emulated deferred only into a destination of static strides and offset (gs-emulate-gpu{defer-async=false} completes it where it is issued)}}
       %token = nvgpu.device_async_copy %src[%at], %row[%at], 2 : memref<64xf16> to memref<64xf16, strided<[1], offset: ?>, #gpu.address_space<workgroup>>
     }
     %group = nvgpu.device_async_create_group
     nvgpu.device_async_wait %group
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A wgmma's accumulator is the kernel's only after the wait that retires
+// it.
+func.func @wgmma_result_before_wait(%out: memref<128xf32>, %desc: i64) {
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c128, %sy = %c1, %sz = %c1) {
+    %zero = llvm.mlir.zero : !llvm.struct<(f32, f32, f32, f32)>
+    nvvm.wgmma.fence.aligned
+    %d = nvvm.wgmma.mma_async %desc, %desc, %zero, <m = 64, n = 8, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>] : !llvm.struct<(f32, f32, f32, f32)> -> !llvm.struct<(f32, f32, f32, f32)>
+    nvvm.wgmma.commit.group.sync.aligned
+    // expected-error @+1 {{'llvm.extractvalue' op reads the result of a wgmma.mma_async before the wgmma.wait_group that retires it}}
+    %d0 = llvm.extractvalue %d[0] : !llvm.struct<(f32, f32, f32, f32)>
+    nvvm.wgmma.wait.group.sync.aligned 0
+    memref.store %d0, %out[%tx] : memref<128xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A wait for all but the newest group does not retire the only one.
+func.func @wgmma_never_retired(%out: memref<128xf32>, %desc: i64) {
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c128, %sy = %c1, %sz = %c1) {
+    %zero = llvm.mlir.zero : !llvm.struct<(f32, f32, f32, f32)>
+    nvvm.wgmma.fence.aligned
+    // expected-error @+1 {{'nvvm.wgmma.mma_async' op is emulated only where a wgmma.wait_group after it in its block retires it}}
+    %d = nvvm.wgmma.mma_async %desc, %desc, %zero, <m = 64, n = 8, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>] : !llvm.struct<(f32, f32, f32, f32)> -> !llvm.struct<(f32, f32, f32, f32)>
+    nvvm.wgmma.commit.group.sync.aligned
+    nvvm.wgmma.wait.group.sync.aligned 1
+    %d0 = llvm.extractvalue %d[0] : !llvm.struct<(f32, f32, f32, f32)>
+    memref.store %d0, %out[%tx] : memref<128xf32>
     gpu.terminator
   }
   return

@@ -1,4 +1,8 @@
-//===- EmulateAsyncCopies.cpp - cp.async on the CPU ------------*- C++ -*-===//
+//===- EmulateAsyncOps.cpp - cp.async and wgmma on the CPU -----*- C++ -*-===//
+//
+// Deferred wgmmas move to the wgmma.wait_group that retires their group: a
+// commit closes the group of the wgmmas since the last, and a wait for all
+// but the newest N retires the others.
 //
 // Deferred copies go through a queue per thread, in memory the emulation
 // allocates for the launch: a ring of records (the bytes a copy read, where
@@ -12,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "gs/Conversion/GSToGPU/EmulateAsyncCopies.h"
+#include "gs/Conversion/GSToGPU/EmulateAsyncOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -306,6 +310,60 @@ void AsyncCopyQueues::wait(nvgpu::DeviceAsyncWaitOp wait) {
   setCounter(b, l, thread, kLanded, loop.getResult(0));
 }
 
+LogicalResult mlir::gs::deferWgmmas(gpu::LaunchOp launch) {
+  SmallVector<Block *> blocks;
+  launch.getBody().walk([&](Block *block) { blocks.push_back(block); });
+  for (Block *block : blocks) {
+    SmallVector<SmallVector<NVVM::WgmmaMmaAsyncOp>> committed;
+    SmallVector<NVVM::WgmmaMmaAsyncOp> open;
+    for (Operation &op : llvm::make_early_inc_range(*block)) {
+      if (auto wgmma = dyn_cast<NVVM::WgmmaMmaAsyncOp>(op)) {
+        open.push_back(wgmma);
+        continue;
+      }
+      if (isa<NVVM::WgmmaGroupSyncAlignedOp>(op)) {
+        committed.push_back(std::move(open));
+        open.clear();
+        continue;
+      }
+      auto wait = dyn_cast<NVVM::WgmmaWaitGroupSyncOp>(op);
+      if (!wait)
+        continue;
+      int64_t newest = static_cast<int64_t>(wait.getGroup());
+      int64_t retired =
+          std::max<int64_t>(0, static_cast<int64_t>(committed.size()) - newest);
+      SmallVector<NVVM::WgmmaMmaAsyncOp> moved;
+      for (auto &group : ArrayRef(committed).take_front(retired))
+        moved.append(group.begin(), group.end());
+      committed.erase(committed.begin(), committed.begin() + retired);
+      // Until the wait, only the next wgmmas may take a result (as their
+      // accumulator).
+      for (NVVM::WgmmaMmaAsyncOp wgmma : moved)
+        for (Operation *user : wgmma->getUsers()) {
+          Operation *at = block->findAncestorOpInBlock(*user);
+          bool chained = isa<NVVM::WgmmaMmaAsyncOp>(user) &&
+                         llvm::is_contained(moved, user);
+          if (!chained && at && !wait->isBeforeInBlock(at))
+            return user->emitOpError("reads the result of a "
+                                     "wgmma.mma_async before the "
+                                     "wgmma.wait_group that retires it");
+        }
+      for (NVVM::WgmmaMmaAsyncOp wgmma : moved)
+        wgmma->moveBefore(wait);
+    }
+    for (SmallVector<NVVM::WgmmaMmaAsyncOp> &group : committed)
+      if (!group.empty())
+        return group.front().emitOpError(
+            "is emulated only where a wgmma.wait_group after it in its "
+            "block retires it");
+    if (!open.empty())
+      return open.front().emitOpError(
+          "is emulated only where a wgmma.commit_group and a "
+          "wgmma.wait_group after it in its block retire it");
+  }
+  return success();
+}
+
 /// A copy completed where it is issued.
 static void copyAtOnce(nvgpu::DeviceAsyncCopyOp copy) {
   OpBuilder b(copy);
@@ -351,7 +409,7 @@ LogicalResult mlir::gs::emulateAsyncCopies(gpu::LaunchOp launch,
           llvm::any_of(strides, ShapedType::isDynamic))
         return copy.emitOpError(
             "is emulated deferred only into a destination of static strides "
-            "and offset (gs-emulate-gpu{defer-async-copies=false} completes "
+            "and offset (gs-emulate-gpu{defer-async=false} completes "
             "it where it is issued)");
     }
     AsyncCopyQueues queues(launch, numThreads, sharedMemory);
