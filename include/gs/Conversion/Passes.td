@@ -195,7 +195,11 @@ def GPUGemmKernel : Pass<"gs-gpu-gemm-kernel", "::mlir::ModuleOp"> {
     Option<"wgmma", "wgmma", "bool", "false",
            "Hopper's wgmma.mma_async (sm_90a only) instead of mma.sync: "
            "warpgroups of 64 rows reading swizzled shared memory through "
-           "matrix descriptors">
+           "matrix descriptors">,
+    Option<"wgmmaInFlight", "wgmma-in-flight", "int64_t", "0",
+           "With wgmma, the groups of a k tile's wgmmas left running while "
+           "the next tile's are issued: 0 or 1 (the copies then run "
+           "stages - 2 tiles ahead; 3 stages at least)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
@@ -218,12 +222,15 @@ def EmulateGPU : Pass<"gs-emulate-gpu", "::mlir::ModuleOp"> {
     f16 -> f32), nvgpu.ldmatrix and gpu.shuffle as loops over the 32 lanes
     of each warp that gather and scatter registers by the fragment layouts
     of the PTX ISA. mma.sync accumulates with one f32 fma per product in k
-    order. cp.async and wgmma.mma_async complete as late as the PTX ISA
-    lets them: a copy's destination holds NaN (integers: all ones) until a
-    cp.async.wait_group of the issuing thread retires its group, and a
-    wgmma reads shared memory at the wgmma.wait_group that retires it, so
-    a kernel that does not wait long enough computes NaN here
-    (`defer-async=false`: each completes where it is issued).
+    order. cp.async completes as late as the PTX ISA lets it: its
+    destination holds NaN (integers: all ones) until a
+    cp.async.wait_group of the issuing thread retires its group. What a
+    wgmma.mma_async reads must not change until its warpgroup has waited
+    for it and every thread has passed a barrier since: where it does,
+    the program writes so to stderr and aborts after the launch. A kernel
+    that does not wait long enough thus fails here instead of computing
+    the right values by chance (`defer-async=false`: each copy completes
+    where it is issued, no wgmma is checked).
 
     Barriers and warp-level operations must be reached by every thread of
     the block (nested only in scf.for loops with uniform bounds and in
@@ -234,12 +241,14 @@ def EmulateGPU : Pass<"gs-emulate-gpu", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"deferAsync", "defer-async", "bool", "true",
-           "Complete each cp.async and wgmma.mma_async at the wait that "
-           "retires its group, a copy's destination NaN until then (false: "
-           "where it is issued)">
+           "Complete each cp.async at the wait that retires its group (its "
+           "destination NaN until then) and check that what each "
+           "wgmma.mma_async reads stays unchanged until it is retired "
+           "(false: copies complete where issued, wgmmas unchecked)">
   ];
   let dependentDialects = [
-    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+    "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect"
   ];

@@ -1,8 +1,8 @@
 //===- EmulateAsyncOps.cpp - cp.async and wgmma on the CPU -----*- C++ -*-===//
 //
-// Deferred wgmmas move to the wgmma.wait_group that retires their group: a
-// commit closes the group of the wgmmas since the last, and a wait for all
-// but the newest N retires the others.
+// The wgmma check counts, per warpgroup, the groups committed (a commit
+// closes the group of the wgmmas since the last) and retired (a wait for
+// all but the newest N retires the others).
 //
 // Deferred copies go through a queue per thread, in memory the emulation
 // allocates for the launch: a ring of records (the bytes a copy read, where
@@ -18,15 +18,23 @@
 
 #include "gs/Conversion/GSToGPU/EmulateAsyncOps.h"
 
+#include "gs/Conversion/GSToGPU/FragmentLayout.h"
+#include "gs/Conversion/GSToGPU/WgmmaDescriptor.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::gs;
+using namespace mlir::gs::tensorcore;
 
 namespace {
 /// The copies a thread may have pending before its oldest lands.
@@ -108,6 +116,9 @@ private:
   Value counter(OpBuilder &b, Location l, Value thread, QueueCounter which);
   void setCounter(OpBuilder &b, Location l, Value thread, QueueCounter which,
                   Value value);
+  /// Sets counter `which`, now `current`, to `current` + 1.
+  void increment(OpBuilder &b, Location l, Value thread, QueueCounter which,
+                 Value current);
   Value field(OpBuilder &b, Location l, Value thread, Value slot,
               RecordField which);
   void setField(OpBuilder &b, Location l, Value thread, Value slot,
@@ -162,6 +173,12 @@ void AsyncCopyQueues::setCounter(OpBuilder &b, Location l, Value thread,
                           ValueRange{thread, constant(b, l, which)});
 }
 
+void AsyncCopyQueues::increment(OpBuilder &b, Location l, Value thread,
+                                QueueCounter which, Value current) {
+  Value one = constant(b, l, 1);
+  setCounter(b, l, thread, which, arith::AddIOp::create(b, l, current, one));
+}
+
 Value AsyncCopyQueues::field(OpBuilder &b, Location l, Value thread, Value slot,
                              RecordField which) {
   return memref::LoadOp::create(
@@ -206,8 +223,10 @@ Value AsyncCopyQueues::destinationAddress(OpBuilder &b,
 void AsyncCopyQueues::land(OpBuilder &b, Location l, Value thread, Value slot) {
   Value address = field(b, l, thread, slot, kAddress);
   Value size = field(b, l, thread, slot, kSize);
+  Value zero = constant(b, l, 0);
+  Value one = constant(b, l, 1);
   scf::ForOp::create(
-      b, l, constant(b, l, 0), size, constant(b, l, 1), ValueRange{},
+      b, l, zero, size, one, ValueRange{},
       [&](OpBuilder &nb, Location nl, Value i, ValueRange) {
         Value byte =
             memref::LoadOp::create(nb, nl, bytes, ValueRange{thread, slot, i});
@@ -232,9 +251,7 @@ void AsyncCopyQueues::issue(nvgpu::DeviceAsyncCopyOp copy) {
       arith::CmpIOp::create(b, l, arith::CmpIPredicate::uge, pending, capacity);
   scf::IfOp::create(b, l, full, [&](OpBuilder &tb, Location tl) {
     land(tb, tl, thread, arith::RemUIOp::create(tb, tl, landed, capacity));
-    Value one = constant(tb, tl, 1);
-    setCounter(tb, tl, thread, kLanded,
-               arith::AddIOp::create(tb, tl, landed, one));
+    increment(tb, tl, thread, kLanded, landed);
     scf::YieldOp::create(tb, tl);
   });
   Value slot = arith::RemUIOp::create(b, l, issued, capacity);
@@ -267,17 +284,14 @@ void AsyncCopyQueues::issue(nvgpu::DeviceAsyncCopyOp copy) {
   setField(b, l, thread, slot, kAddress, destinationAddress(b, copy));
   setField(b, l, thread, slot, kSize, constant(b, l, size));
   setField(b, l, thread, slot, kGroup, counter(b, l, thread, kCommitted));
-  setCounter(b, l, thread, kIssued,
-             arith::AddIOp::create(b, l, issued, constant(b, l, 1)));
+  increment(b, l, thread, kIssued, issued);
 }
 
 void AsyncCopyQueues::commit(nvgpu::DeviceAsyncCreateGroupOp group) {
   OpBuilder b(group);
   Location l = group.getLoc();
   Value thread = gpu::ThreadIdOp::create(b, l, gpu::Dimension::x);
-  Value committed = counter(b, l, thread, kCommitted);
-  setCounter(b, l, thread, kCommitted,
-             arith::AddIOp::create(b, l, committed, constant(b, l, 1)));
+  increment(b, l, thread, kCommitted, counter(b, l, thread, kCommitted));
 }
 
 void AsyncCopyQueues::wait(nvgpu::DeviceAsyncWaitOp wait) {
@@ -310,58 +324,354 @@ void AsyncCopyQueues::wait(nvgpu::DeviceAsyncWaitOp wait) {
   setCounter(b, l, thread, kLanded, loop.getResult(0));
 }
 
-LogicalResult mlir::gs::deferWgmmas(gpu::LaunchOp launch) {
-  SmallVector<Block *> blocks;
-  launch.getBody().walk([&](Block *block) { blocks.push_back(block); });
-  for (Block *block : blocks) {
-    SmallVector<SmallVector<NVVM::WgmmaMmaAsyncOp>> committed;
-    SmallVector<NVVM::WgmmaMmaAsyncOp> open;
-    for (Operation &op : llvm::make_early_inc_range(*block)) {
-      if (auto wgmma = dyn_cast<NVVM::WgmmaMmaAsyncOp>(op)) {
-        open.push_back(wgmma);
-        continue;
-      }
-      if (isa<NVVM::WgmmaGroupSyncAlignedOp>(op)) {
-        committed.push_back(std::move(open));
-        open.clear();
-        continue;
-      }
-      auto wait = dyn_cast<NVVM::WgmmaWaitGroupSyncOp>(op);
-      if (!wait)
-        continue;
-      int64_t newest = static_cast<int64_t>(wait.getGroup());
-      int64_t retired =
-          std::max<int64_t>(0, static_cast<int64_t>(committed.size()) - newest);
-      SmallVector<NVVM::WgmmaMmaAsyncOp> moved;
-      for (auto &group : ArrayRef(committed).take_front(retired))
-        moved.append(group.begin(), group.end());
-      committed.erase(committed.begin(), committed.begin() + retired);
-      // Until the wait, only the next wgmmas may take a result (as their
-      // accumulator).
-      for (NVVM::WgmmaMmaAsyncOp wgmma : moved)
-        for (Operation *user : wgmma->getUsers()) {
-          Operation *at = block->findAncestorOpInBlock(*user);
-          bool chained = isa<NVVM::WgmmaMmaAsyncOp>(user) &&
-                         llvm::is_contained(moved, user);
-          if (!chained && at && !wait->isBeforeInBlock(at))
-            return user->emitOpError("reads the result of a "
-                                     "wgmma.mma_async before the "
-                                     "wgmma.wait_group that retires it");
-        }
-      for (NVVM::WgmmaMmaAsyncOp wgmma : moved)
-        wgmma->moveBefore(wait);
-    }
-    for (SmallVector<NVVM::WgmmaMmaAsyncOp> &group : committed)
-      if (!group.empty())
-        return group.front().emitOpError(
-            "is emulated only where a wgmma.wait_group after it in its "
-            "block retires it");
-    if (!open.empty())
-      return open.front().emitOpError(
-          "is emulated only where a wgmma.commit_group and a "
-          "wgmma.wait_group after it in its block retire it");
+namespace {
+/// The wgmmas a warpgroup may have unchecked before its oldest is checked.
+constexpr int64_t kWgmmaRecords = 16;
+
+/// The warpgroup counters of the wgmma check.
+enum WgmmaCounter : int64_t {
+  kWgmmasIssued = 0,
+  kWgmmasChecked = 1,
+  kWgmmaGroupsCommitted = 2,
+  kWgmmaGroupsRetired = 3
+};
+
+/// The fields of a wgmma record, all i64.
+enum WgmmaField : int64_t {
+  kDescriptorA = 0,
+  kDescriptorB = 1,
+  kColumns = 2,
+  kAKMajor = 3,
+  kBKMajor = 4,
+  kHash = 5,
+  kWgmmaGroup = 6,
+  kWgmmaFields = 7
+};
+} // namespace
+
+WgmmaReadCheck::WgmmaReadCheck(gpu::LaunchOp launch, int64_t numThreads,
+                               Value halves)
+    : launch(launch), halves(halves) {
+  OpBuilder b(launch);
+  Location l = launch.getLoc();
+  int64_t warpgroups = numThreads / kThreadsPerWarpgroup;
+  counters = memref::AllocOp::create(
+      b, l, MemRefType::get({warpgroups, 4}, b.getIndexType()));
+  records = memref::AllocOp::create(
+      b, l,
+      MemRefType::get({warpgroups, kWgmmaRecords, kWgmmaFields},
+                      b.getI64Type()));
+  changed =
+      memref::AllocOp::create(b, l, MemRefType::get({1}, b.getIndexType()));
+  Value zero = constant(b, l, 0);
+  memref::StoreOp::create(b, l, zero, changed, ValueRange{zero});
+}
+
+Value WgmmaReadCheck::constant(OpBuilder &b, Location l, int64_t v) {
+  return arith::ConstantIndexOp::create(b, l, v);
+}
+
+void WgmmaReadCheck::instrument() {
+  // Each warpgroup's counters, kept by its first thread.
+  auto forWarpgroup =
+      [&](Operation *op,
+          function_ref<void(OpBuilder &, Location, Value)> body) {
+        OpBuilder b(op);
+        Location l = op->getLoc();
+        Value thread = gpu::ThreadIdOp::create(b, l, gpu::Dimension::x);
+        Value size = constant(b, l, kThreadsPerWarpgroup);
+        Value lane = arith::RemUIOp::create(b, l, thread, size);
+        Value first = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
+                                            lane, constant(b, l, 0));
+        scf::IfOp::create(b, l, first, [&](OpBuilder &tb, Location tl) {
+          body(tb, tl, arith::DivUIOp::create(tb, tl, thread, size));
+          scf::YieldOp::create(tb, tl);
+        });
+      };
+  auto load = [&](OpBuilder &b, Location l, Value group, int64_t which) {
+    return memref::LoadOp::create(b, l, counters,
+                                  ValueRange{group, constant(b, l, which)})
+        .getResult();
+  };
+  auto store = [&](OpBuilder &b, Location l, Value value, Value group,
+                   int64_t which) {
+    memref::StoreOp::create(b, l, value, counters,
+                            ValueRange{group, constant(b, l, which)});
+  };
+
+  Block &body = launch.getBody().front();
+  forWarpgroup(&body.front(), [&](OpBuilder &b, Location l, Value group) {
+    Value zero = constant(b, l, 0);
+    for (int64_t which : {kWgmmasIssued, kWgmmasChecked, kWgmmaGroupsCommitted,
+                          kWgmmaGroupsRetired})
+      store(b, l, zero, group, which);
+  });
+  SmallVector<Operation *> commits, waits;
+  launch.getBody().walk([&](Operation *op) {
+    if (isa<NVVM::WgmmaGroupSyncAlignedOp>(op))
+      commits.push_back(op);
+    else if (isa<NVVM::WgmmaWaitGroupSyncOp>(op))
+      waits.push_back(op);
+  });
+  for (Operation *commit : commits) {
+    forWarpgroup(commit, [&](OpBuilder &b, Location l, Value group) {
+      Value committed = load(b, l, group, kWgmmaGroupsCommitted);
+      Value one = constant(b, l, 1);
+      store(b, l, arith::AddIOp::create(b, l, committed, one), group,
+            kWgmmaGroupsCommitted);
+    });
+    commit->erase();
   }
-  return success();
+  for (Operation *wait : waits) {
+    int64_t newest = cast<NVVM::WgmmaWaitGroupSyncOp>(wait).getGroup();
+    forWarpgroup(wait, [&](OpBuilder &b, Location l, Value group) {
+      // Every group but the newest N: max(committed - N, 0) of them.
+      Value committed = load(b, l, group, kWgmmaGroupsCommitted);
+      Value retired = load(b, l, group, kWgmmaGroupsRetired);
+      Value keep = constant(b, l, newest);
+      Value older = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ugt,
+                                          committed, keep);
+      Value difference = arith::SubIOp::create(b, l, committed, keep);
+      Value now =
+          arith::SelectOp::create(b, l, older, difference, constant(b, l, 0));
+      store(b, l, arith::MaxUIOp::create(b, l, retired, now), group,
+            kWgmmaGroupsRetired);
+    });
+    wait->erase();
+  }
+}
+
+Value WgmmaReadCheck::hashOperands(OpBuilder &b, Location l, Value descriptorA,
+                                   Value descriptorB, Value n, Value aKMajor,
+                                   Value bKMajor) {
+  Type i64 = b.getI64Type();
+  Value zero = constant(b, l, 0);
+  Value one = constant(b, l, 1);
+  Value multiplier = arith::ConstantIntOp::create(b, l, i64, 1000003);
+  // h * 1000003 + the element's bits, over (mn, k) in order, wrapping.
+  auto hashOperand = [&](Value hash, Value descriptor, Value rows,
+                         Value kMajor) {
+    auto outer = scf::ForOp::create(
+        b, l, zero, rows, one, ValueRange{hash},
+        [&](OpBuilder &ob, Location ol, Value mn, ValueRange outerHash) {
+          Value sixteen = constant(ob, ol, 16);
+          auto inner = scf::ForOp::create(
+              ob, ol, zero, sixteen, one, ValueRange{outerHash},
+              [&](OpBuilder &ib, Location il, Value k, ValueRange innerHash) {
+                Value kIndex =
+                    buildWgmmaOperandIndex(ib, il, descriptor, mn, k, true);
+                Value mnIndex =
+                    buildWgmmaOperandIndex(ib, il, descriptor, mn, k, false);
+                Value at =
+                    arith::SelectOp::create(ib, il, kMajor, kIndex, mnIndex);
+                Value x =
+                    memref::LoadOp::create(ib, il, halves, ValueRange{at});
+                Value bits =
+                    arith::BitcastOp::create(ib, il, ib.getI16Type(), x);
+                Value wide = arith::ExtUIOp::create(ib, il, i64, bits);
+                Value scaled = arith::MulIOp::create(ib, il, innerHash.front(),
+                                                     multiplier);
+                Value next = arith::AddIOp::create(ib, il, scaled, wide);
+                scf::YieldOp::create(ib, il, next);
+              });
+          scf::YieldOp::create(ob, ol, inner.getResult(0));
+        });
+    return outer.getResult(0);
+  };
+  Value start = arith::ConstantIntOp::create(b, l, i64, 0);
+  Value afterA = hashOperand(start, descriptorA, constant(b, l, 64), aKMajor);
+  return hashOperand(afterA, descriptorB, n, bKMajor);
+}
+
+void WgmmaReadCheck::issue(OpBuilder &b, Location l, Value warpgroup,
+                           Value descriptorA, Value descriptorB, int64_t n,
+                           bool aKMajor, bool bKMajor) {
+  Type i64 = b.getI64Type();
+  auto counter = [&](int64_t which) {
+    return memref::LoadOp::create(b, l, counters,
+                                  ValueRange{warpgroup, constant(b, l, which)})
+        .getResult();
+  };
+  auto setCounter = [&](OpBuilder &sb, Location sl, int64_t which,
+                        Value value) {
+    memref::StoreOp::create(sb, sl, value, counters,
+                            ValueRange{warpgroup, constant(sb, sl, which)});
+  };
+  Value capacity = constant(b, l, kWgmmaRecords);
+  Value issued = counter(kWgmmasIssued);
+  Value checked = counter(kWgmmasChecked);
+  // A full ring checks its oldest record early: still running, it must
+  // read what it read when issued.
+  Value unchecked = arith::SubIOp::create(b, l, issued, checked);
+  Value full = arith::CmpIOp::create(b, l, arith::CmpIPredicate::uge, unchecked,
+                                     capacity);
+  scf::IfOp::create(b, l, full, [&](OpBuilder &tb, Location tl) {
+    checkRecord(tb, tl, warpgroup,
+                arith::RemUIOp::create(tb, tl, checked, capacity));
+    Value one = constant(tb, tl, 1);
+    setCounter(tb, tl, kWgmmasChecked,
+               arith::AddIOp::create(tb, tl, checked, one));
+    scf::YieldOp::create(tb, tl);
+  });
+  Value slot = arith::RemUIOp::create(b, l, issued, capacity);
+  auto flag = [&](bool value) {
+    return arith::ConstantIntOp::create(b, l, b.getI1Type(), value).getResult();
+  };
+  auto wide = [&](int64_t value) {
+    return arith::ConstantIntOp::create(b, l, i64, value).getResult();
+  };
+  Value columns = constant(b, l, n);
+  Value aFlag = flag(aKMajor);
+  Value bFlag = flag(bKMajor);
+  Value hash =
+      hashOperands(b, l, descriptorA, descriptorB, columns, aFlag, bFlag);
+  Value group =
+      arith::IndexCastUIOp::create(b, l, i64, counter(kWgmmaGroupsCommitted));
+  std::pair<WgmmaField, Value> fields[] = {
+      {kDescriptorA, descriptorA}, {kDescriptorB, descriptorB},
+      {kColumns, wide(n)},         {kAKMajor, wide(aKMajor)},
+      {kBKMajor, wide(bKMajor)},   {kHash, hash},
+      {kWgmmaGroup, group}};
+  for (auto [field, value] : fields)
+    memref::StoreOp::create(b, l, value, records,
+                            ValueRange{warpgroup, slot, constant(b, l, field)});
+  Value one = constant(b, l, 1);
+  setCounter(b, l, kWgmmasIssued, arith::AddIOp::create(b, l, issued, one));
+}
+
+void WgmmaReadCheck::checkRecord(OpBuilder &b, Location l, Value warpgroup,
+                                 Value slot) {
+  auto field = [&](WgmmaField which) {
+    return memref::LoadOp::create(
+               b, l, records,
+               ValueRange{warpgroup, slot, constant(b, l, which)})
+        .getResult();
+  };
+  Type i64 = b.getI64Type();
+  Value zero = arith::ConstantIntOp::create(b, l, i64, 0);
+  auto isSet = [&](Value value) {
+    return arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, value, zero)
+        .getResult();
+  };
+  Value columns =
+      arith::IndexCastUIOp::create(b, l, b.getIndexType(), field(kColumns));
+  Value aKMajor = isSet(field(kAKMajor));
+  Value bKMajor = isSet(field(kBKMajor));
+  Value descriptorA = field(kDescriptorA);
+  Value descriptorB = field(kDescriptorB);
+  Value now =
+      hashOperands(b, l, descriptorA, descriptorB, columns, aKMajor, bKMajor);
+  Value recorded = field(kHash);
+  Value differs =
+      arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, now, recorded);
+  scf::IfOp::create(b, l, differs, [&](OpBuilder &tb, Location tl) {
+    Value at = constant(tb, tl, 0);
+    Value count = memref::LoadOp::create(tb, tl, changed, ValueRange{at});
+    Value one = constant(tb, tl, 1);
+    memref::StoreOp::create(tb, tl, arith::AddIOp::create(tb, tl, count, one),
+                            changed, ValueRange{at});
+    scf::YieldOp::create(tb, tl);
+  });
+}
+
+void WgmmaReadCheck::check(OpBuilder &b, Location l, bool all) {
+  auto type = cast<MemRefType>(counters.getType());
+  Value zero = constant(b, l, 0);
+  Value one = constant(b, l, 1);
+  Value warpgroups = constant(b, l, type.getDimSize(0));
+  scf::ForOp::create(
+      b, l, zero, warpgroups, one, ValueRange{},
+      [&](OpBuilder &gb, Location gl, Value warpgroup, ValueRange) {
+        auto counter = [&](int64_t which) {
+          return memref::LoadOp::create(
+                     gb, gl, counters,
+                     ValueRange{warpgroup, constant(gb, gl, which)})
+              .getResult();
+        };
+        Value issued = counter(kWgmmasIssued);
+        Value checked = counter(kWgmmasChecked);
+        Value retired = counter(kWgmmaGroupsRetired);
+        Value capacity = constant(gb, gl, kWgmmaRecords);
+        // The records in order of their groups: the retired ones first.
+        auto loop = scf::ForOp::create(
+            gb, gl, checked, issued, one, ValueRange{checked},
+            [&](OpBuilder &rb, Location rl, Value record, ValueRange count) {
+              Value slot = arith::RemUIOp::create(rb, rl, record, capacity);
+              Value group = memref::LoadOp::create(
+                  rb, rl, records,
+                  ValueRange{warpgroup, slot, constant(rb, rl, kWgmmaGroup)});
+              Value groupIndex = arith::IndexCastUIOp::create(
+                  rb, rl, rb.getIndexType(), group);
+              Value due =
+                  arith::ConstantIntOp::create(rb, rl, rb.getI1Type(), true);
+              if (!all)
+                due = arith::CmpIOp::create(rb, rl, arith::CmpIPredicate::ult,
+                                            groupIndex, retired);
+              scf::IfOp::create(rb, rl, due, [&](OpBuilder &tb, Location tl) {
+                checkRecord(tb, tl, warpgroup, slot);
+                scf::YieldOp::create(tb, tl);
+              });
+              Value next = arith::AddIOp::create(rb, rl, record, one);
+              Value counted =
+                  arith::SelectOp::create(rb, rl, due, next, count.front());
+              scf::YieldOp::create(rb, rl, counted);
+            });
+        memref::StoreOp::create(
+            gb, gl, loop.getResult(0), counters,
+            ValueRange{warpgroup, constant(gb, gl, kWgmmasChecked)});
+        scf::YieldOp::create(gb, gl);
+      });
+}
+
+/// The declaration of C function `name` of `type` in `module`.
+static LLVM::LLVMFuncOp declareFunction(ModuleOp module, StringRef name,
+                                        LLVM::LLVMFunctionType type) {
+  if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+    return existing;
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  return LLVM::LLVMFuncOp::create(b, module.getLoc(), name, type);
+}
+
+void WgmmaReadCheck::assertUnchanged(OpBuilder &b, Location l) {
+  // The message goes to file descriptor 2 with write(2), not through
+  // stdio, whose buffers abort does not flush.
+  std::string function = "?";
+  if (auto parent = launch->getParentOfType<FunctionOpInterface>())
+    function = parent.getName().str();
+  std::string message =
+      "gs-emulate-gpu: in @" + function +
+      ", shared memory a wgmma.mma_async reads changed before every "
+      "warpgroup was past the wgmma.wait_group that retires it and a "
+      "barrier\n";
+  auto module = launch->getParentOfType<ModuleOp>();
+  MLIRContext *context = b.getContext();
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  auto pointer = LLVM::LLVMPointerType::get(context);
+  LLVM::LLVMFuncOp write = declareFunction(
+      module, "write", LLVM::LLVMFunctionType::get(i64, {i32, pointer, i64}));
+  LLVM::LLVMFuncOp abort = declareFunction(
+      module, "abort",
+      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(context), {}));
+  // Made apart, then inserted under a name of its own.
+  OpBuilder detached(context);
+  auto text = LLVM::GlobalOp::create(
+      detached, l, LLVM::LLVMArrayType::get(b.getI8Type(), message.size()),
+      /*isConstant=*/true, LLVM::Linkage::Internal, "gs_wgmma_read_changed",
+      b.getStringAttr(message));
+  SymbolTable(module).insert(text);
+
+  Value zero = constant(b, l, 0);
+  Value count = memref::LoadOp::create(b, l, changed, ValueRange{zero});
+  Value any =
+      arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, count, zero);
+  scf::IfOp::create(b, l, any, [&](OpBuilder &tb, Location tl) {
+    Value stderrFd = arith::ConstantIntOp::create(tb, tl, i32, 2);
+    Value address = LLVM::AddressOfOp::create(tb, tl, text);
+    Value size = arith::ConstantIntOp::create(tb, tl, i64, message.size());
+    LLVM::CallOp::create(tb, tl, write, ValueRange{stderrFd, address, size});
+    LLVM::CallOp::create(tb, tl, abort, ValueRange{});
+    scf::YieldOp::create(tb, tl);
+  });
 }
 
 /// A copy completed where it is issued.

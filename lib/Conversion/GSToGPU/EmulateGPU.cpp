@@ -34,6 +34,7 @@
 #include "gs/Conversion/GSToGPU/FragmentLayout.h"
 #include "gs/Conversion/GSToGPU/KernelParts.h"
 #include "gs/Conversion/GSToGPU/LastBlock.h"
+#include "gs/Conversion/GSToGPU/WgmmaDescriptor.h"
 #include "gs/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -196,14 +197,13 @@ private:
   /// Loads `value` from its buffer before each user that is not
   /// warp-level, except users inside `inside`, which still see `value`
   /// itself; the warp-level users read the buffer when emulated.
-  void loadBeforeUsers(Value value, Value buffer,
-                       Operation *inside = nullptr);
+  void loadBeforeUsers(Value value, Value buffer, Operation *inside = nullptr);
   /// Redirects the warp-level users of `value` to a placeholder that
   /// stands for `buffer`.
   void redirectWarpLevelUsers(Value value, Value buffer);
   /// The loops over the warps and the lanes of each.
-  void forEachLane(function_ref<void(Value warp, Value lane, Value thread)>
-                       body);
+  void
+  forEachLane(function_ref<void(Value warp, Value lane, Value thread)> body);
 
   gpu::LaunchOp launch;
   OpBuilder b;
@@ -218,6 +218,8 @@ private:
   SmallVector<Value> attributionViews;
   /// The launch's dynamic shared memory, after the attributions.
   int64_t dynamicSharedBytes = 0;
+  /// Deferred, with wgmmas: the check of what they read.
+  std::optional<WgmmaReadCheck> readCheck;
 };
 } // namespace
 
@@ -270,8 +272,8 @@ LogicalResult LaunchEmulator::checkStructure() {
 
   WalkResult result = launch.getBody().walk([&](Operation *op) {
     // What the emulation knows of the gpu and nvgpu dialects.
-    StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace()
-                                         : StringRef();
+    StringRef dialect =
+        op->getDialect() ? op->getDialect()->getNamespace() : StringRef();
     if ((dialect == "gpu" &&
          !isa<gpu::ThreadIdOp, gpu::BlockIdOp, gpu::BlockDimOp, gpu::GridDimOp,
               gpu::LaneIdOp, gpu::BarrierOp, gpu::ShuffleOp,
@@ -356,8 +358,8 @@ FailureOr<Value> LaunchEmulator::threadBuffer(Type type, Operation *definer) {
                                 "barrier or warp-level operation are scalars, "
                                 "vectors or structs of one scalar type, not ")
            << type;
-  Value buffer = memref::AllocaOp::create(
-      ab, loc(), MemRefType::get({numThreads}, type));
+  Value buffer =
+      memref::AllocaOp::create(ab, loc(), MemRefType::get({numThreads}, type));
   return buffer;
 }
 
@@ -375,8 +377,8 @@ void LaunchEmulator::redirectWarpLevelUsers(Value value, Value buffer) {
       continue;
     if (!placeholder) {
       OpBuilder pb(launch);
-      auto cast = UnrealizedConversionCastOp::create(
-          pb, loc(), value.getType(), ValueRange{});
+      auto cast = UnrealizedConversionCastOp::create(pb, loc(), value.getType(),
+                                                     ValueRange{});
       placeholders.push_back(cast);
       placeholder = cast.getResult(0);
       buffers[placeholder] = buffer;
@@ -393,8 +395,8 @@ void LaunchEmulator::loadBeforeUsers(Value value, Value buffer,
     if (inside && inside->isProperAncestor(user))
       continue;
     OpBuilder ub(user);
-    Value thread = gpu::ThreadIdOp::create(ub, user->getLoc(),
-                                           gpu::Dimension::x);
+    Value thread =
+        gpu::ThreadIdOp::create(ub, user->getLoc(), gpu::Dimension::x);
     Value loaded =
         loadThreadValue(ub, user->getLoc(), buffer, value.getType(), thread);
     use.set(loaded);
@@ -527,8 +529,8 @@ LogicalResult LaunchEmulator::flushPhase(ArrayRef<Operation *> phase) {
       if (id.getDimension() != gpu::Dimension::x)
         replacement = arith::ConstantIndexOp::create(ib, op->getLoc(), 0);
     } else {
-      Value lanes = arith::ConstantIndexOp::create(ib, op->getLoc(),
-                                                   kLanesPerWarp);
+      Value lanes =
+          arith::ConstantIndexOp::create(ib, op->getLoc(), kLanesPerWarp);
       replacement = arith::RemUIOp::create(ib, op->getLoc(), thread, lanes);
     }
     op->getResult(0).replaceAllUsesWith(replacement);
@@ -626,7 +628,9 @@ void LaunchEmulator::forEachLane(
 FailureOr<Operation *> LaunchEmulator::emulateWarpLevel(Operation *op) {
   b.setInsertionPoint(op);
   if (isa<gpu::BarrierOp>(op)) {
-    // The phases already end at it.
+    // The phases already end at it; every warpgroup is past its waits.
+    if (readCheck)
+      readCheck->check(b, loc(), /*all=*/false);
   } else if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op)) {
     std::optional<int64_t> width = getConstantIntValue(shuffle.getWidth());
     if (!width || *width != kLanesPerWarp)
@@ -725,8 +729,8 @@ void LaunchEmulator::emulateLdMatrix(nvgpu::LdMatrixOp op) {
       for (int64_t e = 0; e < fragment.elementsPerRegister; ++e) {
         Value row = fragment.row.build(b, l, lane, 0, e);
         Value col = fragment.col.build(b, l, lane, 0, e);
-        Value first = arith::ConstantIndexOp::create(
-            b, l, ldmatrixAddressLane(m, 0));
+        Value first =
+            arith::ConstantIndexOp::create(b, l, ldmatrixAddressLane(m, 0));
         Value addressLane = arith::AddIOp::create(b, l, first, row);
         Value addressThread = arith::AddIOp::create(b, l, base, addressLane);
         SmallVector<Value> at;
@@ -794,9 +798,9 @@ void LaunchEmulator::emulateMma(nvgpu::MmaSyncOp op) {
         d = scratchMatrix(16, 8, l);
   Value resultBuf = resultBuffer(op.getRes());
   VectorType resultType = op.getRes().getType();
-  Value zeroResult =
-      arith::ConstantOp::create(b, l, b.getZeroAttr(resultType));
-  Value zero = index(0), one = index(1), warps = index(numThreads / kLanesPerWarp);
+  Value zeroResult = arith::ConstantOp::create(b, l, b.getZeroAttr(resultType));
+  Value zero = index(0), one = index(1),
+        warps = index(numThreads / kLanesPerWarp);
   auto warpLoop = scf::ForOp::create(b, l, zero, warps, one);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(warpLoop.getBody()->getTerminator());
@@ -812,13 +816,13 @@ void LaunchEmulator::emulateMma(nvgpu::MmaSyncOp op) {
     Value thread = arith::AddIOp::create(b, l, base, lane);
     body(lane, thread);
   };
-  auto gather = [&](Value fragment, const FragmentLayout &layout,
-                    Value matrix, Value lane, Value thread) {
+  auto gather = [&](Value fragment, const FragmentLayout &layout, Value matrix,
+                    Value lane, Value thread) {
     Value registers = valueOfThread(fragment, thread);
     for (int64_t r = 0; r < layout.numRegisters; ++r)
       for (int64_t e = 0; e < layout.elementsPerRegister; ++e) {
-        Value element = vector::ExtractOp::create(b, l, registers,
-                                                  ArrayRef<int64_t>{r, e});
+        Value element =
+            vector::ExtractOp::create(b, l, registers, ArrayRef<int64_t>{r, e});
         if (element.getType() != f32)
           element = arith::ExtFOp::create(b, l, f32, element);
         Value row = layout.row.build(b, l, lane, r, e);
@@ -854,7 +858,7 @@ void LaunchEmulator::emulateMma(nvgpu::MmaSyncOp op) {
 /// f32 fma per product in k order, scattered back.
 void LaunchEmulator::emulateWgmma(NVVM::WgmmaMmaAsyncOp op) {
   Location l = op.getLoc();
-  Type f32 = b.getF32Type(), i64 = b.getI64Type();
+  Type f32 = b.getF32Type();
   int64_t n = op.getShape().getN();
   FragmentLayout accumulator = wgmmaM64NK16Accumulator(n);
   OpBuilder ab(launch);
@@ -884,109 +888,12 @@ void LaunchEmulator::emulateWgmma(NVVM::WgmmaMmaAsyncOp op) {
   // The descriptors are the same in every thread of the warpgroup.
   Value descriptorA = valueOfThread(op.getDescriptorA(), base);
   Value descriptorB = valueOfThread(op.getDescriptorB(), base);
+  if (readCheck)
+    readCheck->issue(b, l, groupLoop.getInductionVar(), descriptorA,
+                     descriptorB, n, aKMajor, bKMajor);
 
-  auto i64Constant = [&](int64_t v) -> Value {
-    return arith::ConstantIntOp::create(b, l, i64, v);
-  };
-  auto field = [&](Value descriptor, int64_t shift) {
-    // A 14-bit field of the descriptor, in bytes.
-    Value shifted =
-        arith::ShRUIOp::create(b, l, descriptor, i64Constant(shift));
-    Value bits = arith::AndIOp::create(b, l, shifted, i64Constant(0x3FFF));
-    return arith::ShLIOp::create(b, l, bits, i64Constant(4)).getResult();
-  };
-  // The element (mn, k) of the operand `descriptor` describes, as an index
-  // into the f16 view of shared memory (the ISA's "Matrix Descriptor
-  // Format" and "Canonical Layouts"). The matrix base offset (bits 49-51)
-  // is taken as 0: the swizzle patterns start on their own boundaries, as
-  // the kernels lay them out.
-  auto elementIndex = [&](Value descriptor, Value mnIndex, Value kIndex,
-                          bool kMajor) {
-    auto mulI = [&](Value x, Value y) {
-      return arith::MulIOp::create(b, l, x, y).getResult();
-    };
-    auto addI = [&](Value x, Value y) {
-      return arith::AddIOp::create(b, l, x, y).getResult();
-    };
-    auto divI = [&](Value x, Value y) {
-      return arith::DivUIOp::create(b, l, x, y).getResult();
-    };
-    auto remI = [&](Value x, Value y) {
-      return arith::RemUIOp::create(b, l, x, y).getResult();
-    };
-    Value start = field(descriptor, 0);
-    Value leading = field(descriptor, 16);
-    Value stride = field(descriptor, 32);
-    Value mode = arith::ShRUIOp::create(b, l, descriptor, i64Constant(62));
-    // Bytes per row of a swizzle atom: 128, 64, 32 for modes 1, 2, 3; 16
-    // (one core matrix row) without swizzling.
-    auto modeIs = [&](int64_t m) {
-      return arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, mode,
-                                   i64Constant(m))
-          .getResult();
-    };
-    auto select = [&](Value condition, Value x, Value y) {
-      return arith::SelectOp::create(b, l, condition, x, y).getResult();
-    };
-    Value is1 = modeIs(1), is2 = modeIs(2), is3 = modeIs(3);
-    Value bytes128 = i64Constant(128), bytes64 = i64Constant(64);
-    Value bytes32 = i64Constant(32), bytes16 = i64Constant(16);
-    Value under64 = select(is3, bytes32, bytes16);
-    Value under128 = select(is2, bytes64, under64);
-    Value rowBytes = select(is1, bytes128, under128);
-    Value mn = arith::IndexCastUIOp::create(b, l, i64, mnIndex);
-    Value k = arith::IndexCastUIOp::create(b, l, i64, kIndex);
-    Value two = i64Constant(2), eight = i64Constant(8);
-    Value sixteen = bytes16;
-    // Sum of products of values already built, in order.
-    auto sumOfProducts = [&](ArrayRef<std::pair<Value, Value>> terms) {
-      Value sum;
-      for (auto [x, y] : terms) {
-        Value product = mulI(x, y);
-        sum = sum ? addI(sum, product) : product;
-      }
-      return sum;
-    };
-    Value mnRow = remI(mn, eight);
-    Value mnAtom = divI(mn, eight);
-    Value kRow = remI(k, eight);
-    Value kAtom = divI(k, eight);
-    Value swizzled, interleaved;
-    if (kMajor) {
-      // ((8,m),(T,2k)):((rowBytes,SBO),(1,T)) swizzled;
-      // ((8,m),(T,2k)):((16,SBO),(1,LBO)) without.
-      swizzled = sumOfProducts({{mnRow, rowBytes}, {mnAtom, stride}, {k, two}});
-      interleaved = sumOfProducts(
-          {{mnRow, sixteen}, {mnAtom, stride}, {kRow, two}, {kAtom, leading}});
-    } else {
-      // ((T,rowBytes/16,m),(8,k)):((1,T,LBO),(rowBytes,SBO)) swizzled;
-      // ((T,1,m),(8,k)):((1,T,SBO),(16,LBO)) without.
-      Value rowElements = divI(rowBytes, two);
-      Value mnColumn = remI(mn, rowElements);
-      Value mnAtomColumn = divI(mn, rowElements);
-      swizzled = sumOfProducts({{mnColumn, two},
-                                {mnAtomColumn, leading},
-                                {kRow, rowBytes},
-                                {kAtom, stride}});
-      interleaved = sumOfProducts(
-          {{mnRow, two}, {mnAtom, stride}, {kRow, sixteen}, {kAtom, leading}});
-    }
-    Value unswizzled = modeIs(0);
-    Value offset = select(unswizzled, interleaved, swizzled);
-    Value address = addI(start, offset);
-    // Swizzle<B,4,3>: bits 4.. XOR bits 7.., B bits (none unswizzled).
-    Value rowChunks = divI(rowBytes, sixteen);
-    Value one = i64Constant(1);
-    Value chunkMask = arith::SubIOp::create(b, l, rowChunks, one);
-    Value seven = i64Constant(7);
-    Value rowOfAtom = arith::ShRUIOp::create(b, l, address, seven);
-    Value rowBits = arith::AndIOp::create(b, l, rowOfAtom, chunkMask);
-    Value four = i64Constant(4);
-    Value chunkXor = arith::ShLIOp::create(b, l, rowBits, four);
-    Value physical = arith::XOrIOp::create(b, l, address, chunkXor);
-    Value element = divI(physical, two);
-    return arith::IndexCastUIOp::create(b, l, b.getIndexType(), element)
-        .getResult();
+  auto elementIndex = [&](Value descriptor, Value mn, Value k, bool kMajor) {
+    return buildWgmmaOperandIndex(b, l, descriptor, mn, k, kMajor);
   };
   auto forRange = [&](int64_t count, function_ref<void(Value)> body) {
     auto loop = scf::ForOp::create(b, l, zeroIndex, index(count), one);
@@ -1125,8 +1032,21 @@ LogicalResult LaunchEmulator::run() {
   layOutSharedMemory();
   hoistUniformValues();
   hoistBlockUniformValues();
-  if ((deferAsync && failed(deferWgmmas(launch))) ||
-      failed(emulateAsyncCopies(launch, numThreads, sharedMemory, deferAsync)))
+  bool hasWgmma =
+      launch.getBody()
+          .walk([](NVVM::WgmmaMmaAsyncOp) { return WalkResult::interrupt(); })
+          .wasInterrupted();
+  if (deferAsync && hasWgmma) {
+    OpBuilder ab(launch);
+    int64_t bytes = cast<MemRefType>(sharedMemory.getType()).getNumElements();
+    Value start = arith::ConstantIndexOp::create(ab, loc(), 0);
+    Value halves = memref::ViewOp::create(
+        ab, loc(), MemRefType::get({bytes / 2}, ab.getF16Type()), sharedMemory,
+        start, ValueRange{});
+    readCheck.emplace(launch, numThreads, halves);
+    readCheck->instrument();
+  }
+  if (failed(emulateAsyncCopies(launch, numThreads, sharedMemory, deferAsync)))
     return failure();
 
   // Thread ids as ops, which each phase replaces by its own.
@@ -1144,6 +1064,10 @@ LogicalResult LaunchEmulator::run() {
   if (failed(demoteLoopsIn(body)) || failed(emulateBlock(&body))) {
     body.getOperations().splice(body.begin(), blockUniformOps.getOperations());
     return failure();
+  }
+  if (readCheck) {
+    b.setInsertionPoint(body.getTerminator());
+    readCheck->check(b, loc(), /*all=*/true);
   }
 
   // The blocks, one after another.
@@ -1203,6 +1127,10 @@ LogicalResult LaunchEmulator::run() {
     op->getResult(0).replaceAllUsesWith(
         arith::ConstantIndexOp::create(sb, op->getLoc(), value).getResult());
     op->erase();
+  }
+  if (readCheck) {
+    b.setInsertionPointAfter(outer);
+    readCheck->assertUnchanged(b, loc());
   }
   for (Operation *placeholder : placeholders)
     placeholder->erase();

@@ -593,14 +593,17 @@ void GemmKernelBuilder::buildMainKernel(Arguments args) {
         b, loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.0f)));
     init.assign(tilesM * tilesN, zero);
   }
-  // The pipeline: stages - 1 tiles in flight ahead of the one computed.
-  // Iteration t waits for tile t, computes it from slot t % stages, and
-  // starts the copy of tile t + stages - 1 into the slot tile t - 1 used
-  // (past the barrier, every warp is done with it). Tiles past k are
-  // zero-filled copies, so the loop has no branch.
+  // The pipeline: `ahead` tiles in flight ahead of the one computed,
+  // stages - 1, or stages - 2 where a tile's wgmmas run on into the next
+  // iteration. Iteration t waits for tile t, computes it from slot t %
+  // stages, and starts the copy of tile t + ahead into the slot tile t - 1
+  // (t - 2) used: past the barrier, every warp is done with it. Tiles past
+  // k are zero-filled copies, so the loop has no branch.
+  int64_t inFlight = usesWgmma(cfg) ? cfg.wgmmaGroupsInFlight : 0;
+  int64_t ahead = cfg.stages - 1 - inFlight;
   int64_t kTiles = (cfg.k + cfg.blockK - 1) / cfg.blockK;
   Value pending;
-  for (int64_t s = 0; s < cfg.stages - 1; ++s) {
+  for (int64_t s = 0; s < ahead; ++s) {
     Value slot = index(s);
     Value k0 = index(s * cfg.blockK);
     if (Value group = buildStageCopy(args, smem, slot, k0, tid, rowBase,
@@ -618,8 +621,8 @@ void GemmKernelBuilder::buildMainKernel(Arguments args) {
         // The wait counts groups; its token operand only orders it after
         // the prologue's copies.
         if (pending)
-          nvgpu::DeviceAsyncWaitOp::create(
-              b, loc, pending, b.getI32IntegerAttr(cfg.stages - 2));
+          nvgpu::DeviceAsyncWaitOp::create(b, loc, pending,
+                                           b.getI32IntegerAttr(ahead - 1));
         // wgmma reads shared memory through the async proxy: the tile's
         // writes (cp.async, stores) must be fenced into it before the
         // barrier that hands them over.
@@ -632,21 +635,23 @@ void GemmKernelBuilder::buildMainKernel(Arguments args) {
                                          NVVM::SharedSpace::shared_cta));
         gpu::BarrierOp::create(b, loc);
         Value slot = rem(tile, cfg.stages);
-        // The copies of tile t + stages - 1, into the slot tile t - 1 used.
+        // The copies of tile t + ahead, into the slot it cycles to.
         auto copyAhead = [&] {
-          Value ahead = add(tile, index(cfg.stages - 1));
-          Value nextSlot = rem(ahead, cfg.stages);
-          Value nextK0 = mul(ahead, cfg.blockK);
+          Value aheadTile = add(tile, index(ahead));
+          Value nextSlot = rem(aheadTile, cfg.stages);
+          Value nextK0 = mul(aheadTile, cfg.blockK);
           buildStageCopy(args, smem, nextSlot, nextK0, tid, rowBase, colBase);
         };
         if (usesWgmma(cfg)) {
           // The next copies are issued while the wgmmas run; each
-          // warpgroup waits for its own before the next barrier, past
-          // which the slot they read may be refilled.
+          // warpgroup waits for its own (or for the tile before's) before
+          // the next barrier, past which the slot they read may be
+          // refilled.
           Value updated =
               buildWgmmaStep(smem, slot, accumulators.front(), warpgroup);
           copyAhead();
-          NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
+          NVVM::WgmmaWaitGroupSyncOp::create(b, loc,
+                                             b.getI64IntegerAttr(inFlight));
           scf::YieldOp::create(b, loc, updated);
           return;
         }
@@ -655,9 +660,12 @@ void GemmKernelBuilder::buildMainKernel(Arguments args) {
         copyAhead();
         scf::YieldOp::create(b, loc, updated);
       });
-  // No copy may land after the block's shared memory is gone.
+  // No copy may land after the block's shared memory is gone, and the
+  // accumulators are the epilogue's only once their wgmmas are done.
   if (pending)
     nvgpu::DeviceAsyncWaitOp::create(b, loc, pending, b.getI32IntegerAttr(0));
+  if (inFlight > 0)
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
 
   SmallVector<Value> stats =
       usesWgmma(cfg) ? buildWgmmaEpilogue(args, loop.getResult(0), rowBase,
@@ -1505,12 +1513,12 @@ void mlir::gs::tensorcore::chooseTiles(GemmKernelConfig &config) {
     // Two warpgroups of m64n128k16, or one of m64n64k16 (n32 where n is
     // at most 32); k tiles of 32 in 64-byte K-major rows. Two stages of
     // 128 x 128 x 32 (32 KiB) fit the static shared memory, three of the
-    // 64 x 64 ones (24 KiB).
+    // 64 x 64 ones (24 KiB); a wgmma group in flight needs three.
     pick(config.blockM, large ? 128 : 64);
     pick(config.blockN, large ? 128 : config.n <= 32 ? 32 : 64);
     pick(config.warpsM, config.blockM / 16);
     pick(config.warpsN, 1);
-    pick(config.stages, large ? 2 : 3);
+    pick(config.stages, large && config.wgmmaGroupsInFlight == 0 ? 2 : 3);
     // Two 128 x 128 blocks per multiprocessor: ptxas then keeps the kernel
     // with statistics to 128 registers (147 left alone), spilling 8 bytes;
     // not where the tiles are gathered or copied element by element (a
@@ -1594,6 +1602,13 @@ mlir::gs::tensorcore::buildGemmKernel(OpBuilder &builder, Location loc,
     if (config.blockK != 16 && config.blockK != 32 && config.blockK != 64)
       return fail("wgmma's K-major tiles need block-k 16, 32 or 64 (rows of "
                   "32, 64 or 128 bytes)");
+    if (config.wgmmaGroupsInFlight < 0 || config.wgmmaGroupsInFlight > 1)
+      return fail("wgmma-in-flight must be 0 or 1");
+    if (config.wgmmaGroupsInFlight == 1 && config.stages < 3)
+      return fail("a wgmma group in flight needs at least 3 stages (the "
+                  "slot it reads, the one computed, one filling)");
+  } else if (config.wgmmaGroupsInFlight != 0) {
+    return fail("wgmma-in-flight needs wgmma");
   }
   if (config.warpsM <= 0 || config.warpsN <= 0 ||
       config.blockM % (16 * config.warpsM) != 0 ||

@@ -48,6 +48,7 @@ struct GPUGemmKernelPass
     config.warpsN = warpsN;
     config.stages = stages;
     config.minBlocksPerSM = minBlocksPerSM;
+    config.wgmmaGroupsInFlight = wgmmaInFlight;
     if (wgmma)
       config.instruction = gs::tensorcore::MmaInstruction::Wgmma;
     gs::tensorcore::chooseTiles(config);

@@ -6,6 +6,11 @@
 // RUN: gs-opt %s --gs-gpu-gemm-kernel="m=4096 n=4096 k=4096 stages=4 wgmma=true" | FileCheck %s --check-prefix=DYNAMIC
 // RUN: gs-opt %s --gs-gpu-gemm-kernel="m=1100 n=1030 k=200 wgmma=true" | FileCheck %s --check-prefix=GUARDED
 // RUN: not gs-opt %s --gs-gpu-gemm-kernel="m=4096 n=4096 k=4096 block-k=64 stages=8 wgmma=true" 2>&1 | FileCheck %s --check-prefix=TOO-DEEP
+// RUN: gs-opt %s --gs-gpu-gemm-kernel="m=64 n=64 k=64 statistics=false wgmma=true wgmma-in-flight=1" --canonicalize --cse | FileCheck %s --check-prefix=IN-FLIGHT
+// RUN: gs-opt %s --gs-gpu-gemm-kernel="m=4096 n=4096 k=4096 wgmma=true wgmma-in-flight=1" | FileCheck %s --check-prefix=IN-FLIGHT-LARGE
+// RUN: not gs-opt %s --gs-gpu-gemm-kernel="m=64 n=64 k=64 stages=2 wgmma=true wgmma-in-flight=1" 2>&1 | FileCheck %s --check-prefix=IN-FLIGHT-STAGES
+// RUN: not gs-opt %s --gs-gpu-gemm-kernel="m=64 n=64 k=64 wgmma=true wgmma-in-flight=2" 2>&1 | FileCheck %s --check-prefix=IN-FLIGHT-TWO
+// RUN: not gs-opt %s --gs-gpu-gemm-kernel="m=64 n=64 k=64 wgmma-in-flight=1" 2>&1 | FileCheck %s --check-prefix=IN-FLIGHT-MMA-SYNC
 
 // The wgmma variant: one warpgroup (128 threads) of m64n64k16 on a 64 x 64
 // block. Both operands' k tiles share one f16 buffer, with 1024 bytes of
@@ -74,3 +79,28 @@
 // GUARDED: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}})
 // GUARDED-NOT: nvvm.minctasm
 // TOO-DEEP: error: gemm kernel 'gemm': the tiles need 263488 bytes of shared memory, over the 232448 a block may have on sm_90
+
+// One group of wgmmas in flight (three stages): one tile copied ahead, not
+// two; each iteration waits for every copy group (the tile's), issues its
+// wgmmas, copies the next tile and waits for all wgmma groups but its
+// own; the epilogue waits for that one.
+// IN-FLIGHT: nvgpu.device_async_create_group
+// IN-FLIGHT-NOT: nvgpu.device_async_create_group
+// IN-FLIGHT: scf.for {{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (!llvm.struct<
+// IN-FLIGHT-NEXT: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// IN-FLIGHT: %[[D1:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[ACC]]
+// IN-FLIGHT: %[[D2:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[D1]]
+// IN-FLIGHT-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// IN-FLIGHT: nvgpu.device_async_create_group
+// IN-FLIGHT-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+// IN-FLIGHT-NEXT: scf.yield %[[D2]]
+// IN-FLIGHT: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// IN-FLIGHT-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+
+// At 4096^3 the 128 x 128 blocks get three stages (dynamic shared memory).
+// IN-FLIGHT-LARGE: gpu.launch {{.*}} dynamic_shared_memory_size
+// IN-FLIGHT-LARGE: nvvm.wgmma.wait.group.sync.aligned 1
+
+// IN-FLIGHT-STAGES: error: gemm kernel 'gemm': a wgmma group in flight needs at least 3 stages (the slot it reads, the one computed, one filling)
+// IN-FLIGHT-TWO: error: gemm kernel 'gemm': wgmma-in-flight must be 0 or 1
+// IN-FLIGHT-MMA-SYNC: error: gemm kernel 'gemm': wgmma-in-flight needs wgmma

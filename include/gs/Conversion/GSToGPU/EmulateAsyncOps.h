@@ -2,15 +2,16 @@
 //
 // gs-emulate-gpu's asynchronous operations, which complete as late as the
 // PTX ISA lets them, so that a kernel that does not wait for them long
-// enough computes NaN on the CPU instead of the right values by chance:
+// enough fails on the CPU instead of computing the right values by chance:
 // - cp.async (nvgpu.device_async_copy, its groups and waits): its source is
 //   read when it is issued (a kernel's sources do not change while it
 //   runs), its destination is written with NaN (integers: all ones) at once
 //   and with the data only when a cp.async.wait_group of the issuing thread
 //   retires its group;
-// - wgmma.mma_async: it reads shared memory where the wgmma.wait_group that
-//   retires its group is, after whatever the kernel stored there since.
-// Not deferred, a copy completes where it is issued, a wgmma where it is.
+// - wgmma.mma_async: what it reads must not change until every warpgroup
+//   is past the wgmma.wait_group that retires it (WgmmaReadCheck).
+// Not deferred, a copy completes where it is issued, and wgmmas are not
+// checked.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,14 +19,56 @@
 #define GS_CONVERSION_GSTOGPU_EMULATEASYNCOPS_H
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/Support/LLVM.h"
 
 namespace mlir::gs {
 
-/// Moves each wgmma.mma_async in `launch` to the wgmma.wait_group that
-/// retires its group, in the same block (diagnosed otherwise, and where the
-/// kernel reads its result before that wait).
-LogicalResult deferWgmmas(gpu::LaunchOp launch);
+/// The check that the shared memory each emulated wgmma.mma_async of a
+/// launch reads does not change from its issue to the first barrier after
+/// the wgmma.wait_group that retires its group: only there is every
+/// warpgroup past that wait (its own may write the operands between the
+/// two as far as PTX goes; the kernels here do not). Each warpgroup keeps
+/// a record of its wgmmas (their descriptors and a hash of what they read);
+/// a barrier compares the retired ones with shared memory as it is then,
+/// the end of a block all, and where one changed, the program stops after
+/// the launch with a failed assertion naming the kernel's function.
+class WgmmaReadCheck {
+public:
+  /// Allocates the records before `launch` (of `numThreads` threads, with
+  /// wgmmas) and reads shared memory through `halves`, an f16 view of it.
+  WgmmaReadCheck(gpu::LaunchOp launch, int64_t numThreads, Value halves);
+
+  /// Empties the records where a block starts, and rewrites the wgmma
+  /// commits and waits of the launch into code of each thread that counts
+  /// its warpgroup's groups committed and retired (erasing them).
+  void instrument();
+  /// Records the wgmma of warpgroup `warpgroup` issued at `b`'s insertion
+  /// point: its descriptors, its N and its operands' majorness.
+  void issue(OpBuilder &b, Location l, Value warpgroup, Value descriptorA,
+             Value descriptorB, int64_t n, bool aKMajor, bool bKMajor);
+  /// Checks the retired records of every warpgroup (`all`: every record).
+  void check(OpBuilder &b, Location l, bool all);
+  /// After the launch: the assertion that nothing changed.
+  void assertUnchanged(OpBuilder &b, Location l);
+
+private:
+  Value constant(OpBuilder &b, Location l, int64_t v);
+  /// A hash of what the wgmma with these descriptors reads.
+  Value hashOperands(OpBuilder &b, Location l, Value descriptorA,
+                     Value descriptorB, Value n, Value aKMajor, Value bKMajor);
+  /// Compares record `slot` of `warpgroup` with shared memory now.
+  void checkRecord(OpBuilder &b, Location l, Value warpgroup, Value slot);
+
+  gpu::LaunchOp launch;
+  Value halves;
+  /// warpgroups x 4: issued, checked, committed, retired.
+  Value counters;
+  /// warpgroups x capacity x fields: each record.
+  Value records;
+  /// 1: the records found changed.
+  Value changed;
+};
 
 /// Rewrites the cp.async copies, groups and waits in `launch` (a block of
 /// `numThreads` threads, not yet split into phases) into code of each

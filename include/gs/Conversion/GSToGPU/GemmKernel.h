@@ -130,6 +130,11 @@ struct GemmKernelConfig {
   int64_t blockM = 0, blockN = 0, blockK = 0;
   int64_t warpsM = 0, warpsN = 0;
   int64_t stages = 0;
+  /// With wgmma: the groups of a k tile's wgmmas still running when the
+  /// next tile's are issued: 0 (each tile's finish before the next
+  /// barrier) or 1 (each waits only for the tile before; the copies then
+  /// run stages - 2 tiles ahead, not stages - 1, so 3 stages at least).
+  int64_t wgmmaGroupsInFlight = 0;
   /// Thread blocks a multiprocessor should hold at once (nvvm.minctasm on
   /// the main launch, which caps ptxas's registers per thread at 64 Ki /
   /// (threads x blocks)); 1: no such hint; 0: chosen by chooseTiles.
