@@ -592,6 +592,24 @@ def main():
         ratio = cublas_times["wgmma4096"] / times["wgmma4096"]
         print(f"PERF wgmma at 4096^3: {ratio:.2f}x cuBLAS's throughput "
               f"(target >= 0.70x: {'met' if ratio >= 0.70 else 'NOT met'})")
+    # The wgmma pipelines of the same 4096^3 GEMM with statistics (stages,
+    # block-k, blocks per multiprocessor, a wgmma group in flight): each
+    # against the default and cuBLAS, and which is fastest.
+    configs = {c["name"]: c for c in manifest}
+    variants = [name for name in times
+                if name.startswith("wgmma4096") and "nostats" not in name
+                and name in cublas_times
+                and not configs[name]["trans_a"]
+                and not configs[name]["trans_b"]]
+    if "wgmma4096" in variants and len(variants) > 1:
+        for name in sorted(variants, key=lambda v: times[v]):
+            print(f"PERF wgmma pipeline {name}: "
+                  f"{times['wgmma4096'] / times[name]:.2f}x the default's "
+                  f"throughput, {cublas_times[name] / times[name]:.2f}x "
+                  "cuBLAS's")
+        best = min(variants, key=lambda v: times[v])
+        print(f"PERF fastest wgmma pipeline at 4096^3: {best} "
+              f"({configs[best].get('options', '')})")
     print("FAIL" if failed else "PASS", "all GPU kernel checks")
     sys.exit(1 if failed else 0)
 

@@ -524,7 +524,7 @@ def main():
             "output": flags.get("output", "f16"),
             "bias_type": flags.get("bias-type", "f32"),
             "statistics": flags.get("statistics") != "false", "timed": timed,
-            "arguments": arguments, "launches": launches})
+            "options": options, "arguments": arguments, "launches": launches})
         print(f"prepared {name}: {len(launches)} kernel(s)")
     convs = [(c, False) for c in CONV_CONFIGS] + \
         [(c, True) for c in WGMMA_CONV_CONFIGS]
