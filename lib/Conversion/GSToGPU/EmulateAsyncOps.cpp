@@ -39,7 +39,7 @@ using namespace mlir::gs::tensorcore;
 namespace {
 /// The copies a thread may have pending before its oldest lands.
 constexpr int64_t kQueueCapacity = 64;
-/// The most bytes one cp.async copies.
+/// The most bytes one cp.async copies (nvgpu's verifier allows no more).
 constexpr int64_t kMaxCopyBytes = 16;
 
 /// The counters of each thread's queue.
