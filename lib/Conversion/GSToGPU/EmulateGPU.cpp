@@ -7,12 +7,12 @@
 // block's threads, a value a thread carries from one phase to another goes
 // through a per-thread buffer, and each warp-level operation becomes a loop
 // over the 32 lanes that gathers their registers with the fragment layouts
-// (FragmentLayout.h) and computes what the PTX ISA defines. cp.async
-// completes as late as its waits let it (EmulateAsyncOps.h).
-// wgmma.mma_async runs likewise over the 128 threads of
-// each warpgroup, reading its operands from shared memory through its
-// matrix descriptors as the ISA's canonical layouts place them; wgmma's
-// fence, commit and wait are no-ops here.
+// (FragmentLayout.h) and computes what the PTX ISA defines.
+// wgmma.mma_async runs likewise over the 128 threads of each warpgroup,
+// reading its operands from shared memory through its matrix descriptors
+// (WgmmaDescriptor.h) as the ISA's canonical layouts place them; its fences
+// are no-ops here. cp.async completes as late as its waits let it, and what
+// a wgmma reads is checked until it is retired (EmulateAsyncOps.h).
 //
 // Shared memory is one buffer, as on the GPU: the launch's workgroup
 // attributions lie in it at 16-byte aligned addresses from 16 (not at a
@@ -197,13 +197,14 @@ private:
   /// Loads `value` from its buffer before each user that is not
   /// warp-level, except users inside `inside`, which still see `value`
   /// itself; the warp-level users read the buffer when emulated.
-  void loadBeforeUsers(Value value, Value buffer, Operation *inside = nullptr);
+  void loadBeforeUsers(Value value, Value buffer,
+                       Operation *inside = nullptr);
   /// Redirects the warp-level users of `value` to a placeholder that
   /// stands for `buffer`.
   void redirectWarpLevelUsers(Value value, Value buffer);
   /// The loops over the warps and the lanes of each.
-  void
-  forEachLane(function_ref<void(Value warp, Value lane, Value thread)> body);
+  void forEachLane(function_ref<void(Value warp, Value lane, Value thread)>
+                       body);
 
   gpu::LaunchOp launch;
   OpBuilder b;
@@ -272,8 +273,8 @@ LogicalResult LaunchEmulator::checkStructure() {
 
   WalkResult result = launch.getBody().walk([&](Operation *op) {
     // What the emulation knows of the gpu and nvgpu dialects.
-    StringRef dialect =
-        op->getDialect() ? op->getDialect()->getNamespace() : StringRef();
+    StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace()
+                                         : StringRef();
     if ((dialect == "gpu" &&
          !isa<gpu::ThreadIdOp, gpu::BlockIdOp, gpu::BlockDimOp, gpu::GridDimOp,
               gpu::LaneIdOp, gpu::BarrierOp, gpu::ShuffleOp,
@@ -358,8 +359,8 @@ FailureOr<Value> LaunchEmulator::threadBuffer(Type type, Operation *definer) {
                                 "barrier or warp-level operation are scalars, "
                                 "vectors or structs of one scalar type, not ")
            << type;
-  Value buffer =
-      memref::AllocaOp::create(ab, loc(), MemRefType::get({numThreads}, type));
+  Value buffer = memref::AllocaOp::create(
+      ab, loc(), MemRefType::get({numThreads}, type));
   return buffer;
 }
 
@@ -377,8 +378,8 @@ void LaunchEmulator::redirectWarpLevelUsers(Value value, Value buffer) {
       continue;
     if (!placeholder) {
       OpBuilder pb(launch);
-      auto cast = UnrealizedConversionCastOp::create(pb, loc(), value.getType(),
-                                                     ValueRange{});
+      auto cast = UnrealizedConversionCastOp::create(
+          pb, loc(), value.getType(), ValueRange{});
       placeholders.push_back(cast);
       placeholder = cast.getResult(0);
       buffers[placeholder] = buffer;
@@ -395,8 +396,8 @@ void LaunchEmulator::loadBeforeUsers(Value value, Value buffer,
     if (inside && inside->isProperAncestor(user))
       continue;
     OpBuilder ub(user);
-    Value thread =
-        gpu::ThreadIdOp::create(ub, user->getLoc(), gpu::Dimension::x);
+    Value thread = gpu::ThreadIdOp::create(ub, user->getLoc(),
+                                           gpu::Dimension::x);
     Value loaded =
         loadThreadValue(ub, user->getLoc(), buffer, value.getType(), thread);
     use.set(loaded);
@@ -529,8 +530,8 @@ LogicalResult LaunchEmulator::flushPhase(ArrayRef<Operation *> phase) {
       if (id.getDimension() != gpu::Dimension::x)
         replacement = arith::ConstantIndexOp::create(ib, op->getLoc(), 0);
     } else {
-      Value lanes =
-          arith::ConstantIndexOp::create(ib, op->getLoc(), kLanesPerWarp);
+      Value lanes = arith::ConstantIndexOp::create(ib, op->getLoc(),
+                                                   kLanesPerWarp);
       replacement = arith::RemUIOp::create(ib, op->getLoc(), thread, lanes);
     }
     op->getResult(0).replaceAllUsesWith(replacement);
@@ -729,8 +730,8 @@ void LaunchEmulator::emulateLdMatrix(nvgpu::LdMatrixOp op) {
       for (int64_t e = 0; e < fragment.elementsPerRegister; ++e) {
         Value row = fragment.row.build(b, l, lane, 0, e);
         Value col = fragment.col.build(b, l, lane, 0, e);
-        Value first =
-            arith::ConstantIndexOp::create(b, l, ldmatrixAddressLane(m, 0));
+        Value first = arith::ConstantIndexOp::create(
+            b, l, ldmatrixAddressLane(m, 0));
         Value addressLane = arith::AddIOp::create(b, l, first, row);
         Value addressThread = arith::AddIOp::create(b, l, base, addressLane);
         SmallVector<Value> at;
@@ -798,9 +799,9 @@ void LaunchEmulator::emulateMma(nvgpu::MmaSyncOp op) {
         d = scratchMatrix(16, 8, l);
   Value resultBuf = resultBuffer(op.getRes());
   VectorType resultType = op.getRes().getType();
-  Value zeroResult = arith::ConstantOp::create(b, l, b.getZeroAttr(resultType));
-  Value zero = index(0), one = index(1),
-        warps = index(numThreads / kLanesPerWarp);
+  Value zeroResult =
+      arith::ConstantOp::create(b, l, b.getZeroAttr(resultType));
+  Value zero = index(0), one = index(1), warps = index(numThreads / kLanesPerWarp);
   auto warpLoop = scf::ForOp::create(b, l, zero, warps, one);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(warpLoop.getBody()->getTerminator());
@@ -816,13 +817,13 @@ void LaunchEmulator::emulateMma(nvgpu::MmaSyncOp op) {
     Value thread = arith::AddIOp::create(b, l, base, lane);
     body(lane, thread);
   };
-  auto gather = [&](Value fragment, const FragmentLayout &layout, Value matrix,
-                    Value lane, Value thread) {
+  auto gather = [&](Value fragment, const FragmentLayout &layout,
+                    Value matrix, Value lane, Value thread) {
     Value registers = valueOfThread(fragment, thread);
     for (int64_t r = 0; r < layout.numRegisters; ++r)
       for (int64_t e = 0; e < layout.elementsPerRegister; ++e) {
-        Value element =
-            vector::ExtractOp::create(b, l, registers, ArrayRef<int64_t>{r, e});
+        Value element = vector::ExtractOp::create(b, l, registers,
+                                                  ArrayRef<int64_t>{r, e});
         if (element.getType() != f32)
           element = arith::ExtFOp::create(b, l, f32, element);
         Value row = layout.row.build(b, l, lane, r, e);
@@ -888,10 +889,10 @@ void LaunchEmulator::emulateWgmma(NVVM::WgmmaMmaAsyncOp op) {
   // The descriptors are the same in every thread of the warpgroup.
   Value descriptorA = valueOfThread(op.getDescriptorA(), base);
   Value descriptorB = valueOfThread(op.getDescriptorB(), base);
+
   if (readCheck)
     readCheck->issue(b, l, groupLoop.getInductionVar(), descriptorA,
                      descriptorB, n, aKMajor, bKMajor);
-
   auto elementIndex = [&](Value descriptor, Value mn, Value k, bool kMajor) {
     return buildWgmmaOperandIndex(b, l, descriptor, mn, k, kMajor);
   };
