@@ -124,6 +124,13 @@ std::string dropGraph(cuda::Device &gpu, EntryRuns &runs) {
   return error;
 }
 
+/// Gives back `runs`' input and result buffers.
+void dropBuffers(cuda::Device &gpu, EntryRuns &runs) {
+  for (CUdeviceptr pointer : runs.buffers)
+    (void)gpu.allocator().deallocate(pointer);
+  runs.buffers.clear();
+}
+
 /// The entry queueOnDevice is running, if any.
 const gs_entry_info *runningEntry = nullptr;
 
@@ -143,11 +150,8 @@ bool releaseGraphs(cuda::Device &gpu) {
       return false;
     synchronized = true;
     (void)dropGraph(gpu, runs);
-    if (entry != runningEntry) {
-      for (CUdeviceptr pointer : runs.buffers)
-        (void)gpu.allocator().deallocate(pointer);
-      runs.buffers.clear();
-    }
+    if (entry != runningEntry)
+      dropBuffers(gpu, runs);
     std::fprintf(stderr,
                  "GradScale GPU runtime: note: out of GPU memory: '%s' gives "
                  "its CUDA graph's buffers back and launches its kernels one "
@@ -415,8 +419,7 @@ void mlir::gs::runtime::forgetDeviceModel(const gs_model_info &model) {
     if (found == runs.end())
       continue;
     (void)dropGraph(*gpu, found->second);
-    for (CUdeviceptr pointer : found->second.buffers)
-      (void)gpu->allocator().deallocate(pointer);
+    dropBuffers(*gpu, found->second);
     runs.erase(found);
   }
   for (int32_t i = 0; i < model.num_params; ++i) {

@@ -74,12 +74,16 @@ std::string DeviceAllocator::allocate(size_t bytes, CUdeviceptr &pointer) {
     }
     ++statistics.backendAllocations;
   }
-  liveBlocks.emplace(pointer, size);
+  handOut(pointer, size);
   if (claiming)
     claimed[pointer] = size;
+  return {};
+}
+
+void DeviceAllocator::handOut(CUdeviceptr pointer, size_t size) {
+  liveBlocks.emplace(pointer, size);
   statistics.inUse += size;
   statistics.peakInUse = std::max(statistics.peakInUse, statistics.inUse);
-  return {};
 }
 
 std::string DeviceAllocator::deallocate(CUdeviceptr pointer) {
@@ -125,10 +129,8 @@ bool DeviceAllocator::takeCached(CUdeviceptr pointer, size_t size) {
   if (found == cached->second.end())
     return false;
   cached->second.erase(found);
-  liveBlocks.emplace(pointer, size);
   statistics.cached -= size;
-  statistics.inUse += size;
-  statistics.peakInUse = std::max(statistics.peakInUse, statistics.inUse);
+  handOut(pointer, size);
   return true;
 }
 

@@ -93,6 +93,8 @@ private:
   /// Takes `pointer`, a block of class `size`, out of the cache and hands
   /// it out; false where the cache does not hold it.
   bool takeCached(CUdeviceptr pointer, size_t size);
+  /// Counts `pointer`, a block of class `size`, as handed out.
+  void handOut(CUdeviceptr pointer, size_t size);
 
   Backend backend;
   Stats statistics;
