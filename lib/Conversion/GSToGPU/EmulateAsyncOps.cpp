@@ -48,6 +48,10 @@ enum QueueCounter : int64_t { kLanded = 0, kIssued = 1, kCommitted = 2 };
 /// The fields of each record but its bytes.
 enum RecordField : int64_t { kAddress = 0, kSize = 1, kGroup = 2 };
 
+Value indexConstant(OpBuilder &b, Location l, int64_t v) {
+  return arith::ConstantIndexOp::create(b, l, v);
+}
+
 /// NaN for floating-point elements, all ones for integers.
 TypedAttr poisonAttr(Type element) {
   if (auto floating = dyn_cast<FloatType>(element))
@@ -110,9 +114,6 @@ public:
   void wait(nvgpu::DeviceAsyncWaitOp wait);
 
 private:
-  Value constant(OpBuilder &b, Location l, int64_t v) {
-    return arith::ConstantIndexOp::create(b, l, v);
-  }
   Value counter(OpBuilder &b, Location l, Value thread, QueueCounter which);
   void setCounter(OpBuilder &b, Location l, Value thread, QueueCounter which,
                   Value value);
@@ -164,31 +165,31 @@ AsyncCopyQueues::AsyncCopyQueues(gpu::LaunchOp launch, int64_t numThreads,
 Value AsyncCopyQueues::counter(OpBuilder &b, Location l, Value thread,
                                QueueCounter which) {
   return memref::LoadOp::create(b, l, counters,
-                                ValueRange{thread, constant(b, l, which)});
+                                ValueRange{thread, indexConstant(b, l, which)});
 }
 
 void AsyncCopyQueues::setCounter(OpBuilder &b, Location l, Value thread,
                                  QueueCounter which, Value value) {
   memref::StoreOp::create(b, l, value, counters,
-                          ValueRange{thread, constant(b, l, which)});
+                          ValueRange{thread, indexConstant(b, l, which)});
 }
 
 void AsyncCopyQueues::increment(OpBuilder &b, Location l, Value thread,
                                 QueueCounter which, Value current) {
-  Value one = constant(b, l, 1);
+  Value one = indexConstant(b, l, 1);
   setCounter(b, l, thread, which, arith::AddIOp::create(b, l, current, one));
 }
 
 Value AsyncCopyQueues::field(OpBuilder &b, Location l, Value thread, Value slot,
                              RecordField which) {
   return memref::LoadOp::create(
-      b, l, records, ValueRange{thread, slot, constant(b, l, which)});
+      b, l, records, ValueRange{thread, slot, indexConstant(b, l, which)});
 }
 
 void AsyncCopyQueues::setField(OpBuilder &b, Location l, Value thread,
                                Value slot, RecordField which, Value value) {
   memref::StoreOp::create(b, l, value, records,
-                          ValueRange{thread, slot, constant(b, l, which)});
+                          ValueRange{thread, slot, indexConstant(b, l, which)});
 }
 
 void AsyncCopyQueues::reset() {
@@ -196,7 +197,7 @@ void AsyncCopyQueues::reset() {
   OpBuilder b = OpBuilder::atBlockBegin(&body);
   Location l = launch.getLoc();
   Value thread = gpu::ThreadIdOp::create(b, l, gpu::Dimension::x);
-  Value zero = constant(b, l, 0);
+  Value zero = indexConstant(b, l, 0);
   for (QueueCounter which : {kLanded, kIssued, kCommitted})
     setCounter(b, l, thread, which, zero);
 }
@@ -206,13 +207,13 @@ Value AsyncCopyQueues::destinationAddress(OpBuilder &b,
   Location l = copy.getLoc();
   MemRefType type = copy.getDst().getType();
   auto [strides, offset] = type.getStridesAndOffset();
-  Value element = constant(b, l, offset);
+  Value element = indexConstant(b, l, offset);
   for (auto [index, stride] : llvm::zip_equal(copy.getDstIndices(), strides))
     element = arith::AddIOp::create(
         b, l, element,
-        arith::MulIOp::create(b, l, index, constant(b, l, stride)));
+        arith::MulIOp::create(b, l, index, indexConstant(b, l, stride)));
   Value elementBytes =
-      constant(b, l, type.getElementType().getIntOrFloatBitWidth() / 8);
+      indexConstant(b, l, type.getElementType().getIntOrFloatBitWidth() / 8);
   Value base =
       memref::ExtractAlignedPointerAsIndexOp::create(b, l, copy.getDst());
   Value shift = arith::SubIOp::create(b, l, base, sharedBase);
@@ -223,8 +224,8 @@ Value AsyncCopyQueues::destinationAddress(OpBuilder &b,
 void AsyncCopyQueues::land(OpBuilder &b, Location l, Value thread, Value slot) {
   Value address = field(b, l, thread, slot, kAddress);
   Value size = field(b, l, thread, slot, kSize);
-  Value zero = constant(b, l, 0);
-  Value one = constant(b, l, 1);
+  Value zero = indexConstant(b, l, 0);
+  Value one = indexConstant(b, l, 1);
   scf::ForOp::create(
       b, l, zero, size, one, ValueRange{},
       [&](OpBuilder &nb, Location nl, Value i, ValueRange) {
@@ -243,7 +244,7 @@ void AsyncCopyQueues::issue(nvgpu::DeviceAsyncCopyOp copy) {
   int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
   Type word = b.getIntegerType(8 * elementBytes);
   Value thread = gpu::ThreadIdOp::create(b, l, gpu::Dimension::x);
-  Value capacity = constant(b, l, kQueueCapacity);
+  Value capacity = indexConstant(b, l, kQueueCapacity);
   Value landed = counter(b, l, thread, kLanded);
   Value issued = counter(b, l, thread, kIssued);
   Value pending = arith::SubIOp::create(b, l, issued, landed);
@@ -282,7 +283,7 @@ void AsyncCopyQueues::issue(nvgpu::DeviceAsyncCopyOp copy) {
   });
   int64_t size = copy.getDstElements().getZExtValue() * elementBytes;
   setField(b, l, thread, slot, kAddress, destinationAddress(b, copy));
-  setField(b, l, thread, slot, kSize, constant(b, l, size));
+  setField(b, l, thread, slot, kSize, indexConstant(b, l, size));
   setField(b, l, thread, slot, kGroup, counter(b, l, thread, kCommitted));
   increment(b, l, thread, kIssued, issued);
 }
@@ -298,14 +299,14 @@ void AsyncCopyQueues::wait(nvgpu::DeviceAsyncWaitOp wait) {
   OpBuilder b(wait);
   Location l = wait.getLoc();
   Value thread = gpu::ThreadIdOp::create(b, l, gpu::Dimension::x);
-  Value newest = constant(b, l, wait.getNumGroups().value_or(0));
-  Value capacity = constant(b, l, kQueueCapacity);
+  Value newest = indexConstant(b, l, wait.getNumGroups().value_or(0));
+  Value capacity = indexConstant(b, l, kQueueCapacity);
   Value landed = counter(b, l, thread, kLanded);
   Value issued = counter(b, l, thread, kIssued);
   Value committed = counter(b, l, thread, kCommitted);
   // A record lands if its group is older than the newest N committed.
   auto loop = scf::ForOp::create(
-      b, l, landed, issued, constant(b, l, 1), ValueRange{landed},
+      b, l, landed, issued, indexConstant(b, l, 1), ValueRange{landed},
       [&](OpBuilder &nb, Location nl, Value record, ValueRange carried) {
         Value slot = arith::RemUIOp::create(nb, nl, record, capacity);
         Value group = field(nb, nl, thread, slot, kGroup);
@@ -316,7 +317,8 @@ void AsyncCopyQueues::wait(nvgpu::DeviceAsyncWaitOp wait) {
           land(tb, tl, thread, slot);
           scf::YieldOp::create(tb, tl);
         });
-        Value next = arith::AddIOp::create(nb, nl, record, constant(nb, nl, 1));
+        Value next =
+            arith::AddIOp::create(nb, nl, record, indexConstant(nb, nl, 1));
         Value count =
             arith::SelectOp::create(nb, nl, retired, next, carried.front());
         scf::YieldOp::create(nb, nl, count);
@@ -363,12 +365,20 @@ WgmmaReadCheck::WgmmaReadCheck(gpu::LaunchOp launch, int64_t numThreads,
                       b.getI64Type()));
   changed =
       memref::AllocOp::create(b, l, MemRefType::get({1}, b.getIndexType()));
-  Value zero = constant(b, l, 0);
+  Value zero = indexConstant(b, l, 0);
   memref::StoreOp::create(b, l, zero, changed, ValueRange{zero});
 }
 
-Value WgmmaReadCheck::constant(OpBuilder &b, Location l, int64_t v) {
-  return arith::ConstantIndexOp::create(b, l, v);
+Value WgmmaReadCheck::counter(OpBuilder &b, Location l, Value warpgroup,
+                              int64_t which) {
+  return memref::LoadOp::create(
+      b, l, counters, ValueRange{warpgroup, indexConstant(b, l, which)});
+}
+
+void WgmmaReadCheck::setCounter(OpBuilder &b, Location l, Value warpgroup,
+                                int64_t which, Value value) {
+  memref::StoreOp::create(b, l, value, counters,
+                          ValueRange{warpgroup, indexConstant(b, l, which)});
 }
 
 void WgmmaReadCheck::instrument() {
@@ -379,32 +389,21 @@ void WgmmaReadCheck::instrument() {
         OpBuilder b(op);
         Location l = op->getLoc();
         Value thread = gpu::ThreadIdOp::create(b, l, gpu::Dimension::x);
-        Value size = constant(b, l, kThreadsPerWarpgroup);
+        Value size = indexConstant(b, l, kThreadsPerWarpgroup);
         Value lane = arith::RemUIOp::create(b, l, thread, size);
         Value first = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
-                                            lane, constant(b, l, 0));
+                                            lane, indexConstant(b, l, 0));
         scf::IfOp::create(b, l, first, [&](OpBuilder &tb, Location tl) {
           body(tb, tl, arith::DivUIOp::create(tb, tl, thread, size));
           scf::YieldOp::create(tb, tl);
         });
       };
-  auto load = [&](OpBuilder &b, Location l, Value group, int64_t which) {
-    return memref::LoadOp::create(b, l, counters,
-                                  ValueRange{group, constant(b, l, which)})
-        .getResult();
-  };
-  auto store = [&](OpBuilder &b, Location l, Value value, Value group,
-                   int64_t which) {
-    memref::StoreOp::create(b, l, value, counters,
-                            ValueRange{group, constant(b, l, which)});
-  };
-
   Block &body = launch.getBody().front();
   forWarpgroup(&body.front(), [&](OpBuilder &b, Location l, Value group) {
-    Value zero = constant(b, l, 0);
+    Value zero = indexConstant(b, l, 0);
     for (int64_t which : {kWgmmasIssued, kWgmmasChecked, kWgmmaGroupsCommitted,
                           kWgmmaGroupsRetired})
-      store(b, l, zero, group, which);
+      setCounter(b, l, group, which, zero);
   });
   SmallVector<Operation *> commits, waits;
   launch.getBody().walk([&](Operation *op) {
@@ -415,10 +414,10 @@ void WgmmaReadCheck::instrument() {
   });
   for (Operation *commit : commits) {
     forWarpgroup(commit, [&](OpBuilder &b, Location l, Value group) {
-      Value committed = load(b, l, group, kWgmmaGroupsCommitted);
-      Value one = constant(b, l, 1);
-      store(b, l, arith::AddIOp::create(b, l, committed, one), group,
-            kWgmmaGroupsCommitted);
+      Value committed = counter(b, l, group, kWgmmaGroupsCommitted);
+      Value one = indexConstant(b, l, 1);
+      setCounter(b, l, group, kWgmmaGroupsCommitted,
+                 arith::AddIOp::create(b, l, committed, one));
     });
     commit->erase();
   }
@@ -426,16 +425,16 @@ void WgmmaReadCheck::instrument() {
     int64_t newest = cast<NVVM::WgmmaWaitGroupSyncOp>(wait).getGroup();
     forWarpgroup(wait, [&](OpBuilder &b, Location l, Value group) {
       // Every group but the newest N: max(committed - N, 0) of them.
-      Value committed = load(b, l, group, kWgmmaGroupsCommitted);
-      Value retired = load(b, l, group, kWgmmaGroupsRetired);
-      Value keep = constant(b, l, newest);
+      Value committed = counter(b, l, group, kWgmmaGroupsCommitted);
+      Value retired = counter(b, l, group, kWgmmaGroupsRetired);
+      Value keep = indexConstant(b, l, newest);
       Value older = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ugt,
                                           committed, keep);
       Value difference = arith::SubIOp::create(b, l, committed, keep);
-      Value now =
-          arith::SelectOp::create(b, l, older, difference, constant(b, l, 0));
-      store(b, l, arith::MaxUIOp::create(b, l, retired, now), group,
-            kWgmmaGroupsRetired);
+      Value now = arith::SelectOp::create(b, l, older, difference,
+                                          indexConstant(b, l, 0));
+      setCounter(b, l, group, kWgmmaGroupsRetired,
+                 arith::MaxUIOp::create(b, l, retired, now));
     });
     wait->erase();
   }
@@ -445,41 +444,45 @@ Value WgmmaReadCheck::hashOperands(OpBuilder &b, Location l, Value descriptorA,
                                    Value descriptorB, Value n, Value aKMajor,
                                    Value bKMajor) {
   Type i64 = b.getI64Type();
-  Value zero = constant(b, l, 0);
-  Value one = constant(b, l, 1);
+  Value zero = indexConstant(b, l, 0);
+  Value one = indexConstant(b, l, 1);
   Value multiplier = arith::ConstantIntOp::create(b, l, i64, 1000003);
-  // h * 1000003 + the element's bits, over (mn, k) in order, wrapping.
+  // h * 1000003 + the element's bits, over (mn, k) in order, wrapping; the
+  // operand's majorness picks the index math once, outside the loops.
   auto hashOperand = [&](Value hash, Value descriptor, Value rows,
                          Value kMajor) {
-    auto outer = scf::ForOp::create(
-        b, l, zero, rows, one, ValueRange{hash},
-        [&](OpBuilder &ob, Location ol, Value mn, ValueRange outerHash) {
-          Value sixteen = constant(ob, ol, 16);
-          auto inner = scf::ForOp::create(
-              ob, ol, zero, sixteen, one, ValueRange{outerHash},
-              [&](OpBuilder &ib, Location il, Value k, ValueRange innerHash) {
-                Value kIndex =
-                    buildWgmmaOperandIndex(ib, il, descriptor, mn, k, true);
-                Value mnIndex =
-                    buildWgmmaOperandIndex(ib, il, descriptor, mn, k, false);
-                Value at =
-                    arith::SelectOp::create(ib, il, kMajor, kIndex, mnIndex);
-                Value x =
-                    memref::LoadOp::create(ib, il, halves, ValueRange{at});
-                Value bits =
-                    arith::BitcastOp::create(ib, il, ib.getI16Type(), x);
-                Value wide = arith::ExtUIOp::create(ib, il, i64, bits);
-                Value scaled = arith::MulIOp::create(ib, il, innerHash.front(),
-                                                     multiplier);
-                Value next = arith::AddIOp::create(ib, il, scaled, wide);
-                scf::YieldOp::create(ib, il, next);
-              });
-          scf::YieldOp::create(ob, ol, inner.getResult(0));
-        });
-    return outer.getResult(0);
+    auto hashAs = [&](OpBuilder &hb, Location hl, bool major) {
+      auto outer = scf::ForOp::create(
+          hb, hl, zero, rows, one, ValueRange{hash},
+          [&](OpBuilder &ob, Location ol, Value mn, ValueRange outerHash) {
+            Value sixteen = indexConstant(ob, ol, 16);
+            auto inner = scf::ForOp::create(
+                ob, ol, zero, sixteen, one, ValueRange{outerHash},
+                [&](OpBuilder &ib, Location il, Value k, ValueRange innerHash) {
+                  Value at =
+                      buildWgmmaOperandIndex(ib, il, descriptor, mn, k, major);
+                  Value x =
+                      memref::LoadOp::create(ib, il, halves, ValueRange{at});
+                  Value bits =
+                      arith::BitcastOp::create(ib, il, ib.getI16Type(), x);
+                  Value wide = arith::ExtUIOp::create(ib, il, i64, bits);
+                  Value scaled = arith::MulIOp::create(
+                      ib, il, innerHash.front(), multiplier);
+                  Value next = arith::AddIOp::create(ib, il, scaled, wide);
+                  scf::YieldOp::create(ib, il, next);
+                });
+            scf::YieldOp::create(ob, ol, inner.getResult(0));
+          });
+      scf::YieldOp::create(hb, hl, outer.getResult(0));
+    };
+    auto byMajorness = scf::IfOp::create(
+        b, l, kMajor, [&](OpBuilder &tb, Location tl) { hashAs(tb, tl, true); },
+        [&](OpBuilder &eb, Location el) { hashAs(eb, el, false); });
+    return byMajorness.getResult(0);
   };
   Value start = arith::ConstantIntOp::create(b, l, i64, 0);
-  Value afterA = hashOperand(start, descriptorA, constant(b, l, 64), aKMajor);
+  Value afterA =
+      hashOperand(start, descriptorA, indexConstant(b, l, 64), aKMajor);
   return hashOperand(afterA, descriptorB, n, bKMajor);
 }
 
@@ -487,19 +490,9 @@ void WgmmaReadCheck::issue(OpBuilder &b, Location l, Value warpgroup,
                            Value descriptorA, Value descriptorB, int64_t n,
                            bool aKMajor, bool bKMajor) {
   Type i64 = b.getI64Type();
-  auto counter = [&](int64_t which) {
-    return memref::LoadOp::create(b, l, counters,
-                                  ValueRange{warpgroup, constant(b, l, which)})
-        .getResult();
-  };
-  auto setCounter = [&](OpBuilder &sb, Location sl, int64_t which,
-                        Value value) {
-    memref::StoreOp::create(sb, sl, value, counters,
-                            ValueRange{warpgroup, constant(sb, sl, which)});
-  };
-  Value capacity = constant(b, l, kWgmmaRecords);
-  Value issued = counter(kWgmmasIssued);
-  Value checked = counter(kWgmmasChecked);
+  Value capacity = indexConstant(b, l, kWgmmaRecords);
+  Value issued = counter(b, l, warpgroup, kWgmmasIssued);
+  Value checked = counter(b, l, warpgroup, kWgmmasChecked);
   // A full ring checks its oldest record early: still running, it must
   // read what it read when issued.
   Value unchecked = arith::SubIOp::create(b, l, issued, checked);
@@ -508,8 +501,8 @@ void WgmmaReadCheck::issue(OpBuilder &b, Location l, Value warpgroup,
   scf::IfOp::create(b, l, full, [&](OpBuilder &tb, Location tl) {
     checkRecord(tb, tl, warpgroup,
                 arith::RemUIOp::create(tb, tl, checked, capacity));
-    Value one = constant(tb, tl, 1);
-    setCounter(tb, tl, kWgmmasChecked,
+    Value one = indexConstant(tb, tl, 1);
+    setCounter(tb, tl, warpgroup, kWgmmasChecked,
                arith::AddIOp::create(tb, tl, checked, one));
     scf::YieldOp::create(tb, tl);
   });
@@ -520,23 +513,25 @@ void WgmmaReadCheck::issue(OpBuilder &b, Location l, Value warpgroup,
   auto wide = [&](int64_t value) {
     return arith::ConstantIntOp::create(b, l, i64, value).getResult();
   };
-  Value columns = constant(b, l, n);
+  Value columns = indexConstant(b, l, n);
   Value aFlag = flag(aKMajor);
   Value bFlag = flag(bKMajor);
   Value hash =
       hashOperands(b, l, descriptorA, descriptorB, columns, aFlag, bFlag);
-  Value group =
-      arith::IndexCastUIOp::create(b, l, i64, counter(kWgmmaGroupsCommitted));
+  Value group = arith::IndexCastUIOp::create(
+      b, l, i64, counter(b, l, warpgroup, kWgmmaGroupsCommitted));
   std::pair<WgmmaField, Value> fields[] = {
       {kDescriptorA, descriptorA}, {kDescriptorB, descriptorB},
       {kColumns, wide(n)},         {kAKMajor, wide(aKMajor)},
       {kBKMajor, wide(bKMajor)},   {kHash, hash},
       {kWgmmaGroup, group}};
   for (auto [field, value] : fields)
-    memref::StoreOp::create(b, l, value, records,
-                            ValueRange{warpgroup, slot, constant(b, l, field)});
-  Value one = constant(b, l, 1);
-  setCounter(b, l, kWgmmasIssued, arith::AddIOp::create(b, l, issued, one));
+    memref::StoreOp::create(
+        b, l, value, records,
+        ValueRange{warpgroup, slot, indexConstant(b, l, field)});
+  Value one = indexConstant(b, l, 1);
+  setCounter(b, l, warpgroup, kWgmmasIssued,
+             arith::AddIOp::create(b, l, issued, one));
 }
 
 void WgmmaReadCheck::checkRecord(OpBuilder &b, Location l, Value warpgroup,
@@ -544,7 +539,7 @@ void WgmmaReadCheck::checkRecord(OpBuilder &b, Location l, Value warpgroup,
   auto field = [&](WgmmaField which) {
     return memref::LoadOp::create(
                b, l, records,
-               ValueRange{warpgroup, slot, constant(b, l, which)})
+               ValueRange{warpgroup, slot, indexConstant(b, l, which)})
         .getResult();
   };
   Type i64 = b.getI64Type();
@@ -565,9 +560,9 @@ void WgmmaReadCheck::checkRecord(OpBuilder &b, Location l, Value warpgroup,
   Value differs =
       arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, now, recorded);
   scf::IfOp::create(b, l, differs, [&](OpBuilder &tb, Location tl) {
-    Value at = constant(tb, tl, 0);
+    Value at = indexConstant(tb, tl, 0);
     Value count = memref::LoadOp::create(tb, tl, changed, ValueRange{at});
-    Value one = constant(tb, tl, 1);
+    Value one = indexConstant(tb, tl, 1);
     memref::StoreOp::create(tb, tl, arith::AddIOp::create(tb, tl, count, one),
                             changed, ValueRange{at});
     scf::YieldOp::create(tb, tl);
@@ -576,22 +571,16 @@ void WgmmaReadCheck::checkRecord(OpBuilder &b, Location l, Value warpgroup,
 
 void WgmmaReadCheck::check(OpBuilder &b, Location l, bool all) {
   auto type = cast<MemRefType>(counters.getType());
-  Value zero = constant(b, l, 0);
-  Value one = constant(b, l, 1);
-  Value warpgroups = constant(b, l, type.getDimSize(0));
+  Value zero = indexConstant(b, l, 0);
+  Value one = indexConstant(b, l, 1);
+  Value warpgroups = indexConstant(b, l, type.getDimSize(0));
   scf::ForOp::create(
       b, l, zero, warpgroups, one, ValueRange{},
       [&](OpBuilder &gb, Location gl, Value warpgroup, ValueRange) {
-        auto counter = [&](int64_t which) {
-          return memref::LoadOp::create(
-                     gb, gl, counters,
-                     ValueRange{warpgroup, constant(gb, gl, which)})
-              .getResult();
-        };
-        Value issued = counter(kWgmmasIssued);
-        Value checked = counter(kWgmmasChecked);
-        Value retired = counter(kWgmmaGroupsRetired);
-        Value capacity = constant(gb, gl, kWgmmaRecords);
+        Value issued = counter(gb, gl, warpgroup, kWgmmasIssued);
+        Value checked = counter(gb, gl, warpgroup, kWgmmasChecked);
+        Value retired = counter(gb, gl, warpgroup, kWgmmaGroupsRetired);
+        Value capacity = indexConstant(gb, gl, kWgmmaRecords);
         // The records in order of their groups: the retired ones first.
         auto loop = scf::ForOp::create(
             gb, gl, checked, issued, one, ValueRange{checked},
@@ -599,7 +588,8 @@ void WgmmaReadCheck::check(OpBuilder &b, Location l, bool all) {
               Value slot = arith::RemUIOp::create(rb, rl, record, capacity);
               Value group = memref::LoadOp::create(
                   rb, rl, records,
-                  ValueRange{warpgroup, slot, constant(rb, rl, kWgmmaGroup)});
+                  ValueRange{warpgroup, slot,
+                             indexConstant(rb, rl, kWgmmaGroup)});
               Value groupIndex = arith::IndexCastUIOp::create(
                   rb, rl, rb.getIndexType(), group);
               Value due =
@@ -616,9 +606,7 @@ void WgmmaReadCheck::check(OpBuilder &b, Location l, bool all) {
                   arith::SelectOp::create(rb, rl, due, next, count.front());
               scf::YieldOp::create(rb, rl, counted);
             });
-        memref::StoreOp::create(
-            gb, gl, loop.getResult(0), counters,
-            ValueRange{warpgroup, constant(gb, gl, kWgmmasChecked)});
+        setCounter(gb, gl, warpgroup, kWgmmasChecked, loop.getResult(0));
         scf::YieldOp::create(gb, gl);
       });
 }
@@ -660,7 +648,7 @@ void WgmmaReadCheck::assertUnchanged(OpBuilder &b, Location l) {
       b.getStringAttr(message));
   SymbolTable(module).insert(text);
 
-  Value zero = constant(b, l, 0);
+  Value zero = indexConstant(b, l, 0);
   Value count = memref::LoadOp::create(b, l, changed, ValueRange{zero});
   Value any =
       arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, count, zero);

@@ -219,6 +219,9 @@ private:
   SmallVector<Value> attributionViews;
   /// The launch's dynamic shared memory, after the attributions.
   int64_t dynamicSharedBytes = 0;
+  /// Whether the launch has wgmmas, and then shared memory as f16.
+  bool hasWgmma = false;
+  Value halves;
   /// Deferred, with wgmmas: the check of what they read.
   std::optional<WgmmaReadCheck> readCheck;
 };
@@ -263,11 +266,11 @@ LogicalResult LaunchEmulator::checkStructure() {
   if (lanesTogether && numThreads % kLanesPerWarp != 0)
     return launch.emitOpError("uses warp-level operations with ")
            << numThreads << " threads per block, not whole warps";
-  bool warpgroupLevel =
+  hasWgmma =
       launch.getBody()
           .walk([](NVVM::WgmmaMmaAsyncOp) { return WalkResult::interrupt(); })
           .wasInterrupted();
-  if (warpgroupLevel && numThreads % kThreadsPerWarpgroup != 0)
+  if (hasWgmma && numThreads % kThreadsPerWarpgroup != 0)
     return launch.emitOpError("uses wgmma with ")
            << numThreads << " threads per block, not whole warpgroups";
 
@@ -862,14 +865,8 @@ void LaunchEmulator::emulateWgmma(NVVM::WgmmaMmaAsyncOp op) {
   Type f32 = b.getF32Type();
   int64_t n = op.getShape().getN();
   FragmentLayout accumulator = wgmmaM64NK16Accumulator(n);
-  OpBuilder ab(launch);
   Value a = scratchMatrix(64, 16, l), bMatrix = scratchMatrix(16, n, l),
         d = scratchMatrix(64, n, l);
-  int64_t bytes = cast<MemRefType>(sharedMemory.getType()).getNumElements();
-  Value start = arith::ConstantIndexOp::create(ab, l, 0);
-  Value halves = memref::ViewOp::create(
-      ab, l, MemRefType::get({bytes / 2}, b.getF16Type()), sharedMemory, start,
-      ValueRange{});
   Value zeroIndex = index(0);
   Value resultBuf = resultBuffer(op.getResult());
   Type resultType = op.getResult().getType();
@@ -1033,17 +1030,16 @@ LogicalResult LaunchEmulator::run() {
   layOutSharedMemory();
   hoistUniformValues();
   hoistBlockUniformValues();
-  bool hasWgmma =
-      launch.getBody()
-          .walk([](NVVM::WgmmaMmaAsyncOp) { return WalkResult::interrupt(); })
-          .wasInterrupted();
-  if (deferAsync && hasWgmma) {
+  if (hasWgmma) {
+    // The f16 view of shared memory wgmma's operands are read through.
     OpBuilder ab(launch);
     int64_t bytes = cast<MemRefType>(sharedMemory.getType()).getNumElements();
     Value start = arith::ConstantIndexOp::create(ab, loc(), 0);
-    Value halves = memref::ViewOp::create(
+    halves = memref::ViewOp::create(
         ab, loc(), MemRefType::get({bytes / 2}, ab.getF16Type()), sharedMemory,
         start, ValueRange{});
+  }
+  if (deferAsync && hasWgmma) {
     readCheck.emplace(launch, numThreads, halves);
     readCheck->instrument();
   }

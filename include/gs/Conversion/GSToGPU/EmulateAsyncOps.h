@@ -53,7 +53,9 @@ public:
   void assertUnchanged(OpBuilder &b, Location l);
 
 private:
-  Value constant(OpBuilder &b, Location l, int64_t v);
+  Value counter(OpBuilder &b, Location l, Value warpgroup, int64_t which);
+  void setCounter(OpBuilder &b, Location l, Value warpgroup, int64_t which,
+                  Value value);
   /// A hash of what the wgmma with these descriptors reads.
   Value hashOperands(OpBuilder &b, Location l, Value descriptorA,
                      Value descriptorB, Value n, Value aKMajor, Value bKMajor);
