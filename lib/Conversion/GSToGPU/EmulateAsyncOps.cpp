@@ -52,6 +52,15 @@ Value indexConstant(OpBuilder &b, Location l, int64_t v) {
   return arith::ConstantIndexOp::create(b, l, v);
 }
 
+/// A buffer of `shape` x `element` on the heap, allocated before `launch`
+/// (the CPU pipeline's buffer deallocation frees it).
+Value allocateBefore(gpu::LaunchOp launch, ArrayRef<int64_t> shape,
+                     Type element) {
+  OpBuilder b(launch);
+  return memref::AllocOp::create(b, launch.getLoc(),
+                                 MemRefType::get(shape, element));
+}
+
 /// NaN for floating-point elements, all ones for integers.
 TypedAttr poisonAttr(Type element) {
   if (auto floating = dyn_cast<FloatType>(element))
@@ -146,20 +155,15 @@ private:
 AsyncCopyQueues::AsyncCopyQueues(gpu::LaunchOp launch, int64_t numThreads,
                                  Value sharedMemory)
     : launch(launch), sharedMemory(sharedMemory) {
-  // On the heap (the CPU pipeline's buffer deallocation frees them): the
-  // rings of a block of 256 threads take 640 KiB.
+  // On the heap: the rings of a block of 256 threads take 640 KiB.
   OpBuilder b(launch);
-  Location l = launch.getLoc();
   Type indexType = b.getIndexType();
-  auto allocate = [&](ArrayRef<int64_t> shape, Type element) {
-    return memref::AllocOp::create(b, l, MemRefType::get(shape, element))
-        .getResult();
-  };
-  counters = allocate({numThreads, 3}, indexType);
-  records = allocate({numThreads, kQueueCapacity, 3}, indexType);
-  bytes = allocate({numThreads, kQueueCapacity, kMaxCopyBytes}, b.getI8Type());
-  sharedBase =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, l, sharedMemory);
+  counters = allocateBefore(launch, {numThreads, 3}, indexType);
+  records = allocateBefore(launch, {numThreads, kQueueCapacity, 3}, indexType);
+  bytes = allocateBefore(launch, {numThreads, kQueueCapacity, kMaxCopyBytes},
+                         b.getI8Type());
+  sharedBase = memref::ExtractAlignedPointerAsIndexOp::create(
+      b, launch.getLoc(), sharedMemory);
 }
 
 Value AsyncCopyQueues::counter(OpBuilder &b, Location l, Value thread,
@@ -357,14 +361,10 @@ WgmmaReadCheck::WgmmaReadCheck(gpu::LaunchOp launch, int64_t numThreads,
   OpBuilder b(launch);
   Location l = launch.getLoc();
   int64_t warpgroups = numThreads / kThreadsPerWarpgroup;
-  counters = memref::AllocOp::create(
-      b, l, MemRefType::get({warpgroups, 4}, b.getIndexType()));
-  records = memref::AllocOp::create(
-      b, l,
-      MemRefType::get({warpgroups, kWgmmaRecords, kWgmmaFields},
-                      b.getI64Type()));
-  changed =
-      memref::AllocOp::create(b, l, MemRefType::get({1}, b.getIndexType()));
+  counters = allocateBefore(launch, {warpgroups, 4}, b.getIndexType());
+  records = allocateBefore(launch, {warpgroups, kWgmmaRecords, kWgmmaFields},
+                           b.getI64Type());
+  changed = allocateBefore(launch, {1}, b.getIndexType());
   Value zero = indexConstant(b, l, 0);
   memref::StoreOp::create(b, l, zero, changed, ValueRange{zero});
 }
