@@ -1,6 +1,7 @@
 # -*- Python -*-
 """lit configuration of GradScale's regression tests."""
 
+import glob
 import os
 import shutil
 import sys
@@ -73,6 +74,19 @@ if os.access(gs_ptxas, os.X_OK):
     if os.path.exists(gs_cuda_stub):
         config.available_features.add("cuda-stub")
         config.substitutions.append(("%cuda_stub", gs_cuda_stub))
+
+# cuobjdump (the toolkit's, or the reference environment's pip wheel, the
+# toolkit here having none) lists the kernels' SASS for the static counts
+# of epilogue-sass.test; without it that test is reported unsupported.
+gs_cuobjdump = shutil.which("cuobjdump") or "/usr/local/cuda/bin/cuobjdump"
+if not os.access(gs_cuobjdump, os.X_OK) and config.gs_reference_python:
+    gs_cuobjdump = next(iter(glob.glob(os.path.join(
+        os.path.dirname(os.path.dirname(config.gs_reference_python)), "lib",
+        "python3*", "site-packages", "nvidia", "cu*", "bin", "cuobjdump"))),
+        "")
+if gs_cuobjdump and os.access(gs_cuobjdump, os.X_OK):
+    config.available_features.add("cuobjdump")
+    config.substitutions.append(("%cuobjdump", gs_cuobjdump))
 
 # An NVIDIA driver: bench/gpu/check.sh then runs its checks instead of
 # reporting that it skipped them.

@@ -57,6 +57,8 @@
 // M-major (col), B K-major (col) for m64n128k16.
 // LARGE: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}) workgroup(%{{.*}} : memref<16896xf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<8x10xf32, #gpu.address_space<workgroup>>)
 // LARGE-COUNT-2: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <col>], B[<f16>, <one>, <col>]
+// The statistics' ln|x| is the approximate log (lg2.approx on the GPU).
+// LARGE: math.log %{{.*}} fastmath<afn> : f32
 // LARGE: } {nvvm.minctasm = 2 : i32}
 
 // WARPGROUPS: error: gemm kernel 'gemm': wgmma needs blocks of whole warpgroups along m: block-m a multiple of 64, warps-m = block-m / 16, warps-n = 1
