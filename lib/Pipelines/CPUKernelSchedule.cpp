@@ -886,12 +886,24 @@ void depthwiseOutputsInnermost(RewriterBase &rewriter, linalg::GenericOp conv) {
   (void)linalg::interchangeGenericOp(rewriter, conv, {0, 1, 2, 5, 6, 7, 3, 4});
 }
 
-/// Applies the patterns that `populate` adds to `root` until a fixpoint.
-LogicalResult applyPatterns(Operation *root,
+/// Applies the patterns that `populate` adds to `root` until a fixpoint,
+/// or fails, saying so, where they rewrite without end (two undoing each
+/// other) or `step` otherwise does not converge.
+LogicalResult applyPatterns(Operation *root, StringRef step,
                             function_ref<void(RewritePatternSet &)> populate) {
   RewritePatternSet patterns(root->getContext());
   populate(patterns);
-  return applyPatternsGreedily(root, std::move(patterns));
+  // 32 rewrites an op: 16 times what ResNet-18's train step needs (2), so
+  // that only a loop, not a large module, runs out of them.
+  int64_t ops = 0;
+  root->walk([&](Operation *) { ++ops; });
+  GreedyRewriteConfig config;
+  config.setMaxNumRewrites(std::max<int64_t>(int64_t(1) << 16, 32 * ops));
+  if (succeeded(applyPatternsGreedily(root, std::move(patterns), config)))
+    return success();
+  // At the module's location: the module itself, grown, is no help.
+  return emitError(root->getLoc())
+         << "gs-cpu-kernel-schedule: " << step << " did not converge";
 }
 
 struct CPUKernelSchedulePass
@@ -958,18 +970,22 @@ struct CPUKernelSchedulePass
     // slices' and the blocks' types (once more after the transposes are
     // tiled: the packs that transpose need them static to be tiled).
     auto foldStaticShapes = [&] {
-      return applyPatterns(module, [&](RewritePatternSet &patterns) {
-        tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns, context);
-        tensor::InsertSliceOp::getCanonicalizationPatterns(patterns, context);
-        tensor::CastOp::getCanonicalizationPatterns(patterns, context);
-        affine::AffineMinOp::getCanonicalizationPatterns(patterns, context);
-        affine::AffineApplyOp::getCanonicalizationPatterns(patterns, context);
-        scf::ForOp::getCanonicalizationPatterns(patterns, context);
-        context->getLoadedDialect<linalg::LinalgDialect>()
-            ->getCanonicalizationPatterns(patterns);
-        context->getLoadedDialect<tensor::TensorDialect>()
-            ->getCanonicalizationPatterns(patterns);
-      });
+      return applyPatterns(
+          module, "folding static shapes", [&](RewritePatternSet &patterns) {
+            tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns,
+                                                                context);
+            tensor::InsertSliceOp::getCanonicalizationPatterns(patterns,
+                                                               context);
+            tensor::CastOp::getCanonicalizationPatterns(patterns, context);
+            affine::AffineMinOp::getCanonicalizationPatterns(patterns, context);
+            affine::AffineApplyOp::getCanonicalizationPatterns(patterns,
+                                                               context);
+            scf::ForOp::getCanonicalizationPatterns(patterns, context);
+            context->getLoadedDialect<linalg::LinalgDialect>()
+                ->getCanonicalizationPatterns(patterns);
+            context->getLoadedDialect<tensor::TensorDialect>()
+                ->getCanonicalizationPatterns(patterns);
+          });
     };
     if (failed(foldStaticShapes()))
       return signalPassFailure();
@@ -1004,9 +1020,11 @@ struct CPUKernelSchedulePass
 
     // Vectorized generics multiply broadcast operands and reduce: fold
     // that back into vector.contract, as named ops vectorize.
-    if (failed(applyPatterns(module, [](RewritePatternSet &patterns) {
-          vector::populateVectorReductionToContractPatterns(patterns);
-        })))
+    if (failed(applyPatterns(
+            module, "folding reductions into contractions",
+            [](RewritePatternSet &patterns) {
+              vector::populateVectorReductionToContractPatterns(patterns);
+            })))
       return signalPassFailure();
 
     // One SIMD register per vector: unroll the blocks' contractions and
@@ -1020,30 +1038,44 @@ struct CPUKernelSchedulePass
             })
             .setNativeShapeFn(
                 [lanes](Operation *op) { return registerShape(op, lanes); });
-    if (failed(applyPatterns(module, [&](RewritePatternSet &patterns) {
-          vector::populateVectorUnrollPatterns(patterns, unrolling);
-        })))
+    if (failed(applyPatterns(module, "unrolling into registers",
+                             [&](RewritePatternSet &patterns) {
+                               vector::populateVectorUnrollPatterns(patterns,
+                                                                    unrolling);
+                             })))
       return signalPassFailure();
 
     // Rows as 1-D vectors: drop the unit dimensions the unrolling left.
-    if (failed(applyPatterns(module, [](RewritePatternSet &patterns) {
-          vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
-          vector::populateVectorTransferPermutationMapLoweringPatterns(
-              patterns);
-        })))
+    if (failed(applyPatterns(
+            module, "dropping unit dimensions",
+            [](RewritePatternSet &patterns) {
+              vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+              vector::populateVectorTransferPermutationMapLoweringPatterns(
+                  patterns);
+            })))
       return signalPassFailure();
 
     // Contractions of a broadcast A element and a B row into FMAs.
-    if (failed(applyPatterns(module, [](RewritePatternSet &patterns) {
-          vector::populateVectorContractLoweringPatterns(
-              patterns, vector::VectorContractLowering::OuterProduct);
-          vector::populateVectorOuterProductLoweringPatterns(patterns);
-          vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
-          vector::populateVectorTransferPermutationMapLoweringPatterns(
-              patterns);
-          vector::populateVectorBroadcastLoweringPatterns(patterns);
-          vector::populateVectorShapeCastLoweringPatterns(patterns);
-        })))
+    if (failed(applyPatterns(
+            module, "lowering contractions to FMAs",
+            [](RewritePatternSet &patterns) {
+              vector::populateVectorContractLoweringPatterns(
+                  patterns, vector::VectorContractLowering::OuterProduct);
+              vector::populateVectorOuterProductLoweringPatterns(patterns);
+              vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+              vector::populateVectorTransferPermutationMapLoweringPatterns(
+                  patterns);
+              vector::populateVectorShapeCastLoweringPatterns(patterns);
+            })))
+      return signalPassFailure();
+    // Apart from the leading unit dimensions' removal, which turns a
+    // broadcast's lowering (an insert into a vector of one row) back into
+    // the broadcast.
+    if (failed(applyPatterns(
+            module, "lowering broadcasts", [](RewritePatternSet &patterns) {
+              vector::populateVectorBroadcastLoweringPatterns(patterns);
+              vector::populateVectorShapeCastLoweringPatterns(patterns);
+            })))
       return signalPassFailure();
 
     // Transpose blocks, after the unrolling (which would cut their
@@ -1067,14 +1099,15 @@ struct CPUKernelSchedulePass
       }
       rewriter.replaceOp(op, vectorized->replacements);
     }
-    if (failed(applyPatterns(module, [](RewritePatternSet &patterns) {
-          vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
-          vector::populateVectorTransferPermutationMapLoweringPatterns(
-              patterns);
-          vector::populateVectorTransposeLoweringPatterns(
-              patterns, vector::VectorTransposeLowering::Shuffle1D);
-          vector::populateVectorShapeCastLoweringPatterns(patterns);
-        })))
+    if (failed(applyPatterns(
+            module, "lowering transposes", [](RewritePatternSet &patterns) {
+              vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+              vector::populateVectorTransferPermutationMapLoweringPatterns(
+                  patterns);
+              vector::populateVectorTransposeLoweringPatterns(
+                  patterns, vector::VectorTransposeLowering::Shuffle1D);
+              vector::populateVectorShapeCastLoweringPatterns(patterns);
+            })))
       return signalPassFailure();
   }
 
