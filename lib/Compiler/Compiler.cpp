@@ -159,6 +159,7 @@ FailureOr<LoweredModel> mlir::gs::lowerTrainStep(ModuleOp module,
     cuda.features = options.cuda.features;
     cuda.format = options.cuda.format;
     cuda.emulateKernels = options.cuda.emulateKernels;
+    cuda.emulateCheckRaces = options.cuda.emulateCheckRaces;
     buildCUDAPipeline(lower, cuda);
   } else {
     CPUPipelineOptions cpuOptions;

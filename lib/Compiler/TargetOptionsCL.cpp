@@ -38,6 +38,12 @@ struct TargetFlags {
                "memory through the GPU runtime (tests the host side "
                "without a GPU)"),
       cl::init(false), cl::Hidden, cl::cat(category)};
+  cl::opt<bool> emulateCheckRaces{
+      "emulate-gpu-check-races",
+      cl::desc("--emulate-gpu-kernels: stop after a launch in which two "
+               "threads of a block accessed the same shared memory, one "
+               "writing it, with no barrier between them"),
+      cl::init(false), cl::Hidden, cl::cat(category)};
 };
 
 TargetFlags &flags() {
@@ -58,7 +64,8 @@ LogicalResult mlir::gs::targetOptionsFromCL(CompileOptions &options,
   if (f.target == "cpu") {
     for (cl::Option *option : {static_cast<cl::Option *>(&f.gpuArch),
                                static_cast<cl::Option *>(&f.gpuFormat),
-                               static_cast<cl::Option *>(&f.emulateKernels)})
+                               static_cast<cl::Option *>(&f.emulateKernels),
+                               static_cast<cl::Option *>(&f.emulateCheckRaces)})
       if (option->getNumOccurrences()) {
         error = "--" + option->ArgStr.str() + ": only --target=cuda takes it";
         return failure();
@@ -87,5 +94,10 @@ LogicalResult mlir::gs::targetOptionsFromCL(CompileOptions &options,
                         : format == "ptx" ? "isa"
                                           : format.str();
   options.cuda.emulateKernels = f.emulateKernels;
+  if (f.emulateCheckRaces && !f.emulateKernels) {
+    error = "--emulate-gpu-check-races: only --emulate-gpu-kernels takes it";
+    return failure();
+  }
+  options.cuda.emulateCheckRaces = f.emulateCheckRaces;
   return success();
 }

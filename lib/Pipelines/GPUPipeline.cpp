@@ -79,7 +79,9 @@ void mlir::gs::buildCUDAPipeline(OpPassManager &pm,
     // driver's, which is host memory): the gpu ops before each wait for it.
     pm.addPass(createDeviceMemory());
     pm.addPass(createCanonicalizerPass());
-    pm.addPass(createEmulateGPU());
+    EmulateGPUOptions emulation;
+    emulation.checkRaces = options.emulateCheckRaces;
+    pm.addPass(createEmulateGPU(emulation));
     pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
     buildLoopsToLLVMPipeline(pm, /*gpuRuntimeCalls=*/true,
                              /*outlineKernels=*/false);

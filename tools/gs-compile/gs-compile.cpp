@@ -609,6 +609,7 @@ std::string cacheKey(ModuleOp module, const gs::TrainPipelineOptions &train,
       .add(compile.cuda.features)
       .add(compile.cuda.format)
       .add(static_cast<uint64_t>(compile.cuda.emulateKernels))
+      .add(static_cast<uint64_t>(compile.cuda.emulateCheckRaces))
       .add(static_cast<uint64_t>(maxTensorBytes))
       .add(compile.distributed)
       // The parts the code is compiled in: objects of their own.

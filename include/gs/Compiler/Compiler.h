@@ -56,6 +56,8 @@ struct CompileOptions {
     std::string features = "+ptx80";
     std::string format = "fatbin";
     bool emulateKernels = false;
+    /// With emulateKernels: gs-emulate-gpu's check-races.
+    bool emulateCheckRaces = false;
   } cuda;
   /// The C prefix of the table's accessor, `<prefix>_model`.
   std::string prefix = "gs_program";

@@ -232,6 +232,12 @@ def EmulateGPU : Pass<"gs-emulate-gpu", "::mlir::ModuleOp"> {
     the right values by chance (`defer-async=false`: each copy completes
     where it is issued, no wgmma is checked).
 
+    With `check-races`, a shadow of shared memory records the last thread
+    to write each byte and the threads that read it since the last
+    barrier: two threads accessing the same byte between two barriers, one
+    of them writing it, is a race the order of the emulation's threads may
+    hide, and the program writes so to stderr and aborts after the launch.
+
     Barriers and warp-level operations must be reached by every thread of
     the block (nested only in scf.for loops with uniform bounds and in
     scf.ifs without results marked `gs.block_uniform`, whose condition is
@@ -244,7 +250,11 @@ def EmulateGPU : Pass<"gs-emulate-gpu", "::mlir::ModuleOp"> {
            "Complete each cp.async at the wait that retires its group (its "
            "destination NaN until then) and check that what each "
            "wgmma.mma_async reads stays unchanged until it is retired "
-           "(false: copies complete where issued, wgmmas unchecked)">
+           "(false: copies complete where issued, wgmmas unchecked)">,
+    Option<"checkRaces", "check-races", "bool", "false",
+           "Stop the program after a launch in which two threads accessed "
+           "the same shared memory, one writing it, with no barrier between "
+           "them (slower)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect",

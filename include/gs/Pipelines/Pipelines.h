@@ -119,6 +119,13 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "the memory through the GPU runtime: for testing the "
                      "host side without a GPU"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> emulateCheckRaces{
+      *this, "emulate-check-races",
+      llvm::cl::desc("With emulate-kernels: stop after a launch in which two "
+                     "threads accessed the same shared memory, one writing "
+                     "it, with no barrier between them (gs-emulate-gpu's "
+                     "check-races)"),
+      llvm::cl::init(false)};
 };
 
 /// A train step for NVIDIA GPUs: buildGPUKernelPipeline (for sm_90a, its

@@ -48,19 +48,6 @@ enum QueueCounter : int64_t { kLanded = 0, kIssued = 1, kCommitted = 2 };
 /// The fields of each record but its bytes.
 enum RecordField : int64_t { kAddress = 0, kSize = 1, kGroup = 2 };
 
-Value indexConstant(OpBuilder &b, Location l, int64_t v) {
-  return arith::ConstantIndexOp::create(b, l, v);
-}
-
-/// A buffer of `shape` x `element` on the heap, allocated before `launch`
-/// (the CPU pipeline's buffer deallocation frees it).
-Value allocateBefore(gpu::LaunchOp launch, ArrayRef<int64_t> shape,
-                     Type element) {
-  OpBuilder b(launch);
-  return memref::AllocOp::create(b, launch.getLoc(),
-                                 MemRefType::get(shape, element));
-}
-
 /// NaN for floating-point elements, all ones for integers.
 TypedAttr poisonAttr(Type element) {
   if (auto floating = dyn_cast<FloatType>(element))
@@ -151,6 +138,17 @@ private:
   Value bytes;
 };
 } // namespace
+
+Value mlir::gs::indexConstant(OpBuilder &b, Location l, int64_t v) {
+  return arith::ConstantIndexOp::create(b, l, v);
+}
+
+Value mlir::gs::allocateBefore(gpu::LaunchOp launch, ArrayRef<int64_t> shape,
+                               Type element) {
+  OpBuilder b(launch);
+  return memref::AllocOp::create(b, launch.getLoc(),
+                                 MemRefType::get(shape, element));
+}
 
 AsyncCopyQueues::AsyncCopyQueues(gpu::LaunchOp launch, int64_t numThreads,
                                  Value sharedMemory)
@@ -620,17 +618,17 @@ static LLVM::LLVMFuncOp declareFunction(ModuleOp module, StringRef name,
   return LLVM::LLVMFuncOp::create(b, module.getLoc(), name, type);
 }
 
-void WgmmaReadCheck::assertUnchanged(OpBuilder &b, Location l) {
-  // The message goes to file descriptor 2 with write(2), not through
-  // stdio, whose buffers abort does not flush.
-  std::string function = "?";
+/// The name of the function `launch` is in, for messages.
+static std::string enclosingFunctionName(gpu::LaunchOp launch) {
   if (auto parent = launch->getParentOfType<FunctionOpInterface>())
-    function = parent.getName().str();
-  std::string message =
-      "gs-emulate-gpu: in @" + function +
-      ", shared memory a wgmma.mma_async reads changed before every "
-      "warpgroup was past the wgmma.wait_group that retires it and a "
-      "barrier\n";
+    return parent.getName().str();
+  return "?";
+}
+
+void mlir::gs::buildAbortIfSet(OpBuilder &b, Location l, gpu::LaunchOp launch,
+                               Value flag, StringRef what, StringRef symbol) {
+  std::string message = "gs-emulate-gpu: in @" + enclosingFunctionName(launch) +
+                        ", " + what.str() + "\n";
   auto module = launch->getParentOfType<ModuleOp>();
   MLIRContext *context = b.getContext();
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
@@ -644,12 +642,12 @@ void WgmmaReadCheck::assertUnchanged(OpBuilder &b, Location l) {
   OpBuilder detached(context);
   auto text = LLVM::GlobalOp::create(
       detached, l, LLVM::LLVMArrayType::get(b.getI8Type(), message.size()),
-      /*isConstant=*/true, LLVM::Linkage::Internal, "gs_wgmma_read_changed",
+      /*isConstant=*/true, LLVM::Linkage::Internal, symbol,
       b.getStringAttr(message));
   SymbolTable(module).insert(text);
 
   Value zero = indexConstant(b, l, 0);
-  Value count = memref::LoadOp::create(b, l, changed, ValueRange{zero});
+  Value count = memref::LoadOp::create(b, l, flag, ValueRange{zero});
   Value any =
       arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, count, zero);
   scf::IfOp::create(b, l, any, [&](OpBuilder &tb, Location tl) {
@@ -660,6 +658,14 @@ void WgmmaReadCheck::assertUnchanged(OpBuilder &b, Location l) {
     LLVM::CallOp::create(tb, tl, abort, ValueRange{});
     scf::YieldOp::create(tb, tl);
   });
+}
+
+void WgmmaReadCheck::assertUnchanged(OpBuilder &b, Location l) {
+  buildAbortIfSet(b, l, launch, changed,
+                  "shared memory a wgmma.mma_async reads changed before "
+                  "every warpgroup was past the wgmma.wait_group that "
+                  "retires it and a barrier",
+                  "gs_wgmma_read_changed");
 }
 
 /// A copy completed where it is issued.

@@ -31,6 +31,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gs/Conversion/GSToGPU/EmulateAsyncOps.h"
+#include "gs/Conversion/GSToGPU/EmulateSharedRaces.h"
 #include "gs/Conversion/GSToGPU/FragmentLayout.h"
 #include "gs/Conversion/GSToGPU/KernelParts.h"
 #include "gs/Conversion/GSToGPU/LastBlock.h"
@@ -142,8 +143,9 @@ bool isHoistable(Operation *op) {
 
 class LaunchEmulator {
 public:
-  LaunchEmulator(gpu::LaunchOp launch, bool deferAsync)
-      : launch(launch), b(launch), deferAsync(deferAsync) {}
+  LaunchEmulator(gpu::LaunchOp launch, bool deferAsync, bool checkRaces)
+      : launch(launch), b(launch), deferAsync(deferAsync),
+        checkRaces(checkRaces) {}
 
   LogicalResult run();
 
@@ -209,6 +211,7 @@ private:
   gpu::LaunchOp launch;
   OpBuilder b;
   bool deferAsync;
+  bool checkRaces;
   int64_t numThreads = 0;
   int64_t grid[3] = {1, 1, 1};
   DenseMap<Value, Value> buffers;
@@ -224,6 +227,8 @@ private:
   Value halves;
   /// Deferred, with wgmmas: the check of what they read.
   std::optional<WgmmaReadCheck> readCheck;
+  /// With check-races: the shadow of shared memory.
+  std::optional<SharedRaceCheck> raceCheck;
 };
 } // namespace
 
@@ -635,6 +640,8 @@ FailureOr<Operation *> LaunchEmulator::emulateWarpLevel(Operation *op) {
     // The phases already end at it; every warpgroup is past its waits.
     if (readCheck)
       readCheck->check(b, loc(), /*all=*/false);
+    if (raceCheck)
+      raceCheck->barrier(b, loc());
   } else if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op)) {
     std::optional<int64_t> width = getConstantIntValue(shuffle.getWidth());
     if (!width || *width != kLanesPerWarp)
@@ -741,6 +748,8 @@ void LaunchEmulator::emulateLdMatrix(nvgpu::LdMatrixOp op) {
         for (Value i : op.getIndices())
           at.push_back(valueOfThread(i, addressThread));
         at.back() = arith::AddIOp::create(b, l, at.back(), col);
+        if (raceCheck)
+          raceCheck->read(b, l, op.getSrcMemref(), at, addressThread);
         Value element = memref::LoadOp::create(b, l, op.getSrcMemref(), at);
         result = vector::InsertOp::create(b, l, element, result,
                                           ArrayRef<int64_t>{m, e});
@@ -1045,6 +1054,10 @@ LogicalResult LaunchEmulator::run() {
   }
   if (failed(emulateAsyncCopies(launch, numThreads, sharedMemory, deferAsync)))
     return failure();
+  if (checkRaces) {
+    raceCheck.emplace(launch, sharedMemory, halves);
+    raceCheck->instrument();
+  }
 
   // Thread ids as ops, which each phase replaces by its own.
   Block &body = launch.getBody().front();
@@ -1105,6 +1118,12 @@ LogicalResult LaunchEmulator::run() {
                                     std::prev(body.end()));
   innermost->getOperations().splice(innermost->begin(),
                                     blockUniformOps.getOperations());
+  if (raceCheck) {
+    // A block starts with no access of the one before unordered.
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(innermost);
+    raceCheck->barrier(b, loc());
+  }
   outer.walk([&](gpu::BlockIdOp id) {
     id.replaceAllUsesWith(blockIds[static_cast<int>(id.getDimension())]);
   });
@@ -1125,10 +1144,11 @@ LogicalResult LaunchEmulator::run() {
         arith::ConstantIndexOp::create(sb, op->getLoc(), value).getResult());
     op->erase();
   }
-  if (readCheck) {
-    b.setInsertionPointAfter(outer);
+  b.setInsertionPointAfter(outer);
+  if (readCheck)
     readCheck->assertUnchanged(b, loc());
-  }
+  if (raceCheck)
+    raceCheck->assertNoRace(b, loc());
   for (Operation *placeholder : placeholders)
     placeholder->erase();
   launch.erase();
@@ -1143,7 +1163,7 @@ struct EmulateGPUPass : gs::impl::EmulateGPUBase<EmulateGPUPass> {
     SmallVector<gpu::LaunchOp> launches;
     getOperation()->walk([&](gpu::LaunchOp op) { launches.push_back(op); });
     for (gpu::LaunchOp launch : launches)
-      if (failed(LaunchEmulator(launch, deferAsync).run()))
+      if (failed(LaunchEmulator(launch, deferAsync, checkRaces).run()))
         return signalPassFailure();
   }
 };

@@ -4,11 +4,13 @@
 // launched twice so that the second launch finds the ticket counter reset
 // by the first. The emulation takes the ticket protocol as the GPU would:
 // only the block that takes the last ticket runs the total and the record,
-// which also counts how often it ran (once per launch).
+// which also counts how often it ran (once per launch). check-races:
+// the partial sums, the flag and the total in shared memory are ordered
+// by barriers.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: gs-opt %s --gs-merge-single-block-kernels -o %t/merged.mlir
 // RUN: FileCheck %s --check-prefix=MERGED --input-file=%t/merged.mlir
-// RUN: gs-opt %t/merged.mlir --gs-emulate-gpu -o %t/emulated.mlir
+// RUN: gs-opt %t/merged.mlir --gs-emulate-gpu=check-races=true -o %t/emulated.mlir
 // RUN: gs-run %t/emulated.mlir --entry=sums --output-dir=%t
 // RUN: %onnx_python -c "import numpy as np; \
 // RUN:   x = np.arange(128, dtype=np.float32); \

@@ -24,6 +24,20 @@
 
 namespace mlir::gs {
 
+/// An index constant.
+Value indexConstant(OpBuilder &b, Location l, int64_t v);
+/// A buffer of `shape` x `element` on the heap, allocated before `launch`
+/// (the CPU pipeline's buffer deallocation frees it).
+Value allocateBefore(gpu::LaunchOp launch, ArrayRef<int64_t> shape,
+                     Type element);
+/// Where `flag` (a memref<1xindex> an emulated launch sets) is not zero:
+/// writes "gs-emulate-gpu: in @<the launch's function>, <what>" to stderr
+/// with write(2), not through stdio, whose buffers abort does not flush,
+/// and aborts. The text is a constant of `launch`'s module named after
+/// `symbol`.
+void buildAbortIfSet(OpBuilder &b, Location l, gpu::LaunchOp launch, Value flag,
+                     StringRef what, StringRef symbol);
+
 /// The check that the shared memory each emulated wgmma.mma_async of a
 /// launch reads does not change from its issue to the first barrier after
 /// the wgmma.wait_group that retires its group: only there is every
