@@ -383,7 +383,9 @@ def run_both(args):
             [args.gs_run, source, "--entry=conv", *inputs,
              "--output-dir=" + os.path.join(args.dir, "cpu")],
             [args.gs_opt, source, *lowering, "-o", kernels],
-            [args.gs_opt, kernels, "--gs-emulate-gpu", "-o", emulated],
+            [args.gs_opt, kernels,
+             "--gs-emulate-gpu=check-races=" +
+             ("true" if args.check_races else "false"), "-o", emulated],
             [args.gs_run, emulated, "--entry=conv", *inputs,
              "--output-dir=" + os.path.join(args.dir, "gpu")]):
         result = subprocess.run(command, capture_output=True, text=True)
@@ -418,6 +420,8 @@ def main():
     case.add_argument("--gs-run", required=True)
     case.add_argument("--wgmma", action="store_true",
                       help="the kernel on wgmma where m >= 64 (sm_90a)")
+    case.add_argument("--check-races", action="store_true",
+                      help="emulated with gs-emulate-gpu's check-races")
     case.add_argument("--linalg", action="store_true",
                       help="the convolution in gs-linalg-to-gpu's kernels "
                       "(a GPU eval step's FP32 convolutions)")
