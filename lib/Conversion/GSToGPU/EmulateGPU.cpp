@@ -12,7 +12,9 @@
 // reading its operands from shared memory through its matrix descriptors
 // (WgmmaDescriptor.h) as the ISA's canonical layouts place them; its fences
 // are no-ops here. cp.async completes as late as its waits let it, and what
-// a wgmma reads is checked until it is retired (EmulateAsyncOps.h).
+// a wgmma reads is checked until it is retired (EmulateAsyncOps.h); with
+// check-races, a shadow of shared memory finds the barriers a kernel lacks
+// (EmulateSharedRaces.h).
 //
 // Shared memory is one buffer, as on the GPU: the launch's workgroup
 // attributions lie in it at 16-byte aligned addresses from 16 (not at a
