@@ -120,8 +120,6 @@ private:
               RecordField which);
   void setField(OpBuilder &b, Location l, Value thread, Value slot,
                 RecordField which, Value value);
-  /// The byte offset in shared memory of `copy`'s destination.
-  Value destinationAddress(OpBuilder &b, nvgpu::DeviceAsyncCopyOp copy);
   /// Writes the bytes of the record in ring slot `slot` of `thread` to
   /// shared memory.
   void land(OpBuilder &b, Location l, Value thread, Value slot);
@@ -148,6 +146,43 @@ Value mlir::gs::allocateBefore(gpu::LaunchOp launch, ArrayRef<int64_t> shape,
   OpBuilder b(launch);
   return memref::AllocOp::create(b, launch.getLoc(),
                                  MemRefType::get(shape, element));
+}
+
+int64_t mlir::gs::elementBytes(Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  return std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+}
+
+Value mlir::gs::sharedByteOffset(OpBuilder &b, Location l, Value sharedBase,
+                                 Value memref, ValueRange indices) {
+  auto type = cast<MemRefType>(memref.getType());
+  // Static strides from the type: a workgroup attribution becomes a view
+  // of another memory space later, which no op with a memref result of
+  // its own (extract_strided_metadata) may see.
+  SmallVector<int64_t> staticStrides;
+  int64_t staticOffset;
+  SmallVector<Value> strides;
+  Value element;
+  if (succeeded(type.getStridesAndOffset(staticStrides, staticOffset)) &&
+      !ShapedType::isDynamic(staticOffset) &&
+      llvm::none_of(staticStrides, ShapedType::isDynamic)) {
+    element = indexConstant(b, l, staticOffset);
+    for (int64_t stride : staticStrides)
+      strides.push_back(indexConstant(b, l, stride));
+  } else {
+    auto metadata = memref::ExtractStridedMetadataOp::create(b, l, memref);
+    element = metadata.getOffset();
+    llvm::append_range(strides, metadata.getStrides());
+  }
+  for (auto [index, stride] : llvm::zip_equal(indices, strides)) {
+    Value step = arith::MulIOp::create(b, l, index, stride);
+    element = arith::AddIOp::create(b, l, element, step);
+  }
+  Value pointer = memref::ExtractAlignedPointerAsIndexOp::create(b, l, memref);
+  Value start = arith::SubIOp::create(b, l, pointer, sharedBase);
+  Value offset = arith::MulIOp::create(
+      b, l, element, indexConstant(b, l, elementBytes(memref)));
+  return arith::AddIOp::create(b, l, start, offset);
 }
 
 AsyncCopyQueues::AsyncCopyQueues(gpu::LaunchOp launch, int64_t numThreads,
@@ -204,25 +239,6 @@ void AsyncCopyQueues::reset() {
     setCounter(b, l, thread, which, zero);
 }
 
-Value AsyncCopyQueues::destinationAddress(OpBuilder &b,
-                                          nvgpu::DeviceAsyncCopyOp copy) {
-  Location l = copy.getLoc();
-  MemRefType type = copy.getDst().getType();
-  auto [strides, offset] = type.getStridesAndOffset();
-  Value element = indexConstant(b, l, offset);
-  for (auto [index, stride] : llvm::zip_equal(copy.getDstIndices(), strides))
-    element = arith::AddIOp::create(
-        b, l, element,
-        arith::MulIOp::create(b, l, index, indexConstant(b, l, stride)));
-  Value elementBytes =
-      indexConstant(b, l, type.getElementType().getIntOrFloatBitWidth() / 8);
-  Value base =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, l, copy.getDst());
-  Value shift = arith::SubIOp::create(b, l, base, sharedBase);
-  return arith::AddIOp::create(
-      b, l, shift, arith::MulIOp::create(b, l, element, elementBytes));
-}
-
 void AsyncCopyQueues::land(OpBuilder &b, Location l, Value thread, Value slot) {
   Value address = field(b, l, thread, slot, kAddress);
   Value size = field(b, l, thread, slot, kSize);
@@ -243,8 +259,8 @@ void AsyncCopyQueues::issue(nvgpu::DeviceAsyncCopyOp copy) {
   OpBuilder b(copy);
   Location l = copy.getLoc();
   Type element = copy.getDst().getType().getElementType();
-  int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
-  Type word = b.getIntegerType(8 * elementBytes);
+  int64_t bytesPerElement = elementBytes(copy.getDst());
+  Type word = b.getIntegerType(8 * bytesPerElement);
   Value thread = gpu::ThreadIdOp::create(b, l, gpu::Dimension::x);
   Value capacity = indexConstant(b, l, kQueueCapacity);
   Value landed = counter(b, l, thread, kLanded);
@@ -265,8 +281,8 @@ void AsyncCopyQueues::issue(nvgpu::DeviceAsyncCopyOp copy) {
     if (raw.getType() != word)
       raw = arith::BitcastOp::create(nb, nl, word, v);
     Value first = arith::MulIOp::create(
-        nb, nl, e, arith::ConstantIndexOp::create(nb, nl, elementBytes));
-    for (int64_t i = 0; i < elementBytes; ++i) {
+        nb, nl, e, arith::ConstantIndexOp::create(nb, nl, bytesPerElement));
+    for (int64_t i = 0; i < bytesPerElement; ++i) {
       Value shifted = raw;
       if (i > 0)
         shifted = arith::ShRUIOp::create(
@@ -283,8 +299,10 @@ void AsyncCopyQueues::issue(nvgpu::DeviceAsyncCopyOp copy) {
     memref::StoreOp::create(nb, nl, poison, copy.getDst(),
                             offsetLast(nb, nl, copy.getDstIndices(), e));
   });
-  int64_t size = copy.getDstElements().getZExtValue() * elementBytes;
-  setField(b, l, thread, slot, kAddress, destinationAddress(b, copy));
+  int64_t size = copy.getDstElements().getZExtValue() * bytesPerElement;
+  setField(
+      b, l, thread, slot, kAddress,
+      sharedByteOffset(b, l, sharedBase, copy.getDst(), copy.getDstIndices()));
   setField(b, l, thread, slot, kSize, indexConstant(b, l, size));
   setField(b, l, thread, slot, kGroup, counter(b, l, thread, kCommitted));
   increment(b, l, thread, kIssued, issued);

@@ -815,7 +815,8 @@ void LaunchEmulator::emulateMma(nvgpu::MmaSyncOp op) {
   VectorType resultType = op.getRes().getType();
   Value zeroResult =
       arith::ConstantOp::create(b, l, b.getZeroAttr(resultType));
-  Value zero = index(0), one = index(1), warps = index(numThreads / kLanesPerWarp);
+  Value zero = index(0), one = index(1),
+        warps = index(numThreads / kLanesPerWarp);
   auto warpLoop = scf::ForOp::create(b, l, zero, warps, one);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(warpLoop.getBody()->getTerminator());

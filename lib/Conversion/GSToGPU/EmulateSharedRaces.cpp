@@ -27,12 +27,6 @@ enum ShadowField : int64_t {
 };
 /// The reader of a byte that several threads read since the last barrier.
 constexpr int64_t kManyReaders = -1;
-
-/// The bytes of an element of `memref` (an i1 takes one).
-int64_t elementBytes(Value memref) {
-  auto type = cast<MemRefType>(memref.getType());
-  return std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-}
 } // namespace
 
 SharedRaceCheck::SharedRaceCheck(gpu::LaunchOp launch, Value sharedMemory,
@@ -80,41 +74,9 @@ bool SharedRaceCheck::isShared(Value memref) {
   return false;
 }
 
-Value SharedRaceCheck::byteAddress(OpBuilder &b, Location l, Value memref,
-                                   ValueRange indices) {
-  auto type = cast<MemRefType>(memref.getType());
-  // Static strides from the type: a workgroup attribution becomes a view
-  // of another memory space later, which no op with a memref result of
-  // its own (extract_strided_metadata) may see.
-  SmallVector<int64_t> staticStrides;
-  int64_t staticOffset;
-  SmallVector<Value> strides;
-  Value element;
-  if (succeeded(type.getStridesAndOffset(staticStrides, staticOffset)) &&
-      !ShapedType::isDynamic(staticOffset) &&
-      llvm::none_of(staticStrides, ShapedType::isDynamic)) {
-    element = indexConstant(b, l, staticOffset);
-    for (int64_t stride : staticStrides)
-      strides.push_back(indexConstant(b, l, stride));
-  } else {
-    auto metadata = memref::ExtractStridedMetadataOp::create(b, l, memref);
-    element = metadata.getOffset();
-    llvm::append_range(strides, metadata.getStrides());
-  }
-  for (auto [index, stride] : llvm::zip_equal(indices, strides)) {
-    Value step = arith::MulIOp::create(b, l, index, stride);
-    element = arith::AddIOp::create(b, l, element, step);
-  }
-  Value pointer = memref::ExtractAlignedPointerAsIndexOp::create(b, l, memref);
-  Value start = arith::SubIOp::create(b, l, pointer, sharedBase);
-  Value offset = arith::MulIOp::create(
-      b, l, element, indexConstant(b, l, elementBytes(memref)));
-  return arith::AddIOp::create(b, l, start, offset);
-}
-
 void SharedRaceCheck::access(OpBuilder &b, Location l, Value memref,
                              ValueRange indices, Value thread, bool write) {
-  Value address = byteAddress(b, l, memref, indices);
+  Value address = sharedByteOffset(b, l, sharedBase, memref, indices);
   Value zero = indexConstant(b, l, 0);
   Value now = memref::LoadOp::create(b, l, epoch, ValueRange{zero});
   auto field = [&](Value byte, int64_t which) {

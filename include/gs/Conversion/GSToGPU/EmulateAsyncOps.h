@@ -30,6 +30,12 @@ Value indexConstant(OpBuilder &b, Location l, int64_t v);
 /// (the CPU pipeline's buffer deallocation frees it).
 Value allocateBefore(gpu::LaunchOp launch, ArrayRef<int64_t> shape,
                      Type element);
+/// The bytes of an element of `memref` (an i1 takes one).
+int64_t elementBytes(Value memref);
+/// The byte offset in shared memory (whose address is `sharedBase`) of the
+/// element of `memref`, a view of it, at `indices`.
+Value sharedByteOffset(OpBuilder &b, Location l, Value sharedBase, Value memref,
+                       ValueRange indices);
 /// Where `flag` (a memref<1xindex> an emulated launch sets) is not zero:
 /// writes "gs-emulate-gpu: in @<the launch's function>, <what>" to stderr
 /// with write(2), not through stdio, whose buffers abort does not flush,

@@ -54,8 +54,6 @@ private:
   /// Whether `memref` is a view of shared memory the kernel accesses, of
   /// integers or floats.
   bool isShared(Value memref);
-  /// The byte offset in shared memory of `memref`'s element at `indices`.
-  Value byteAddress(OpBuilder &b, Location l, Value memref, ValueRange indices);
   /// The element of `memref` at `indices` read or written by `thread`.
   void access(OpBuilder &b, Location l, Value memref, ValueRange indices,
               Value thread, bool write);
